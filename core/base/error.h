@@ -1,0 +1,24 @@
+/* The thread's last error: set it where a failure is detected, add context
+ * on the way up. Internal to libtensorplay (public side: status.h). */
+#ifndef TP_CORE_BASE_ERROR_H
+#define TP_CORE_BASE_ERROR_H
+
+#include "tensorplay/status.h"
+
+#define TP_ERROR_MESSAGE_MAX 2048
+
+/* Replaces the thread's message with the formatted text; returns `status`. */
+tp_status tp_error_set(tp_status status, const char *format, ...) TP_PRINTF(2, 3);
+tp_status tp_error_setv(tp_status status, const char *format, va_list args);
+/* Prepends formatted context ("file.tpir:3:7: ") to the thread's message;
+ * returns `status`. */
+tp_status tp_error_prefix(tp_status status, const char *format, ...) TP_PRINTF(2, 3);
+
+/* Evaluates an expression returning tp_status and returns it on failure. */
+#define TP_TRY(expression)                                                                         \
+    do {                                                                                           \
+        tp_status tp_try_status_ = (expression);                                                   \
+        if (tp_try_status_ != TP_OK) return tp_try_status_;                                        \
+    } while (0)
+
+#endif

@@ -1,0 +1,12 @@
+/* Logging through the settable handler (status.h). Internal. */
+#ifndef TP_CORE_BASE_LOG_H
+#define TP_CORE_BASE_LOG_H
+
+#include "tensorplay/status.h"
+
+void tp_log(tp_log_level level, const char *format, ...) TP_PRINTF(2, 3);
+void tp_logv(tp_log_level level, const char *format, va_list args);
+/* True when a message at `level` would be delivered (skip costly formatting). */
+int tp_log_enabled(tp_log_level level);
+
+#endif

@@ -1,0 +1,70 @@
+/* Builds THE op table from op_list.def. Owns nothing but the table and name
+ * lookup; the rules and kernels live in the files of their kind
+ * (pointwise.c, reduce.c, matmul.c, shape_ops.c, creation.c, composite.c).
+ *
+ * Functions are referenced weakly so that an op whose kernel or rule has not
+ * been written links as NULL; tests/ops asserts that every op has its infer
+ * and kernel, and every composite its decomposition, so a missing one fails
+ * the suite rather than a user's program.
+ */
+#include "op_table.h"
+
+#include <string.h>
+
+#include "../base/error.h"
+
+#define TP_OP(id, name, kind, min_arity, max_arity, attrs, flags)                                   \
+    __attribute__((weak)) tp_status tp_op_##id##_infer(const tp_type *, int, const tp_attrs *,     \
+                                                        tp_type *);                                \
+    __attribute__((weak)) tp_status tp_op_##id##_kernel(tp_tensor *const *, int,                   \
+                                                         const tp_attrs *, tp_tensor *);           \
+    __attribute__((weak)) tp_status tp_op_##id##_decompose(                                        \
+        tp_graph *, const tp_value_id *, int, const tp_attrs *, tp_value_id *);
+#include "op_list.def"
+#undef TP_OP
+
+const tp_op_def tp_op_table[TP_OP_COUNT] = {
+#define TP_OP(ID, op_name, op_kind, min_a, max_a, attrs, op_flags)                                 \
+    [TP_OP_##ID] = {.id = TP_OP_##ID,                                                              \
+                    .name = op_name,                                                               \
+                    .kind = TP_KIND_##op_kind,                                                     \
+                    .min_arity = min_a,                                                            \
+                    .max_arity = max_a,                                                            \
+                    .attr_mask = attrs,                                                            \
+                    .flags = op_flags,                                                             \
+                    .infer = tp_op_##ID##_infer,                                                   \
+                    .kernel = tp_op_##ID##_kernel,                                                 \
+                    .decompose = tp_op_##ID##_decompose},
+#include "op_list.def"
+#undef TP_OP
+};
+
+const tp_op_def *tp_op_find(const char *name) {
+    if (!name) return NULL;
+    for (int i = 0; i < TP_OP_COUNT; i++)
+        if (strcmp(tp_op_table[i].name, name) == 0) return &tp_op_table[i];
+    return NULL;
+}
+
+const char *tp_op_kind_name(tp_op_kind kind) {
+    static const char *const names[TP_KIND_COUNT] = {"pointwise", "reduction", "matmul",
+                                                     "shape",     "creation",  "composite"};
+    return (unsigned)kind < TP_KIND_COUNT ? names[kind] : "?";
+}
+
+tp_status tp_op_infer(const tp_op_def *op, const tp_type *inputs, int num_inputs,
+                      const tp_attrs *attrs, tp_type *out) {
+    if (num_inputs < op->min_arity || num_inputs > op->max_arity) {
+        if (op->min_arity == op->max_arity)
+            return tp_error_set(TP_ERR_INVALID_ARGUMENT, "%s: expects %d input%s, got %d",
+                                op->name, op->min_arity, op->min_arity == 1 ? "" : "s",
+                                num_inputs);
+        return tp_error_set(TP_ERR_INVALID_ARGUMENT, "%s: expects %d to %d inputs, got %d",
+                            op->name, op->min_arity, op->max_arity, num_inputs);
+    }
+    if (!op->infer)
+        return tp_error_set(TP_ERR_INTERNAL, "%s: no shape rule is defined (a TensorPlay bug)",
+                            op->name);
+    static const tp_attrs defaults = TP_ATTRS_INIT;
+    return op->infer(inputs, num_inputs, attrs ? attrs : &defaults, out);
+}
