@@ -191,12 +191,24 @@ static tp_status transposition(const tp_type *in, const tp_attrs *attrs, int *pe
     return TP_OK;
 }
 
-static void permuted_type(const tp_type *in, const int *perm, tp_type *out) {
+/* Permute and transpose differ only in how their attributes name the
+ * permutation; the rule and the kernel are shared. */
+typedef tp_status (*permutation_fn)(const tp_type *in, const tp_attrs *attrs, int *perm_out);
+
+static tp_status permuted_infer(permutation_fn permutation_of, const tp_type *in,
+                                const tp_attrs *attrs, tp_type *out) {
+    int perm[TP_MAX_DIMS];
+    TP_TRY(permutation_of(in, attrs, perm));
     *out = (tp_type){.dtype = in->dtype, .ndim = in->ndim};
     for (int i = 0; i < in->ndim; i++) out->dims[i] = in->dims[perm[i]];
+    return TP_OK;
 }
 
-static tp_status permute_copy(const tp_tensor *in, const int *perm, tp_tensor *out) {
+static tp_status permuted_copy(permutation_fn permutation_of, const tp_tensor *in,
+                               const tp_attrs *attrs, tp_tensor *out) {
+    int perm[TP_MAX_DIMS];
+    tp_type in_type = type_of(in);
+    TP_TRY(permutation_of(&in_type, attrs, perm));
     int64_t in_strides[TP_MAX_DIMS], strides[TP_MAX_DIMS];
     contiguous_strides(in->ndim, in->shape, in_strides);
     for (int i = 0; i < in->ndim; i++) strides[i] = in_strides[perm[i]];
@@ -206,34 +218,22 @@ static tp_status permute_copy(const tp_tensor *in, const int *perm, tp_tensor *o
 
 tp_status tp_op_PERMUTE_infer(const tp_type *inputs, int num_inputs, const tp_attrs *attrs,
                               tp_type *out) {
-    int perm[TP_MAX_DIMS];
-    TP_TRY(permutation(&inputs[0], attrs, perm));
-    permuted_type(&inputs[0], perm, out);
-    return TP_OK;
+    return permuted_infer(permutation, &inputs[0], attrs, out);
 }
 
 tp_status tp_op_PERMUTE_kernel(tp_tensor *const *inputs, int num_inputs, const tp_attrs *attrs,
                                tp_tensor *out) {
-    int perm[TP_MAX_DIMS];
-    tp_type in = type_of(inputs[0]);
-    TP_TRY(permutation(&in, attrs, perm));
-    return permute_copy(inputs[0], perm, out);
+    return permuted_copy(permutation, inputs[0], attrs, out);
 }
 
 tp_status tp_op_TRANSPOSE_infer(const tp_type *inputs, int num_inputs, const tp_attrs *attrs,
                                 tp_type *out) {
-    int perm[TP_MAX_DIMS];
-    TP_TRY(transposition(&inputs[0], attrs, perm));
-    permuted_type(&inputs[0], perm, out);
-    return TP_OK;
+    return permuted_infer(transposition, &inputs[0], attrs, out);
 }
 
 tp_status tp_op_TRANSPOSE_kernel(tp_tensor *const *inputs, int num_inputs, const tp_attrs *attrs,
                                  tp_tensor *out) {
-    int perm[TP_MAX_DIMS];
-    tp_type in = type_of(inputs[0]);
-    TP_TRY(transposition(&in, attrs, perm));
-    return permute_copy(inputs[0], perm, out);
+    return permuted_copy(transposition, inputs[0], attrs, out);
 }
 
 /* ---- expand --------------------------------------------------------------------- */
