@@ -49,13 +49,13 @@ static inline tp_tensor *harness_iota(tp_dtype dtype, int ndim, const int64_t *s
 static inline tp_attrs harness_shape_attrs(int ndim, const int64_t *shape) {
     tp_attrs attrs = TP_ATTRS_INIT;
     attrs.shape_ndim = ndim;
-    memcpy(attrs.shape, shape, sizeof(int64_t) * (size_t)ndim);
+    for (int i = 0; i < ndim; i++) attrs.shape[i] = shape[i];
     return attrs;
 }
 
 static inline tp_type harness_type(tp_dtype dtype, int ndim, const int64_t *dims) {
     tp_type type = {.dtype = dtype, .ndim = ndim};
-    memcpy(type.dims, dims, sizeof(int64_t) * (size_t)ndim);
+    for (int i = 0; i < ndim; i++) type.dims[i] = dims[i];
     return type;
 }
 

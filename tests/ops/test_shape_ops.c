@@ -9,14 +9,14 @@
 static tp_attrs perm_attrs(int ndim, const int64_t *perm) {
     tp_attrs attrs = TP_ATTRS_INIT;
     attrs.nperm = ndim;
-    memcpy(attrs.perm, perm, sizeof(int64_t) * (size_t)ndim);
+    for (int i = 0; i < ndim; i++) attrs.perm[i] = perm[i];
     return attrs;
 }
 
 static tp_attrs axes_attrs(int naxes, const int64_t *axes) {
     tp_attrs attrs = TP_ATTRS_INIT;
     attrs.naxes = naxes;
-    memcpy(attrs.axes, axes, sizeof(int64_t) * (size_t)naxes);
+    for (int i = 0; i < naxes; i++) attrs.axes[i] = axes[i];
     return attrs;
 }
 
