@@ -154,7 +154,7 @@ class Writer:
 
     def _save(self, fname, arr):
         path = os.path.join(self.outdir, fname)
-        np.save(path, np.ascontiguousarray(arr))
+        np.save(path, np.array(arr, order="C"))  # (ascontiguousarray makes 0-d 1-d)
         self.nbytes += os.path.getsize(path)
         return fname
 
@@ -816,6 +816,9 @@ def gen_creation(w):
                    tol="simple", dtype=dt,
                    attrs={"range_start": start, "range_stop": stop, "range_step": step,
                           "dtype": dt})
+    w.case("arange_bool_rejected", "arange", [], dtype="bool",
+           attrs={"range_start": 0.0, "range_stop": 2.0, "range_step": 1.0, "dtype": "bool"},
+           expect_error="dtype")
     # step 0 has no meaning
     w.case("arange_f32_step0_rejected", "arange", [], dtype="f32",
            attrs={"range_start": 0.0, "range_stop": 1.0, "range_step": 0.0, "dtype": "f32"},
