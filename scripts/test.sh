@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Quick start, step 2: build (if needed) and run the whole test suite.
+#   scripts/test.sh          plain build in build/
+#   scripts/test.sh asan     AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+flavour=${1:-plain}
+case "$flavour" in
+plain) build=${TP_BUILD:-$here/build}; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+asan) build=${TP_BUILD_ASAN:-$here/build-asan}; flags=(-DCMAKE_BUILD_TYPE=Debug -DTP_SANITIZE=ON) ;;
+*) echo "usage: $0 [plain|asan]" >&2; exit 2 ;;
+esac
+cmake -S "$here" -B "$build" "${flags[@]}"
+cmake --build "$build" -j"$(nproc)"
+export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$(mktemp -d)}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+cd "$build"
+ctest --output-on-failure -j"$(nproc)"
