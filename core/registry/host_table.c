@@ -26,7 +26,7 @@ static const char *backend_name_of(const tp_plugin_host *host) {
 static void host_log(const tp_plugin_host *host, int32_t level, const char *message) {
     if (level < TP_PLUGIN_LOG_ERROR) level = TP_PLUGIN_LOG_ERROR;
     if (level > TP_PLUGIN_LOG_DEBUG) level = TP_PLUGIN_LOG_DEBUG;
-    tp_log((tp_log_level)level, "backend '%s': %s", backend_name_of(host),
+    tp_log_message((tp_log_level)level, "backend '%s': %s", backend_name_of(host),
            message ? message : "(null)");
 }
 

@@ -40,7 +40,7 @@ static int configured_size(void) {
         char *end = NULL;
         long value = strtol(text, &end, 10);
         if (*end == '\0' && value >= 1 && value <= MAX_THREADS) return (int)value;
-        tp_log(TP_LOG_WARN,
+        tp_log_message(TP_LOG_WARN,
                "TP_NUM_THREADS='%s' is not a number from 1 to %d; using the core count", text,
                MAX_THREADS);
     }
@@ -95,7 +95,7 @@ static void start_pool(void) {
         started++;
     }
     if (started < pool_size)
-        tp_log(TP_LOG_WARN, "thread pool: started %d of %d threads", started, pool_size);
+        tp_log_message(TP_LOG_WARN, "thread pool: started %d of %d threads", started, pool_size);
     pool_size = started;
 }
 
