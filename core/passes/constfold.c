@@ -80,8 +80,8 @@ static tp_status fold_node(tp_rewrite *rewrite, tp_value_id old, int64_t max_ele
 
     tp_tensor *result = NULL;
     if (evaluate(rewrite, old, operands, count, &result) != TP_OK) {
-        tp_log(TP_LOG_DEBUG, "constfold: %%%s = %s(...) left unfolded: %s",
-               tp_graph_value_name(rewrite->in, old), op->name, tp_last_error());
+        tp_log_message(TP_LOG_DEBUG, "constfold: %%%s = %s(...) left unfolded: %s",
+                       tp_graph_value_name(rewrite->in, old), op->name, tp_last_error());
         return tp_rewrite_node(rewrite, old, operands);
     }
     tp_attrs attrs = TP_ATTRS_INIT;

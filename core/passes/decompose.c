@@ -27,8 +27,8 @@ static tp_status decompose_node(tp_rewrite *rewrite, tp_value_id old, bool *chan
                             tp_graph_value_op(rewrite->in, old));
     if (op->kind != TP_KIND_COMPOSITE) return tp_rewrite_node(rewrite, old, NULL);
     if (!op->decompose) {
-        tp_log(TP_LOG_WARN, "decompose: %s has no decomposition; %%%s stays a composite", op->name,
-               tp_graph_value_name(rewrite->in, old));
+        tp_log_message(TP_LOG_WARN, "decompose: %s has no decomposition; %%%s stays a composite",
+                       op->name, tp_graph_value_name(rewrite->in, old));
         return tp_rewrite_node(rewrite, old, NULL);
     }
     tp_value_id operands[TP_PASS_MAX_OPERANDS];

@@ -97,8 +97,8 @@ static tp_status run_pass(tp_pass_id pass, const tp_graph *in, const tp_pass_opt
                 status, "after pass %s (a TensorPlay bug: please report it): ", tp_pass_name(pass));
         }
     }
-    tp_log(TP_LOG_DEBUG, "pass %s: %s (%d values)", tp_pass_name(pass),
-           *changed ? "changed" : "unchanged", tp_graph_num_values(*out));
+    tp_log_message(TP_LOG_DEBUG, "pass %s: %s (%d values)", tp_pass_name(pass),
+                   *changed ? "changed" : "unchanged", tp_graph_num_values(*out));
     return TP_OK;
 }
 

@@ -33,8 +33,8 @@ static tp_status rebuild(const tp_graph *in, tp_graph **out, bool *differs) {
             char before_text[96], after_text[96];
             tp_type_describe(in, before, before_text, sizeof before_text);
             tp_type_describe(rewrite.out, after, after_text, sizeof after_text);
-            tp_log(TP_LOG_WARN, "shapeprop: %%%s was %s, its rule gives %s",
-                   tp_graph_value_name(in, v), before_text, after_text);
+            tp_log_message(TP_LOG_WARN, "shapeprop: %%%s was %s, its rule gives %s",
+                           tp_graph_value_name(in, v), before_text, after_text);
             *differs = true;
         }
     }
@@ -49,7 +49,7 @@ tp_status tp_pass_shapeprop(const tp_graph *in, const tp_pass_context *context, 
     bool differs = false;
     tp_status status = rebuild(in, &rebuilt, &differs);
     if (status != TP_OK)
-        tp_log(TP_LOG_WARN, "shapeprop: kept the graph unchanged: %s", tp_last_error());
+        tp_log_message(TP_LOG_WARN, "shapeprop: kept the graph unchanged: %s", tp_last_error());
     if (status != TP_OK || differs) {
         tp_graph_destroy(rebuilt);
         return tp_graph_clone(in, out);
