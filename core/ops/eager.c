@@ -257,12 +257,18 @@ tp_tensor *tp_argmax(tp_ctx *ctx, tp_tensor *x, int64_t axis, bool keepdim) {
 
 /* ---- shape ---- */
 
-tp_tensor *tp_reshape(tp_ctx *ctx, tp_tensor *x, const int64_t *shape, int ndim) {
+/* reshape and expand: one input and a target shape. */
+static tp_tensor *to_shape(tp_ctx *ctx, const char *name, tp_tensor *x, const int64_t *shape,
+                           int ndim) {
     if (!ctx || !x) return NULL;
     tp_attrs attrs = TP_ATTRS_INIT;
-    if (!set_ints(ctx, "reshape", "dimensions", attrs.shape, &attrs.shape_ndim, shape, ndim))
+    if (!set_ints(ctx, name, "dimensions", attrs.shape, &attrs.shape_ndim, shape, ndim))
         return NULL;
-    return op1(ctx, "reshape", x, &attrs);
+    return op1(ctx, name, x, &attrs);
+}
+
+tp_tensor *tp_reshape(tp_ctx *ctx, tp_tensor *x, const int64_t *shape, int ndim) {
+    return to_shape(ctx, "reshape", x, shape, ndim);
 }
 
 tp_tensor *tp_permute(tp_ctx *ctx, tp_tensor *x, const int64_t *perm, int ndim) {
@@ -280,11 +286,7 @@ tp_tensor *tp_transpose(tp_ctx *ctx, tp_tensor *x, int64_t dim0, int64_t dim1) {
 }
 
 tp_tensor *tp_expand(tp_ctx *ctx, tp_tensor *x, const int64_t *shape, int ndim) {
-    if (!ctx || !x) return NULL;
-    tp_attrs attrs = TP_ATTRS_INIT;
-    if (!set_ints(ctx, "expand", "dimensions", attrs.shape, &attrs.shape_ndim, shape, ndim))
-        return NULL;
-    return op1(ctx, "expand", x, &attrs);
+    return to_shape(ctx, "expand", x, shape, ndim);
 }
 
 tp_tensor *tp_slice(tp_ctx *ctx, tp_tensor *x, int64_t axis, int64_t start, int64_t stop,

@@ -38,28 +38,33 @@ typedef void (*loop_fn)(int64_t n, void *out, const void *const *in, const int64
 /* Wrap-around integer arithmetic through the unsigned type (no UB). */
 #define WRAP(op) (elem)((uelem)x op(uelem) y)
 
-/* Defines static loop `OP_TAG`: out[i] = (OUT)(expression of x). Inside the
- * expression, `elem` is the element type and `uelem` its unsigned twin. */
-#define DEFINE_UNARY(TAG, T, U, op, OUT, ...)                                                      \
+/* Defines static loop `OP_TAG` (a loop_fn) whose work is BODY. BODY sees
+ * n, the output `o` (OUT *), in[], stride[], and the types `elem` (the
+ * input element) and `uelem` (its unsigned twin). */
+#define DEFINE_LOOP(TAG, T, U, op, OUT, BODY)                                                      \
     static void op##_##TAG(int64_t n, void *out_data, const void *const *in,                       \
                            const int64_t *stride) {                                                \
         typedef T elem;                                                                            \
         typedef U uelem;                                                                           \
         (void)sizeof(uelem);                                                                       \
         OUT *o = out_data;                                                                         \
+        BODY                                                                                       \
+    }
+
+#define UNARY_BODY(INDEX_A, OUT, ...)                                                              \
+    for (int64_t i = 0; i < n; i++) {                                                              \
+        elem x = a[INDEX_A];                                                                       \
+        o[i] = (OUT)(__VA_ARGS__);                                                                 \
+    }
+
+/* clang-format off */
+/* Unary loop: out[i] = (OUT)(expression of x). */
+#define DEFINE_UNARY(TAG, T, U, op, OUT, ...)                                                      \
+    DEFINE_LOOP(TAG, T, U, op, OUT,                                                                \
         const elem *a = in[0];                                                                     \
         const int64_t sa = stride[0];                                                              \
-        if (sa == 1)                                                                               \
-            for (int64_t i = 0; i < n; i++) {                                                      \
-                elem x = a[i];                                                                     \
-                o[i] = (OUT)(__VA_ARGS__);                                                         \
-            }                                                                                      \
-        else                                                                                       \
-            for (int64_t i = 0; i < n; i++) {                                                      \
-                elem x = a[i * sa];                                                                \
-                o[i] = (OUT)(__VA_ARGS__);                                                         \
-            }                                                                                      \
-    }
+        if (sa == 1) UNARY_BODY(i, OUT, __VA_ARGS__)                                               \
+        else UNARY_BODY(i * sa, OUT, __VA_ARGS__))
 
 #define BINARY_BODY(INDEX_A, INDEX_B, OUT, ...)                                                    \
     for (int64_t i = 0; i < n; i++) {                                                              \
@@ -67,40 +72,33 @@ typedef void (*loop_fn)(int64_t n, void *out, const void *const *in, const int64
         o[i] = (OUT)(__VA_ARGS__);                                                                 \
     }
 
-/* Defines static loop `OP_TAG`: out[i] = (OUT)(expression of x, y), with
- * separate loops for the common stride patterns so they vectorize. */
+/* Binary loop: out[i] = (OUT)(expression of x, y), with separate loops for
+ * the common stride patterns so they vectorize. */
 #define DEFINE_BINARY(TAG, T, U, op, OUT, ...)                                                     \
-    static void op##_##TAG(int64_t n, void *out_data, const void *const *in,                       \
-                           const int64_t *stride) {                                                \
-        typedef T elem;                                                                            \
-        typedef U uelem;                                                                           \
-        (void)sizeof(uelem);                                                                       \
-        OUT *o = out_data;                                                                         \
-        const elem *a = in[0], *b = in[1];                                                         \
-        const int64_t sa = stride[0], sb = stride[1];                                              \
-        if (sa == 1 && sb == 1)                                                                    \
-            BINARY_BODY(i, i, OUT, __VA_ARGS__)                                                    \
-        else if (sa == 1 && sb == 0)                                                               \
-            BINARY_BODY(i, 0, OUT, __VA_ARGS__)                                                    \
-        else if (sa == 0 && sb == 1)                                                               \
-            BINARY_BODY(0, i, OUT, __VA_ARGS__)                                                    \
-        else                                                                                       \
-            BINARY_BODY(i *sa, i *sb, OUT, __VA_ARGS__)                                            \
-    }
+    DEFINE_LOOP(TAG, T, U, op, OUT,                                                                \
+        const elem *a = in[0];                                                                     \
+        const elem *b = in[1];                                                                     \
+        const int64_t sa = stride[0];                                                              \
+        const int64_t sb = stride[1];                                                              \
+        if (sa == 1 && sb == 1) BINARY_BODY(i, i, OUT, __VA_ARGS__)                                \
+        else if (sa == 1 && sb == 0) BINARY_BODY(i, 0, OUT, __VA_ARGS__)                           \
+        else if (sa == 0 && sb == 1) BINARY_BODY(0, i, OUT, __VA_ARGS__)                           \
+        else BINARY_BODY(i * sa, i * sb, OUT, __VA_ARGS__))
 
 /* where(cond, a, b): the condition arrives converted to bool. */
 #define DEFINE_WHERE(TAG, T, U, op, ...)                                                           \
-    static void op##_##TAG(int64_t n, void *out_data, const void *const *in,                       \
-                           const int64_t *stride) {                                                \
-        T *o = out_data;                                                                           \
+    DEFINE_LOOP(TAG, T, U, op, elem,                                                               \
         const uint8_t *c = in[0];                                                                  \
-        const T *a = in[1], *b = in[2];                                                            \
-        const int64_t sc = stride[0], sa = stride[1], sb = stride[2];                              \
+        const elem *a = in[1];                                                                     \
+        const elem *b = in[2];                                                                     \
+        const int64_t sc = stride[0];                                                              \
+        const int64_t sa = stride[1];                                                              \
+        const int64_t sb = stride[2];                                                              \
         if (sc == 1 && sa == 1 && sb == 1)                                                         \
             for (int64_t i = 0; i < n; i++) o[i] = c[i] ? a[i] : b[i];                             \
         else                                                                                       \
-            for (int64_t i = 0; i < n; i++) o[i] = c[i * sc] ? a[i * sa] : b[i * sb];              \
-    }
+            for (int64_t i = 0; i < n; i++) o[i] = c[i * sc] ? a[i * sa] : b[i * sb];)
+/* clang-format on */
 
 /* ---- scalar helpers ------------------------------------------------------ */
 
@@ -353,11 +351,8 @@ static void run_pointwise(loop_fn loop, tp_tensor *out, int num_inputs, tp_tenso
 
 static tp_status pointwise_kernel(const pointwise_op *op, tp_tensor *const *inputs, int num_inputs,
                                   const tp_attrs *attrs, tp_tensor *out) {
-    tp_type types[3] = {{0}};
-    for (int k = 0; k < num_inputs; k++) {
-        types[k].dtype = inputs[k]->dtype;
-        types[k].ndim = 0;
-    }
+    tp_type types[3] = {{.dtype = TP_F32}, {.dtype = TP_F32}, {.dtype = TP_F32}};
+    for (int k = 0; k < num_inputs; k++) types[k].dtype = inputs[k]->dtype;
     tp_dtype compute, result;
     choose_dtypes(op, types, attrs, &compute, &result);
     const void *data[3];
