@@ -116,7 +116,7 @@ static void next_token(parser *p) {
             if (!is_word(d) && d != '.' && !exponent_sign) break;
             end++;
         }
-    } else if (strchr("()[]{},:=", c)) {
+    } else if (c != '\0' && strchr("()[]{},:=", c)) {
         t->kind = TOKEN_PUNCT;
     } else {
         t->kind = TOKEN_INVALID;

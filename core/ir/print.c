@@ -19,12 +19,14 @@
  *   bool        true / false
  *   int         decimal; TP_SLICE_END is `end`
  *   float       the shortest %.Ng (N = 1..17) that reads back to the same
- *               double; inf, -inf, nan (NaN's sign and payload are not kept)
+ *               double, where N is at least the number of digits of the
+ *               integer part when that is at most 17 (20, not 2e+01); inf,
+ *               -inf, nan (NaN's sign and payload are not kept)
  *   dtype       f32 f64 i32 i64 bool
  *   approximate none / tanh
  *   payload     the constant's elements, flat in C order: [1, 2.5, 3]; f32
- *               elements use the shortest %.Ng (N = 1..9) that reads back to
- *               the same float, f64 as floats above, integers in decimal, bool
+ *               elements use the shortest %.Ng (N = 1..9, same integer-part
+ *               rule) that reads back to the same float, f64 as floats above, integers in decimal, bool
  *               as 0 / 1
  */
 #include <math.h>
@@ -74,10 +76,20 @@ static void format_special(double value, char *out, size_t size) {
     snprintf(out, size, "%s", isnan(value) ? "nan" : value > 0 ? "inf" : "-inf");
 }
 
+/* At least as many significant digits as the integer part has, so that 20
+ * prints as "20" rather than "2e+01" (up to `max_precision` digits). */
+static int integer_digits(double value, int max_precision) {
+    if (fabs(value) >= 1e17) return 1;
+    char digits[32];
+    snprintf(digits, sizeof digits, "%.0f", fabs(value));
+    int count = (int)strlen(digits);
+    return count <= max_precision ? count : 1;
+}
+
 /* Shortest %.Ng reading back to the same double. */
 static void format_double(double value, char *out, size_t size) {
     if (!isfinite(value)) return format_special(value, out, size);
-    for (int precision = 1; precision <= 17; precision++) {
+    for (int precision = integer_digits(value, 17); precision <= 17; precision++) {
         snprintf(out, size, "%.*g", precision, value);
         if (strtod(out, NULL) == value) return;
     }
@@ -86,7 +98,7 @@ static void format_double(double value, char *out, size_t size) {
 /* Shortest %.Ng reading back (with strtof) to the same float. */
 static void format_float(float value, char *out, size_t size) {
     if (!isfinite(value)) return format_special(value, out, size);
-    for (int precision = 1; precision <= 9; precision++) {
+    for (int precision = integer_digits(value, 9); precision <= 9; precision++) {
         snprintf(out, size, "%.*g", precision, (double)value);
         if (strtof(out, NULL) == value) return;
     }

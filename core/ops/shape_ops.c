@@ -116,8 +116,8 @@ static tp_status reshape_mismatch(const tp_type *in, const tp_attrs *attrs, cons
 tp_status tp_op_RESHAPE_infer(const tp_type *inputs, int num_inputs, const tp_attrs *attrs,
                               tp_type *out) {
     const tp_type *in = &inputs[0];
-    int infer_at;
-    int64_t known;
+    int infer_at = -1;
+    int64_t known = 1;
     TP_TRY(reshape_target(in, attrs, &infer_at, &known));
     *out = (tp_type){.dtype = in->dtype, .ndim = attrs->shape_ndim};
     memcpy(out->dims, attrs->shape, sizeof(int64_t) * (size_t)attrs->shape_ndim);
@@ -126,7 +126,9 @@ tp_status tp_op_RESHAPE_infer(const tp_type *inputs, int num_inputs, const tp_at
     int symbols = symbol_count(in, &symbol_axis);
     int64_t in_known = 1;
     for (int i = 0; i < in->ndim; i++)
-        if (!TP_DIM_IS_SYMBOL(in->dims[i])) in_known *= in->dims[i];
+        if (!TP_DIM_IS_SYMBOL(in->dims[i]) &&
+            __builtin_mul_overflow(in_known, in->dims[i], &in_known))
+            return reshape_mismatch(in, attrs, "the input's size overflows int64");
     if (symbols > 0) {
         /* Decidable only when the -1 stands for exactly the one symbol. */
         if (symbols == 1 && infer_at >= 0 && known == in_known && known != 0) {
@@ -191,12 +193,24 @@ static tp_status transposition(const tp_type *in, const tp_attrs *attrs, int *pe
     return TP_OK;
 }
 
-static void permuted_type(const tp_type *in, const int *perm, tp_type *out) {
+/* Permute and transpose differ only in how their attributes name the
+ * permutation; the rule and the kernel are shared. */
+typedef tp_status (*permutation_fn)(const tp_type *in, const tp_attrs *attrs, int *perm_out);
+
+static tp_status permuted_infer(permutation_fn permutation_of, const tp_type *in,
+                                const tp_attrs *attrs, tp_type *out) {
+    int perm[TP_MAX_DIMS];
+    TP_TRY(permutation_of(in, attrs, perm));
     *out = (tp_type){.dtype = in->dtype, .ndim = in->ndim};
     for (int i = 0; i < in->ndim; i++) out->dims[i] = in->dims[perm[i]];
+    return TP_OK;
 }
 
-static tp_status permute_copy(const tp_tensor *in, const int *perm, tp_tensor *out) {
+static tp_status permuted_copy(permutation_fn permutation_of, const tp_tensor *in,
+                               const tp_attrs *attrs, tp_tensor *out) {
+    int perm[TP_MAX_DIMS];
+    tp_type in_type = type_of(in);
+    TP_TRY(permutation_of(&in_type, attrs, perm));
     int64_t in_strides[TP_MAX_DIMS], strides[TP_MAX_DIMS];
     contiguous_strides(in->ndim, in->shape, in_strides);
     for (int i = 0; i < in->ndim; i++) strides[i] = in_strides[perm[i]];
@@ -206,34 +220,22 @@ static tp_status permute_copy(const tp_tensor *in, const int *perm, tp_tensor *o
 
 tp_status tp_op_PERMUTE_infer(const tp_type *inputs, int num_inputs, const tp_attrs *attrs,
                               tp_type *out) {
-    int perm[TP_MAX_DIMS];
-    TP_TRY(permutation(&inputs[0], attrs, perm));
-    permuted_type(&inputs[0], perm, out);
-    return TP_OK;
+    return permuted_infer(permutation, &inputs[0], attrs, out);
 }
 
 tp_status tp_op_PERMUTE_kernel(tp_tensor *const *inputs, int num_inputs, const tp_attrs *attrs,
                                tp_tensor *out) {
-    int perm[TP_MAX_DIMS];
-    tp_type in = type_of(inputs[0]);
-    TP_TRY(permutation(&in, attrs, perm));
-    return permute_copy(inputs[0], perm, out);
+    return permuted_copy(permutation, inputs[0], attrs, out);
 }
 
 tp_status tp_op_TRANSPOSE_infer(const tp_type *inputs, int num_inputs, const tp_attrs *attrs,
                                 tp_type *out) {
-    int perm[TP_MAX_DIMS];
-    TP_TRY(transposition(&inputs[0], attrs, perm));
-    permuted_type(&inputs[0], perm, out);
-    return TP_OK;
+    return permuted_infer(transposition, &inputs[0], attrs, out);
 }
 
 tp_status tp_op_TRANSPOSE_kernel(tp_tensor *const *inputs, int num_inputs, const tp_attrs *attrs,
                                  tp_tensor *out) {
-    int perm[TP_MAX_DIMS];
-    tp_type in = type_of(inputs[0]);
-    TP_TRY(transposition(&in, attrs, perm));
-    return permute_copy(inputs[0], perm, out);
+    return permuted_copy(transposition, inputs[0], attrs, out);
 }
 
 /* ---- expand --------------------------------------------------------------------- */

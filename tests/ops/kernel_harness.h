@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ops/element.h"
 #include "ops/op_table.h"
 #include "tensor/tensor_internal.h"
 #include "tp_test.h"
@@ -25,36 +26,36 @@ static inline tp_tensor *harness_tensor(tp_dtype dtype, int ndim, const int64_t 
     return tensor;
 }
 
-/* A tensor whose element i is i (bool: i % 2). */
-static inline tp_tensor *harness_iota(tp_dtype dtype, int ndim, const int64_t *shape) {
+/* A zero tensor whose element i is then set to value(i, user). */
+static inline tp_tensor *harness_generate(tp_dtype dtype, int ndim, const int64_t *shape,
+                                          double (*value)(int64_t index, void *user), void *user) {
     tp_tensor *tensor = NULL;
     ck_assert_int_eq(tp_tensor_create(dtype, ndim, shape, &tensor), TP_OK);
-    for (int64_t i = 0; i < tensor->numel; i++) {
-        char *slot = (char *)tensor->data + i * (int64_t)tp_dtype_size(dtype);
-        switch (dtype) {
-        case TP_F32:
-            *(float *)slot = (float)i;
-            break;
-        case TP_F64:
-            *(double *)slot = (double)i;
-            break;
-        case TP_I32:
-            *(int32_t *)slot = (int32_t)i;
-            break;
-        case TP_I64:
-            *(int64_t *)slot = i;
-            break;
-        default:
-            *(uint8_t *)slot = (uint8_t)(i % 2);
-            break;
-        }
-    }
+    for (int64_t i = 0; i < tensor->numel; i++)
+        tp_element_store_f64(tensor->data, dtype, i, value(i, user));
     return tensor;
+}
+
+static inline double harness_index_value(int64_t index, void *user) {
+    return *(tp_dtype *)user == TP_BOOL ? (double)(index % 2) : (double)index;
+}
+
+/* A tensor whose element i is i (bool: i % 2). */
+static inline tp_tensor *harness_iota(tp_dtype dtype, int ndim, const int64_t *shape) {
+    return harness_generate(dtype, ndim, shape, harness_index_value, &dtype);
+}
+
+/* Attributes with `shape` set (reshape, expand, full). */
+static inline tp_attrs harness_shape_attrs(int ndim, const int64_t *shape) {
+    tp_attrs attrs = TP_ATTRS_INIT;
+    attrs.shape_ndim = ndim;
+    for (int i = 0; i < ndim; i++) attrs.shape[i] = shape[i];
+    return attrs;
 }
 
 static inline tp_type harness_type(tp_dtype dtype, int ndim, const int64_t *dims) {
     tp_type type = {.dtype = dtype, .ndim = ndim};
-    memcpy(type.dims, dims, sizeof(int64_t) * (size_t)ndim);
+    for (int i = 0; i < ndim; i++) type.dims[i] = dims[i];
     return type;
 }
 
@@ -66,7 +67,7 @@ static inline tp_type harness_type_of(const tp_tensor *tensor) {
 static inline tp_status harness_run(tp_op_id id, tp_tensor *const *inputs, int num_inputs,
                                     const tp_attrs *attrs, tp_tensor **out) {
     const tp_op_def *op = tp_op_get(id);
-    tp_type types[64], type;
+    tp_type types[64] = {{0}}, type;
     for (int i = 0; i < num_inputs; i++) types[i] = harness_type_of(inputs[i]);
     *out = NULL;
     tp_status status = tp_op_infer(op, types, num_inputs, attrs, &type);

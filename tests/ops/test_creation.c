@@ -14,10 +14,8 @@ static tp_status create_status(tp_op_id id, tp_attrs attrs) {
 }
 
 static tp_attrs full_attrs(tp_dtype dtype, int ndim, const int64_t *shape, double value) {
-    tp_attrs attrs = TP_ATTRS_INIT;
+    tp_attrs attrs = harness_shape_attrs(ndim, shape);
     attrs.dtype = dtype;
-    attrs.shape_ndim = ndim;
-    memcpy(attrs.shape, shape, sizeof(int64_t) * (size_t)ndim);
     attrs.value = value;
     return attrs;
 }

@@ -6,24 +6,17 @@
 #define N TP_DIM_SYMBOL(0) /* a symbolic dimension "n" */
 #define M TP_DIM_SYMBOL(1)
 
-static tp_attrs shape_attrs(int ndim, const int64_t *shape) {
-    tp_attrs attrs = TP_ATTRS_INIT;
-    attrs.shape_ndim = ndim;
-    memcpy(attrs.shape, shape, sizeof(int64_t) * (size_t)ndim);
-    return attrs;
-}
-
 static tp_attrs perm_attrs(int ndim, const int64_t *perm) {
     tp_attrs attrs = TP_ATTRS_INIT;
     attrs.nperm = ndim;
-    memcpy(attrs.perm, perm, sizeof(int64_t) * (size_t)ndim);
+    for (int i = 0; i < ndim; i++) attrs.perm[i] = perm[i];
     return attrs;
 }
 
 static tp_attrs axes_attrs(int naxes, const int64_t *axes) {
     tp_attrs attrs = TP_ATTRS_INIT;
     attrs.naxes = naxes;
-    memcpy(attrs.axes, axes, sizeof(int64_t) * (size_t)naxes);
+    for (int i = 0; i < naxes; i++) attrs.axes[i] = axes[i];
     return attrs;
 }
 
@@ -72,7 +65,7 @@ static tp_status infer1(tp_op_id id, tp_type in, tp_attrs attrs, tp_type *out) {
 
 START_TEST(reshape_infers_the_minus_one_and_keeps_order) {
     tp_tensor *out =
-        run1(TP_OP_RESHAPE, harness_iota(TP_I32, SHAPE(2, 3)), shape_attrs(SHAPE(3, -1)));
+        run1(TP_OP_RESHAPE, harness_iota(TP_I32, SHAPE(2, 3)), harness_shape_attrs(SHAPE(3, -1)));
     harness_assert_shape(out, TP_I32, SHAPE(3, 2));
     ASSERT_VALUES(out, 0, 0, 1, 2, 3, 4, 5);
     tp_tensor_release(out);
@@ -80,7 +73,8 @@ START_TEST(reshape_infers_the_minus_one_and_keeps_order) {
 END_TEST
 
 START_TEST(reshape_to_a_scalar) {
-    tp_tensor *out = run1(TP_OP_RESHAPE, harness_iota(TP_F64, SHAPE(1, 1)), shape_attrs(0, NULL));
+    tp_tensor *out =
+        run1(TP_OP_RESHAPE, harness_iota(TP_F64, SHAPE(1, 1)), harness_shape_attrs(0, NULL));
     ck_assert_int_eq(out->ndim, 0);
     ASSERT_VALUES(out, 0, 0);
     tp_tensor_release(out);
@@ -88,44 +82,44 @@ START_TEST(reshape_to_a_scalar) {
 END_TEST
 
 START_TEST(reshape_rejects_a_different_element_count) {
-    harness_assert_error(
-        run1_status(TP_OP_RESHAPE, harness_iota(TP_F32, SHAPE(2, 3)), shape_attrs(SHAPE(4, 2))),
-        TP_ERR_SHAPE, "reshape: cannot reshape f32[2, 3] to [4, 2]");
+    harness_assert_error(run1_status(TP_OP_RESHAPE, harness_iota(TP_F32, SHAPE(2, 3)),
+                                     harness_shape_attrs(SHAPE(4, 2))),
+                         TP_ERR_SHAPE, "reshape: cannot reshape f32[2, 3] to [4, 2]");
 }
 END_TEST
 
 START_TEST(reshape_rejects_an_indivisible_minus_one) {
-    harness_assert_error(
-        run1_status(TP_OP_RESHAPE, harness_iota(TP_F32, SHAPE(2, 3)), shape_attrs(SHAPE(4, -1))),
-        TP_ERR_SHAPE, "f32[2, 3] to [4, -1]");
+    harness_assert_error(run1_status(TP_OP_RESHAPE, harness_iota(TP_F32, SHAPE(2, 3)),
+                                     harness_shape_attrs(SHAPE(4, -1))),
+                         TP_ERR_SHAPE, "f32[2, 3] to [4, -1]");
 }
 END_TEST
 
 START_TEST(reshape_rejects_two_minus_ones) {
-    harness_assert_error(
-        run1_status(TP_OP_RESHAPE, harness_iota(TP_F32, SHAPE(6)), shape_attrs(SHAPE(-1, -1))),
-        TP_ERR_INVALID_ARGUMENT, "a second -1");
+    harness_assert_error(run1_status(TP_OP_RESHAPE, harness_iota(TP_F32, SHAPE(6)),
+                                     harness_shape_attrs(SHAPE(-1, -1))),
+                         TP_ERR_INVALID_ARGUMENT, "a second -1");
 }
 END_TEST
 
 START_TEST(reshape_rejects_a_minus_one_beside_a_zero) {
-    harness_assert_error(
-        run1_status(TP_OP_RESHAPE, harness_iota(TP_F32, SHAPE(0, 3)), shape_attrs(SHAPE(0, -1))),
-        TP_ERR_SHAPE, "ambiguous");
+    harness_assert_error(run1_status(TP_OP_RESHAPE, harness_iota(TP_F32, SHAPE(0, 3)),
+                                     harness_shape_attrs(SHAPE(0, -1))),
+                         TP_ERR_SHAPE, "ambiguous");
 }
 END_TEST
 
 START_TEST(reshape_rejects_a_negative_size) {
-    harness_assert_error(
-        run1_status(TP_OP_RESHAPE, harness_iota(TP_F32, SHAPE(6)), shape_attrs(SHAPE(-2, -3))),
-        TP_ERR_INVALID_ARGUMENT, "negative size");
+    harness_assert_error(run1_status(TP_OP_RESHAPE, harness_iota(TP_F32, SHAPE(6)),
+                                     harness_shape_attrs(SHAPE(-2, -3))),
+                         TP_ERR_INVALID_ARGUMENT, "negative size");
 }
 END_TEST
 
 START_TEST(reshape_minus_one_takes_the_one_symbol) {
     tp_type out;
     ck_assert_int_eq(infer1(TP_OP_RESHAPE, harness_type(TP_F32, SHAPE(N, 4)),
-                            shape_attrs(SHAPE(-1, 2, 2)), &out),
+                            harness_shape_attrs(SHAPE(-1, 2, 2)), &out),
                      TP_OK);
     harness_assert_type(&out, TP_F32, SHAPE(N, 2, 2));
 }
@@ -133,12 +127,12 @@ END_TEST
 
 START_TEST(reshape_refuses_a_fixed_target_for_a_symbolic_input) {
     tp_type out;
-    harness_assert_error(
-        infer1(TP_OP_RESHAPE, harness_type(TP_F32, SHAPE(N, 4)), shape_attrs(SHAPE(8, 4)), &out),
-        TP_ERR_SHAPE, "dimension 0 is symbolic; use -1");
-    harness_assert_error(
-        infer1(TP_OP_RESHAPE, harness_type(TP_F32, SHAPE(N, M)), shape_attrs(SHAPE(-1)), &out),
-        TP_ERR_SHAPE, "symbolic");
+    harness_assert_error(infer1(TP_OP_RESHAPE, harness_type(TP_F32, SHAPE(N, 4)),
+                                harness_shape_attrs(SHAPE(8, 4)), &out),
+                         TP_ERR_SHAPE, "dimension 0 is symbolic; use -1");
+    harness_assert_error(infer1(TP_OP_RESHAPE, harness_type(TP_F32, SHAPE(N, M)),
+                                harness_shape_attrs(SHAPE(-1)), &out),
+                         TP_ERR_SHAPE, "symbolic");
 }
 END_TEST
 
@@ -231,7 +225,8 @@ END_TEST
 /* ---- expand ---- */
 
 START_TEST(expand_repeats_a_row) {
-    tp_tensor *out = run1(TP_OP_EXPAND, harness_iota(TP_F64, SHAPE(3)), shape_attrs(SHAPE(2, 3)));
+    tp_tensor *out =
+        run1(TP_OP_EXPAND, harness_iota(TP_F64, SHAPE(3)), harness_shape_attrs(SHAPE(2, 3)));
     harness_assert_shape(out, TP_F64, SHAPE(2, 3));
     ASSERT_VALUES(out, 0, 0, 1, 2, 0, 1, 2);
     tp_tensor_release(out);
@@ -240,7 +235,7 @@ END_TEST
 
 START_TEST(expand_repeats_a_column_and_keeps_minus_one) {
     tp_tensor *out =
-        run1(TP_OP_EXPAND, harness_iota(TP_I32, SHAPE(2, 1)), shape_attrs(SHAPE(-1, 3)));
+        run1(TP_OP_EXPAND, harness_iota(TP_I32, SHAPE(2, 1)), harness_shape_attrs(SHAPE(-1, 3)));
     harness_assert_shape(out, TP_I32, SHAPE(2, 3));
     ASSERT_VALUES(out, 0, 0, 0, 0, 1, 1, 1);
     tp_tensor_release(out);
@@ -249,8 +244,8 @@ END_TEST
 
 START_TEST(expand_a_scalar_to_a_matrix) {
     const uint8_t one = 1;
-    tp_tensor *out =
-        run1(TP_OP_EXPAND, harness_tensor(TP_BOOL, 0, NULL, &one), shape_attrs(SHAPE(2, 2)));
+    tp_tensor *out = run1(TP_OP_EXPAND, harness_tensor(TP_BOOL, 0, NULL, &one),
+                          harness_shape_attrs(SHAPE(2, 2)));
     harness_assert_shape(out, TP_BOOL, SHAPE(2, 2));
     ASSERT_VALUES(out, 0, 1, 1, 1, 1);
     tp_tensor_release(out);
@@ -259,29 +254,29 @@ END_TEST
 
 START_TEST(expand_rejects_a_size_that_is_not_one) {
     harness_assert_error(
-        run1_status(TP_OP_EXPAND, harness_iota(TP_F32, SHAPE(2)), shape_attrs(SHAPE(3))),
+        run1_status(TP_OP_EXPAND, harness_iota(TP_F32, SHAPE(2)), harness_shape_attrs(SHAPE(3))),
         TP_ERR_SHAPE, "expand: cannot expand f32[2] to [3]");
 }
 END_TEST
 
 START_TEST(expand_rejects_fewer_dims_and_a_leading_minus_one) {
     harness_assert_error(
-        run1_status(TP_OP_EXPAND, harness_iota(TP_F32, SHAPE(1, 2)), shape_attrs(SHAPE(2))),
+        run1_status(TP_OP_EXPAND, harness_iota(TP_F32, SHAPE(1, 2)), harness_shape_attrs(SHAPE(2))),
         TP_ERR_SHAPE, "expand: target has 1 dimensions; f32[1, 2] needs 2 to 8");
-    harness_assert_error(
-        run1_status(TP_OP_EXPAND, harness_iota(TP_F32, SHAPE(2)), shape_attrs(SHAPE(-1, 2))),
-        TP_ERR_INVALID_ARGUMENT, "new leading dimension");
+    harness_assert_error(run1_status(TP_OP_EXPAND, harness_iota(TP_F32, SHAPE(2)),
+                                     harness_shape_attrs(SHAPE(-1, 2))),
+                         TP_ERR_INVALID_ARGUMENT, "new leading dimension");
 }
 END_TEST
 
 START_TEST(expand_keeps_a_symbol_only_through_minus_one) {
     tp_type out;
-    ck_assert_int_eq(
-        infer1(TP_OP_EXPAND, harness_type(TP_F32, SHAPE(N, 1)), shape_attrs(SHAPE(2, -1, 3)), &out),
-        TP_OK);
+    ck_assert_int_eq(infer1(TP_OP_EXPAND, harness_type(TP_F32, SHAPE(N, 1)),
+                            harness_shape_attrs(SHAPE(2, -1, 3)), &out),
+                     TP_OK);
     harness_assert_type(&out, TP_F32, SHAPE(2, N, 3));
     harness_assert_error(
-        infer1(TP_OP_EXPAND, harness_type(TP_F32, SHAPE(N)), shape_attrs(SHAPE(4)), &out),
+        infer1(TP_OP_EXPAND, harness_type(TP_F32, SHAPE(N)), harness_shape_attrs(SHAPE(4)), &out),
         TP_ERR_SHAPE, "symbolic; use -1");
 }
 END_TEST
@@ -431,6 +426,21 @@ START_TEST(concat_promotes_mixed_dtypes) {
 }
 END_TEST
 
+START_TEST(concat_accepts_its_sixty_four_inputs) {
+    tp_tensor *inputs[64];
+    for (int i = 0; i < 64; i++) {
+        const int32_t value = i * 10;
+        inputs[i] = harness_tensor(TP_I32, SHAPE(1, 1), &value);
+    }
+    tp_status status;
+    tp_tensor *out = concat_run(inputs, 64, 1, &status);
+    ck_assert_msg(status == TP_OK, "%s", tp_last_error());
+    harness_assert_shape(out, TP_I32, SHAPE(1, 64));
+    for (int i = 0; i < 64; i++) ck_assert_double_eq(tp_tensor_get_f64(out, i), i * 10);
+    tp_tensor_release(out);
+}
+END_TEST
+
 START_TEST(concat_rejects_a_rank_or_size_mismatch) {
     tp_tensor *ranks[] = {harness_iota(TP_F32, SHAPE(2, 2)), harness_iota(TP_F32, SHAPE(2))};
     tp_status status;
@@ -559,7 +569,7 @@ START_TEST(shape_ops_keep_values_of_every_dtype) {
     /* reshape, squeeze and unsqueeze move no element: the bytes are the input's */
     for (int dtype = 0; dtype < TP_DTYPE_COUNT; dtype++) {
         tp_tensor *in = harness_iota((tp_dtype)dtype, SHAPE(2, 1, 3));
-        tp_attrs reshape = shape_attrs(SHAPE(3, 2)), squeeze = axes_attrs(0, NULL),
+        tp_attrs reshape = harness_shape_attrs(SHAPE(3, 2)), squeeze = axes_attrs(0, NULL),
                  unsqueeze = axis_attrs(0);
         tp_tensor *outs[] = {harness_run_ok(TP_OP_RESHAPE, &in, 1, &reshape),
                              harness_run_ok(TP_OP_SQUEEZE, &in, 1, &squeeze),
@@ -624,6 +634,7 @@ TP_TEST_SUITE(shape_ops) {
     tcase_add_test(concat, concat_joins_vectors_including_an_empty_one);
     tcase_add_test(concat, concat_along_columns_with_a_negative_axis);
     tcase_add_test(concat, concat_promotes_mixed_dtypes);
+    tcase_add_test(concat, concat_accepts_its_sixty_four_inputs);
     tcase_add_test(concat, concat_rejects_a_rank_or_size_mismatch);
     tcase_add_test(concat, concat_rejects_a_scalar);
     tcase_add_test(concat, concat_of_symbolic_values_along_a_fixed_axis);
