@@ -56,7 +56,7 @@ void tp_logv(tp_log_level level, const char *format, va_list args) {
     pthread_mutex_unlock(&log_lock);
 }
 
-void tp_log(tp_log_level level, const char *format, ...) {
+void tp_log_message(tp_log_level level, const char *format, ...) {
     va_list args;
     va_start(args, format);
     tp_logv(level, format, args);

@@ -4,7 +4,8 @@
 
 #include "tensorplay/status.h"
 
-void tp_log(tp_log_level level, const char *format, ...) TP_PRINTF(2, 3);
+/* Named tp_log_message because tp_log is the public natural-log op (ops.h). */
+void tp_log_message(tp_log_level level, const char *format, ...) TP_PRINTF(2, 3);
 void tp_logv(tp_log_level level, const char *format, va_list args);
 /* True when a message at `level` would be delivered (skip costly formatting). */
 int tp_log_enabled(tp_log_level level);

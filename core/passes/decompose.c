@@ -1,0 +1,111 @@
+/* The decompose pass: replaces every composite node (softmax, log_softmax,
+ * layer_norm, gelu, silu, softplus, linear) by the chain of primitive ops its
+ * op-table decomposition appends to the new graph. Owns no decomposition: the
+ * op table's tp_op_*_decompose functions do (softmax and log_softmax subtract
+ * the row max, gelu uses erf or the tanh chain, ...).
+ *
+ * Runs before cse so that shared sub-chains of different composites merge
+ * (two gelu(x) sites, or softmax and log_softmax of the same x, share their
+ * max-subtraction). A decomposition's result must have the composite's exact
+ * dtype and shape; anything else is a TensorPlay bug and fails the pass. If a
+ * decomposition itself emits a composite, the pass repeats (bounded). A
+ * composite without a decomposition stays, with a warning: the reference
+ * kernel still runs it, but backends may not.
+ */
+#include "pass_internal.h"
+
+#include "base/error.h"
+#include "base/log.h"
+
+#define TP_DECOMPOSE_MAX_ROUNDS 8
+
+static tp_status decompose_node(tp_rewrite *rewrite, tp_value_id old, bool *changed) {
+    const tp_op_def *op = tp_pass_value_op(rewrite->in, old);
+    if (!op)
+        return tp_error_set(TP_ERR_INVALID_GRAPH, "value %%%s has unknown op '%s'",
+                            tp_graph_value_name(rewrite->in, old),
+                            tp_graph_value_op(rewrite->in, old));
+    if (op->kind != TP_KIND_COMPOSITE) return tp_rewrite_node(rewrite, old, NULL);
+    if (!op->decompose) {
+        tp_log_message(TP_LOG_WARN, "decompose: %s has no decomposition; %%%s stays a composite",
+                       op->name, tp_graph_value_name(rewrite->in, old));
+        return tp_rewrite_node(rewrite, old, NULL);
+    }
+    tp_value_id operands[TP_PASS_MAX_OPERANDS];
+    int count = tp_rewrite_mapped_operands(rewrite, old, operands);
+    static const tp_attrs defaults = TP_ATTRS_INIT;
+    const tp_attrs *attrs = tp_graph_value_attrs(rewrite->in, old);
+    tp_value_id result = TP_NO_VALUE;
+    tp_status status =
+        op->decompose(rewrite->out, operands, count, attrs ? attrs : &defaults, &result);
+    if (status != TP_OK)
+        return tp_error_prefix(status, "%s of %%%s: ", op->name,
+                               tp_graph_value_name(rewrite->in, old));
+    const tp_type *want = tp_graph_value_type(rewrite->in, old);
+    const tp_type *got = result >= 0 && result < tp_graph_num_values(rewrite->out)
+                             ? tp_graph_value_type(rewrite->out, result)
+                             : NULL;
+    if (!got || !tp_type_equal(want, got)) {
+        char want_text[96], got_text[96] = "nothing";
+        tp_type_describe(rewrite->in, want, want_text, sizeof want_text);
+        if (got) tp_type_describe(rewrite->out, got, got_text, sizeof got_text);
+        return tp_error_set(TP_ERR_INTERNAL,
+                            "the decomposition of %s (%%%s) gives %s instead of %s "
+                            "(a TensorPlay bug: please report it)",
+                            op->name, tp_graph_value_name(rewrite->in, old), got_text, want_text);
+    }
+    /* The decomposition may return an existing value (an operand, for an
+     * identity); tp_rewrite's map just points there. */
+    rewrite->map[old] = result;
+    *changed = true;
+    return TP_OK;
+}
+
+/* One sweep over `in`. */
+static tp_status decompose_once(const tp_graph *in, tp_graph **out, bool *changed) {
+    tp_rewrite rewrite;
+    TP_TRY(tp_rewrite_begin(in, &rewrite));
+    for (tp_value_id v = 0; v < rewrite.num_values; v++) {
+        tp_status status = tp_graph_value_op(in, v) ? decompose_node(&rewrite, v, changed)
+                                                    : tp_rewrite_input(&rewrite, v);
+        if (status != TP_OK) {
+            tp_rewrite_abort(&rewrite);
+            return tp_error_prefix(status, "decompose: ");
+        }
+    }
+    return tp_rewrite_finish(&rewrite, out);
+}
+
+/* Whether any node of `graph` is a composite that has a decomposition. */
+static bool has_decomposable(const tp_graph *graph) {
+    int count = tp_graph_num_values(graph);
+    for (tp_value_id v = 0; v < count; v++) {
+        const tp_op_def *op = tp_pass_value_op(graph, v);
+        if (op && op->kind == TP_KIND_COMPOSITE && op->decompose) return true;
+    }
+    return false;
+}
+
+tp_status tp_pass_decompose(const tp_graph *in, const tp_pass_context *context, tp_graph **out,
+                            bool *changed) {
+    *out = NULL;
+    *changed = false;
+    tp_graph *current = NULL;
+    TP_TRY(tp_graph_clone(in, &current));
+    for (int round = 0; round < TP_DECOMPOSE_MAX_ROUNDS && has_decomposable(current); round++) {
+        tp_graph *next = NULL;
+        tp_status status = decompose_once(current, &next, changed);
+        tp_graph_destroy(current);
+        if (status != TP_OK) return status;
+        current = next;
+    }
+    if (has_decomposable(current)) {
+        tp_graph_destroy(current);
+        return tp_error_set(TP_ERR_INTERNAL,
+                            "decompose: composites still remain after %d rounds (a decomposition "
+                            "that emits itself? a TensorPlay bug: please report it)",
+                            TP_DECOMPOSE_MAX_ROUNDS);
+    }
+    *out = current;
+    return TP_OK;
+}

@@ -1,0 +1,245 @@
+/* tpc — the command line: `tpc run|print|check G.tpir ...`, --help,
+ * --version. Parses arguments, loads graphs and .npy files, prints results;
+ * the run itself is tpc_run_graph (run.c). Uses only the public API.
+ *
+ * Exit status: 0 success, 1 failure (the library's message on stderr,
+ * prefixed "tpc: "), 2 usage error (bad command line, or --arg names that do
+ * not fit the graph's inputs). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tpc.h"
+
+#define EXIT_USAGE 2
+
+static const char usage_text[] =
+    "usage: tpc run G.tpir --arg NAME=FILE.npy ... [--out DIR]\n"
+    "       tpc print G.tpir\n"
+    "       tpc check G.tpir\n"
+    "       tpc --help | --version\n"
+    "\n"
+    "  run     runs the graph with the reference interpreter. Every graph input\n"
+    "          needs one --arg (NAME is the input's name, with or without '%').\n"
+    "          Prints, per output: name, dtype and shape, the sum of its elements\n"
+    "          and the sum of their absolute values. With --out, writes each\n"
+    "          output as DIR/NAME.npy (DIR is created if missing).\n"
+    "  print   parses the graph and prints its canonical text.\n"
+    "  check   parses and verifies the graph; prints its size.\n"
+    "\n"
+    "exit status: 0 success, 1 failure, 2 usage error\n";
+
+static int usage_error(const char *format, const char *detail) {
+    fprintf(stderr, "tpc: ");
+    fprintf(stderr, format, detail);
+    fprintf(stderr, "\n(run 'tpc --help' for usage)\n");
+    return EXIT_USAGE;
+}
+
+static int failure(void) {
+    fprintf(stderr, "tpc: %s\n", tp_last_error());
+    return EXIT_FAILURE;
+}
+
+/* ---- print / check ---------------------------------------------------------- */
+
+static int command_print(const char *path) {
+    tp_graph *graph;
+    if (tp_graph_load(path, &graph) != TP_OK) return failure();
+    char *text;
+    tp_status status = tp_graph_print(graph, &text);
+    tp_graph_destroy(graph);
+    if (status != TP_OK) return failure();
+    fputs(text, stdout);
+    tp_free(text);
+    return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+static int command_check(const char *path) {
+    tp_graph *graph;
+    if (tp_graph_load(path, &graph) != TP_OK) return failure(); /* load verifies */
+    int nodes = tp_graph_num_values(graph) - tp_graph_num_inputs(graph);
+    printf("ok: %d inputs, %d nodes, %d outputs\n", tp_graph_num_inputs(graph), nodes,
+           tp_graph_num_outputs(graph));
+    tp_graph_destroy(graph);
+    return EXIT_SUCCESS;
+}
+
+/* ---- run ------------------------------------------------------------------------ */
+
+typedef struct run_request {
+    const char *graph_path;
+    const char *out_dir;
+    const char **arg_names; /* as given, '%' stripped */
+    const char **arg_files;
+    int num_args;
+    tpc_run_options options;
+} run_request;
+
+/* Matches --arg names to graph inputs: every input once, nothing else. */
+static int bind_args(const run_request *request, const tp_graph *graph, const char **files) {
+    int num_inputs = tp_graph_num_inputs(graph);
+    for (int i = 0; i < num_inputs; i++) files[i] = NULL;
+    for (int a = 0; a < request->num_args; a++) {
+        int match = -1;
+        for (int i = 0; i < num_inputs && match < 0; i++)
+            if (strcmp(tp_graph_value_name(graph, tp_graph_input(graph, i)),
+                       request->arg_names[a]) == 0)
+                match = i;
+        if (match < 0) {
+            fprintf(stderr, "tpc: --arg %s: graph '%s' has no input named %%%s; its inputs are:",
+                    request->arg_names[a], tp_graph_name(graph), request->arg_names[a]);
+            for (int i = 0; i < num_inputs; i++)
+                fprintf(stderr, " %%%s", tp_graph_value_name(graph, tp_graph_input(graph, i)));
+            fprintf(stderr, "\n");
+            return EXIT_USAGE;
+        }
+        if (files[match]) return usage_error("--arg %s is given twice", request->arg_names[a]);
+        files[match] = request->arg_files[a];
+    }
+    for (int i = 0; i < num_inputs; i++)
+        if (!files[i]) {
+            char type[256];
+            tp_value_id id = tp_graph_input(graph, i);
+            fprintf(stderr, "tpc: missing --arg %s=FILE.npy for input %%%s: %s of graph '%s'\n",
+                    tp_graph_value_name(graph, id), tp_graph_value_name(graph, id),
+                    tp_type_describe(graph, tp_graph_value_type(graph, id), type, sizeof type),
+                    tp_graph_name(graph));
+            return EXIT_USAGE;
+        }
+    return EXIT_SUCCESS;
+}
+
+static void print_output(const char *name, const tp_tensor *tensor) {
+    char type[256];
+    double sum = 0.0, abs_sum = 0.0;
+    int64_t count = tp_tensor_numel(tensor);
+    for (int64_t i = 0; i < count; i++) {
+        double value = tp_tensor_get_f64(tensor, i);
+        sum += value;
+        abs_sum += fabs(value);
+    }
+    printf("%s: %s sum=%.9g abs_sum=%.9g\n", name, tp_tensor_describe(tensor, type, sizeof type),
+           sum, abs_sum);
+}
+
+static int write_outputs(const char *dir, const tp_graph *graph, tp_tensor *const *outputs) {
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "tpc: cannot create output folder %s: %s\n", dir, strerror(errno));
+        return EXIT_FAILURE;
+    }
+    for (int i = 0; i < tp_graph_num_outputs(graph); i++) {
+        const char *name = tp_graph_value_name(graph, tp_graph_output(graph, i));
+        size_t size = strlen(dir) + strlen(name) + 8;
+        char *path = malloc(size);
+        if (!path) return EXIT_FAILURE;
+        snprintf(path, size, "%s/%s.npy", dir, name);
+        tp_status status = tp_npy_save(path, outputs[i]);
+        free(path);
+        if (status != TP_OK) return failure();
+    }
+    return EXIT_SUCCESS;
+}
+
+static int run_loaded(const run_request *request, const tp_graph *graph, tp_tensor **inputs,
+                      tp_tensor **outputs) {
+    int num_inputs = tp_graph_num_inputs(graph);
+    const char **files = calloc((size_t)num_inputs + 1, sizeof *files);
+    if (!files) return EXIT_FAILURE;
+    int code = bind_args(request, graph, files);
+    for (int i = 0; code == EXIT_SUCCESS && i < num_inputs; i++)
+        if (tp_npy_load(files[i], &inputs[i]) != TP_OK) code = failure();
+    free(files);
+    if (code != EXIT_SUCCESS) return code;
+    if (tpc_run_graph(&request->options, graph, inputs, num_inputs, outputs) != TP_OK)
+        return failure();
+    for (int i = 0; i < tp_graph_num_outputs(graph); i++)
+        print_output(tp_graph_value_name(graph, tp_graph_output(graph, i)), outputs[i]);
+    if (request->out_dir) return write_outputs(request->out_dir, graph, outputs);
+    return EXIT_SUCCESS;
+}
+
+static int command_run(const run_request *request) {
+    tp_graph *graph;
+    if (tp_graph_load(request->graph_path, &graph) != TP_OK) return failure();
+    int num_inputs = tp_graph_num_inputs(graph), num_outputs = tp_graph_num_outputs(graph);
+    tp_tensor **inputs = calloc((size_t)num_inputs + 1, sizeof *inputs);
+    tp_tensor **outputs = calloc((size_t)num_outputs + 1, sizeof *outputs);
+    int code = inputs && outputs ? run_loaded(request, graph, inputs, outputs) : EXIT_FAILURE;
+    for (int i = 0; inputs && i < num_inputs; i++) tp_tensor_release(inputs[i]);
+    for (int i = 0; outputs && i < num_outputs; i++) tp_tensor_release(outputs[i]);
+    free(inputs);
+    free(outputs);
+    tp_graph_destroy(graph);
+    return code;
+}
+
+static int parse_run(int argc, char **argv, run_request *request) {
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--arg") == 0 || strcmp(arg, "--out") == 0) {
+            if (i + 1 >= argc) return usage_error("%s needs a value", arg);
+            const char *value = argv[++i];
+            if (strcmp(arg, "--out") == 0) {
+                request->out_dir = value;
+                continue;
+            }
+            const char *equals = strchr(value, '=');
+            if (!equals || equals == value || !equals[1])
+                return usage_error("--arg takes NAME=FILE.npy, got '%s'", value);
+            char *name = (char *)value; /* argv is writable: split NAME=FILE in place */
+            name[equals - value] = '\0';
+            request->arg_names[request->num_args] = name[0] == '%' ? name + 1 : name;
+            request->arg_files[request->num_args++] = equals + 1;
+        } else if (arg[0] == '-' && arg[1] != '\0') {
+            return usage_error("unknown option '%s' for 'run'", arg);
+        } else if (!request->graph_path) {
+            request->graph_path = arg;
+        } else {
+            return usage_error("unexpected argument '%s' (one graph per run)", arg);
+        }
+    }
+    if (!request->graph_path) return usage_error("%s", "run needs a graph file");
+    return EXIT_SUCCESS;
+}
+
+static int main_run(int argc, char **argv) {
+    run_request request = {0};
+    request.arg_names = calloc((size_t)argc + 1, sizeof *request.arg_names);
+    request.arg_files = calloc((size_t)argc + 1, sizeof *request.arg_files);
+    int code = EXIT_FAILURE;
+    if (request.arg_names && request.arg_files) {
+        code = parse_run(argc, argv, &request);
+        if (code == EXIT_SUCCESS) code = command_run(&request);
+    }
+    free(request.arg_names);
+    free(request.arg_files);
+    return code;
+}
+
+/* print / check take exactly one graph file. */
+static int main_single(const char *command, int argc, char **argv) {
+    if (argc != 1 || (argv[0][0] == '-' && argv[0][1] != '\0'))
+        return usage_error("'%s' takes exactly one graph file", command);
+    return strcmp(command, "print") == 0 ? command_print(argv[0]) : command_check(argv[0]);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) return usage_error("%s", "no command given");
+    const char *command = argv[1];
+    if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0) {
+        fputs(usage_text, stdout);
+        return EXIT_SUCCESS;
+    }
+    if (strcmp(command, "--version") == 0) {
+        printf("tpc (TensorPlay) %s\n", tp_version());
+        return EXIT_SUCCESS;
+    }
+    if (strcmp(command, "run") == 0) return main_run(argc - 2, argv + 2);
+    if (strcmp(command, "print") == 0 || strcmp(command, "check") == 0)
+        return main_single(command, argc - 2, argv + 2);
+    return usage_error("unknown command '%s' (run, print, check)", command);
+}

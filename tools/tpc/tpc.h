@@ -1,0 +1,21 @@
+/* tpc — run, print and check .tpir graphs. Shared between the command-line
+ * front (main.c) and the step that runs a graph (run.c), which is the one
+ * place a later `--backend NAME` option will route through the registry. */
+#ifndef TP_TOOLS_TPC_H
+#define TP_TOOLS_TPC_H
+
+#include "tensorplay/graph.h"
+#include "tensorplay/tensor.h"
+
+typedef struct tpc_run_options {
+    /* Room for `--backend NAME` (through the registry); today every graph
+     * runs on the reference interpreter. */
+    int reserved;
+} tpc_run_options;
+
+/* Runs `graph` on `inputs` (one per graph input, in order); fills `outputs`
+ * with tp_graph_num_outputs new references. Sets tp_last_error on failure. */
+tp_status tpc_run_graph(const tpc_run_options *options, const tp_graph *graph,
+                        tp_tensor *const *inputs, int num_inputs, tp_tensor **outputs);
+
+#endif
