@@ -97,10 +97,11 @@ tp_status tp_op_SOFTPLUS_infer(const tp_type *inputs, int num_inputs, const tp_a
     return float_like(&inputs[0], out);
 }
 
-static tp_status linear_mismatch(const tp_type *inputs, int num_inputs, const char *why) {
+static tp_status linear_refuse(tp_status status, const tp_type *inputs, int num_inputs,
+                               const char *why) {
     char x_text[TP_DESCRIBE_MAX], w_text[TP_DESCRIBE_MAX], b_text[TP_DESCRIBE_MAX] = "none";
     if (num_inputs > 2) tp_type_text(&inputs[2], b_text);
-    return tp_error_set(TP_ERR_SHAPE, "linear: x %s, weight %s, bias %s: %s",
+    return tp_error_set(status, "linear: x %s, weight %s, bias %s: %s",
                         tp_type_text(&inputs[0], x_text), tp_type_text(&inputs[1], w_text), b_text,
                         why);
 }
@@ -108,17 +109,19 @@ static tp_status linear_mismatch(const tp_type *inputs, int num_inputs, const ch
 tp_status tp_op_LINEAR_infer(const tp_type *inputs, int num_inputs, const tp_attrs *attrs,
                              tp_type *out) {
     const tp_type *x = &inputs[0], *weight = &inputs[1];
-    if (x->ndim < 1) return linear_mismatch(inputs, num_inputs, "x must have at least 1 dimension");
+    if (x->ndim < 1)
+        return linear_refuse(TP_ERR_SHAPE, inputs, num_inputs, "x must have at least 1 dimension");
     if (weight->ndim != 2)
-        return linear_mismatch(inputs, num_inputs,
-                               "weight must be 2-D [out_features, in_features]");
+        return linear_refuse(TP_ERR_SHAPE, inputs, num_inputs,
+                             "weight must be 2-D [out_features, in_features]");
     if (x->dims[x->ndim - 1] != weight->dims[1])
-        return linear_mismatch(inputs, num_inputs,
-                               "x's last dimension must equal weight's in_features (dimension 1)");
+        return linear_refuse(TP_ERR_SHAPE, inputs, num_inputs,
+                             "x's last dimension must equal weight's in_features (dimension 1)");
     if (num_inputs > 2 && (inputs[2].ndim != 1 || inputs[2].dims[0] != weight->dims[0]))
-        return linear_mismatch(inputs, num_inputs, "bias must be 1-D [out_features]");
+        return linear_refuse(TP_ERR_SHAPE, inputs, num_inputs, "bias must be 1-D [out_features]");
     if (x->dtype == TP_BOOL && weight->dtype == TP_BOOL)
-        return linear_mismatch(inputs, num_inputs, "bool x bool is not supported (cast first)");
+        return linear_refuse(TP_ERR_DTYPE, inputs, num_inputs,
+                             "bool x bool is not supported (cast first)");
     *out = *x;
     out->dims[x->ndim - 1] = weight->dims[0];
     out->dtype = tp_dtype_promote(x->dtype, weight->dtype);

@@ -126,7 +126,9 @@ tp_status tp_op_RESHAPE_infer(const tp_type *inputs, int num_inputs, const tp_at
     int symbols = symbol_count(in, &symbol_axis);
     int64_t in_known = 1;
     for (int i = 0; i < in->ndim; i++)
-        if (!TP_DIM_IS_SYMBOL(in->dims[i])) in_known *= in->dims[i];
+        if (!TP_DIM_IS_SYMBOL(in->dims[i]) &&
+            __builtin_mul_overflow(in_known, in->dims[i], &in_known))
+            return reshape_mismatch(in, attrs, "the input's size overflows int64");
     if (symbols > 0) {
         /* Decidable only when the -1 stands for exactly the one symbol. */
         if (symbols == 1 && infer_at >= 0 && known == in_known && known != 0) {

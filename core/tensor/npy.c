@@ -215,7 +215,7 @@ static tp_status parse_shape(header_cursor *cursor, npy_header *header) {
     TP_TRY(cursor_expect(cursor, '(', "'(' to open 'shape'"));
     int count = 0;
     while (cursor_peek(cursor) != ')') {
-        int64_t dimension;
+        int64_t dimension = 0;
         TP_TRY(parse_dimension(cursor, count, &dimension));
         if (count < TP_MAX_DIMS) header->shape[count] = dimension;
         count++;
@@ -461,8 +461,8 @@ tp_status tp_npy_load(const char *path, tp_tensor **out) {
     if (!out) return tp_error_set(TP_ERR_INVALID_ARGUMENT, "tp_npy_load: out is NULL");
     *out = NULL;
     if (!path) return tp_error_set(TP_ERR_INVALID_ARGUMENT, "tp_npy_load: path is NULL");
-    FILE *file;
-    size_t size;
+    FILE *file = NULL;
+    size_t size = 0;
     TP_TRY(open_for_reading(path, &file, &size));
     tp_status status = npy_load_file(file, size, path, out);
     fclose(file);

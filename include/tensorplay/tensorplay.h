@@ -7,5 +7,6 @@
 #include "attrs.h"
 #include "ops.h"
 #include "graph.h"
+#include "backend.h"
 
 #endif

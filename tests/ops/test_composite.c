@@ -279,7 +279,7 @@ START_TEST(linear_follows_matmul_dtype_rules) {
     ck_assert_int_eq(harness_infer(TP_OP_LINEAR, inputs, 3, NULL, &out), TP_OK);
     harness_assert_type(&out, TP_F64, SHAPE(2, 4));
     inputs[0].dtype = inputs[1].dtype = TP_BOOL;
-    harness_assert_error(harness_infer(TP_OP_LINEAR, inputs, 2, NULL, &out), TP_ERR_SHAPE,
+    harness_assert_error(harness_infer(TP_OP_LINEAR, inputs, 2, NULL, &out), TP_ERR_DTYPE,
                          "bool x bool");
 }
 END_TEST

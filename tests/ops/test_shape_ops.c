@@ -426,6 +426,21 @@ START_TEST(concat_promotes_mixed_dtypes) {
 }
 END_TEST
 
+START_TEST(concat_accepts_its_sixty_four_inputs) {
+    tp_tensor *inputs[64];
+    for (int i = 0; i < 64; i++) {
+        const int32_t value = i * 10;
+        inputs[i] = harness_tensor(TP_I32, SHAPE(1, 1), &value);
+    }
+    tp_status status;
+    tp_tensor *out = concat_run(inputs, 64, 1, &status);
+    ck_assert_msg(status == TP_OK, "%s", tp_last_error());
+    harness_assert_shape(out, TP_I32, SHAPE(1, 64));
+    for (int i = 0; i < 64; i++) ck_assert_double_eq(tp_tensor_get_f64(out, i), i * 10);
+    tp_tensor_release(out);
+}
+END_TEST
+
 START_TEST(concat_rejects_a_rank_or_size_mismatch) {
     tp_tensor *ranks[] = {harness_iota(TP_F32, SHAPE(2, 2)), harness_iota(TP_F32, SHAPE(2))};
     tp_status status;
@@ -619,6 +634,7 @@ TP_TEST_SUITE(shape_ops) {
     tcase_add_test(concat, concat_joins_vectors_including_an_empty_one);
     tcase_add_test(concat, concat_along_columns_with_a_negative_axis);
     tcase_add_test(concat, concat_promotes_mixed_dtypes);
+    tcase_add_test(concat, concat_accepts_its_sixty_four_inputs);
     tcase_add_test(concat, concat_rejects_a_rank_or_size_mismatch);
     tcase_add_test(concat, concat_rejects_a_scalar);
     tcase_add_test(concat, concat_of_symbolic_values_along_a_fixed_axis);

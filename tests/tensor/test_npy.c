@@ -417,18 +417,21 @@ END_TEST
 START_TEST(save_leaves_no_temporary_file) {
     int64_t n = 4;
     tp_tensor *t = counting_tensor(TP_F32, 1, &n);
-    ck_assert_int_eq(tp_npy_save(temp_path("only.npy"), t), TP_OK);
-    ck_assert_int_eq(tp_npy_save(temp_path("only.npy"), t), TP_OK); /* overwrite */
-    DIR *dir = opendir(tp_test_temp_dir());
-    int entries = 0;
-    for (struct dirent *entry; (entry = readdir(dir));)
-        if (entry->d_name[0] != '.') {
-            ck_assert_str_eq(entry->d_name, "only.npy");
-            entries++;
-        }
+    ck_assert_int_eq(mkdir(temp_path("alone"), 0700), 0);
+    ck_assert_int_eq(tp_npy_save(temp_path("alone/only.npy"), t), TP_OK);
+    ck_assert_int_eq(tp_npy_save(temp_path("alone/only.npy"), t), TP_OK); /* overwrite */
+    tp_tensor_release(t);
+    DIR *dir = opendir(temp_path("alone"));
+    ck_assert_ptr_nonnull(dir);
+    int entries = 0, others = 0;
+    for (struct dirent *entry; (entry = readdir(dir));) {
+        if (entry->d_name[0] == '.') continue;
+        entries++;
+        others += strcmp(entry->d_name, "only.npy") != 0;
+    }
     closedir(dir);
     ck_assert_int_eq(entries, 1);
-    tp_tensor_release(t);
+    ck_assert_int_eq(others, 0);
 }
 END_TEST
 

@@ -1,6 +1,7 @@
 /* tp_tensor: creation, lifecycle, reference counts, accessors, versions and
  * in-place writes. */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -191,6 +192,31 @@ START_TEST(retain_and_release_count_references) {
 }
 END_TEST
 
+enum { THREADS = 4, ROUNDS = 20000 };
+
+static void *retain_release_and_bump(void *argument) {
+    tp_tensor *t = argument;
+    for (int i = 0; i < ROUNDS; i++) {
+        tp_tensor_retain(t);
+        tp_tensor_bump_version(t);
+        tp_tensor_release(t);
+    }
+    return NULL;
+}
+
+START_TEST(refcount_and_version_are_exact_under_concurrent_use) {
+    int64_t n = 8;
+    tp_tensor *t = make(TP_F32, 1, &n);
+    pthread_t threads[THREADS];
+    for (int i = 0; i < THREADS; i++)
+        ck_assert_int_eq(pthread_create(&threads[i], NULL, retain_release_and_bump, t), 0);
+    for (int i = 0; i < THREADS; i++) pthread_join(threads[i], NULL);
+    ck_assert_int_eq(atomic_load(&t->refcount), 1);
+    ck_assert_int_eq(tp_tensor_version(t), THREADS * ROUNDS);
+    tp_tensor_release(t);
+}
+END_TEST
+
 START_TEST(dim_accepts_negative_axes) {
     int64_t shape[] = {2, 3, 5};
     tp_tensor *t = make(TP_F32, 3, shape);
@@ -372,6 +398,7 @@ TP_TEST_SUITE(tensor) {
     suite_add_tcase(suite, create);
     TCase *access = tcase_create("access");
     tcase_add_test(access, retain_and_release_count_references);
+    tcase_add_test(access, refcount_and_version_are_exact_under_concurrent_use);
     tcase_add_test(access, dim_accepts_negative_axes);
     tcase_add_test(access, describe_formats_dtype_and_shape);
     tcase_add_test(access, describe_always_terminates_a_short_buffer);

@@ -1,0 +1,66 @@
+/* The host table the core hands every plugin (plugin.h): logging and error
+ * reporting attributed to the backend, the core's thread pool, aligned
+ * memory. One table per loaded backend; `core_private` points back at it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/log.h"
+#include "registry_internal.h"
+#include "runtime/thread_pool.h"
+
+_Static_assert(TP_PLUGIN_F32 == TP_F32 && TP_PLUGIN_F64 == TP_F64 && TP_PLUGIN_I32 == TP_I32 &&
+                   TP_PLUGIN_I64 == TP_I64 && TP_PLUGIN_BOOL == TP_BOOL,
+               "plugin dtype codes must equal tp_dtype");
+_Static_assert(TP_PLUGIN_MAX_DIMS == TP_MAX_DIMS, "plugin rank limit must equal TP_MAX_DIMS");
+_Static_assert(TP_PLUGIN_LOG_DEBUG == TP_LOG_DEBUG && TP_PLUGIN_LOG_ERROR == TP_LOG_ERROR,
+               "plugin log levels must equal tp_log_level");
+
+static _Thread_local char plugin_error[1024];
+
+static const char *backend_name_of(const tp_plugin_host *host) {
+    const tp_backend *backend = host ? host->core_private : NULL;
+    return backend ? backend->name : "?";
+}
+
+static void host_log(const tp_plugin_host *host, int32_t level, const char *message) {
+    if (level < TP_PLUGIN_LOG_ERROR) level = TP_PLUGIN_LOG_ERROR;
+    if (level > TP_PLUGIN_LOG_DEBUG) level = TP_PLUGIN_LOG_DEBUG;
+    tp_log_message((tp_log_level)level, "backend '%s': %s", backend_name_of(host),
+           message ? message : "(null)");
+}
+
+static void host_set_error(const tp_plugin_host *host, const char *message) {
+    (void)host;
+    snprintf(plugin_error, sizeof plugin_error, "%s", message ? message : "(no message)");
+}
+
+static void host_parallel_for(int64_t n, int64_t grain, tp_plugin_range_fn fn, void *context) {
+    tp_parallel_for(n, grain, fn, context);
+}
+
+static int32_t host_num_threads(void) {
+    return tp_thread_pool_size();
+}
+
+const char *tp_host_take_error(void) {
+    return plugin_error;
+}
+
+void tp_host_clear_error(void) {
+    plugin_error[0] = '\0';
+}
+
+void tp_host_table_init(tp_plugin_host *host, tp_backend *backend) {
+    memset(host, 0, sizeof *host);
+    host->struct_size = sizeof *host;
+    host->contract_version = TP_BACKEND_CONTRACT_VERSION;
+    host->core_version = tp_version();
+    host->core_private = backend;
+    host->log = host_log;
+    host->set_error = host_set_error;
+    host->parallel_for = host_parallel_for;
+    host->num_threads = host_num_threads;
+    host->aligned_alloc = tp_aligned_alloc;
+    host->aligned_free = tp_aligned_free;
+}
