@@ -10,15 +10,23 @@
 #include "tensorplay/compile.h"
 #include "tp_test.h"
 
+static char config_home[4096];
+
+/* A fresh, empty XDG_CONFIG_HOME and no TP_* variables for each test (tests
+ * may share one process under CK_FORK=no). */
 static void isolate_from_host_files(void) {
-    setenv("XDG_CONFIG_HOME", tp_test_temp_dir(), 1);
+    snprintf(config_home, sizeof config_home, "%s/config-XXXXXX", tp_test_temp_dir());
+    ck_assert_ptr_nonnull(mkdtemp(config_home));
+    setenv("XDG_CONFIG_HOME", config_home, 1);
     unsetenv("TP_CONFIG");
+    unsetenv("TP_RECOMPILE_LIMIT");
+    unsetenv("TP_ACCUMULATED_RECOMPILE_LIMIT");
     tp_config_reload();
 }
 
 static const char *write_ini(const char *text) {
-    static char path[4096];
-    snprintf(path, sizeof path, "%s/tensorplay.ini", tp_test_temp_dir());
+    static char path[4200];
+    snprintf(path, sizeof path, "%s/tensorplay.ini", config_home);
     FILE *file = fopen(path, "w");
     ck_assert_ptr_nonnull(file);
     fputs(text, file);
@@ -91,10 +99,10 @@ END_TEST
 
 START_TEST(test_xdg_config_file_is_found) {
     isolate_from_host_files();
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/tensorplay", tp_test_temp_dir());
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/tensorplay", config_home);
     ck_assert_int_eq(mkdir(dir, 0700), 0);
-    char path[4200];
+    char path[4300];
     snprintf(path, sizeof path, "%s/tensorplay.ini", dir);
     FILE *file = fopen(path, "w");
     ck_assert_ptr_nonnull(file);
