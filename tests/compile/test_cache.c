@@ -109,6 +109,19 @@ START_TEST(test_dynamic_reuses_one_entry_across_sizes_and_recompiles_on_rank_cha
 }
 END_TEST
 
+START_TEST(test_dynamic_keeps_size_one_dimensions_exact) {
+    tp_compiled *compiled = compile_relu2(TP_DYNAMIC_DYNAMIC, 0);
+    tp_tensor *a = fixture_ramp(4, -1, 1), *b = fixture_ramp(1, 3, 0);
+    call_relu2_and_check(compiled, a);
+    call_relu2_and_check(compiled, b); /* size 1 broadcasts differently: its own entry */
+    ck_assert_int_eq(tp_compiled_num_entries(compiled), 2);
+    ck_assert_str_eq(reasons_joined(compiled), "x.shape[0] >= 2, got 1|");
+    tp_compiled_free(compiled);
+    tp_tensor_release(a);
+    tp_tensor_release(b);
+}
+END_TEST
+
 START_TEST(test_config_dynamic_shapes_applies_when_the_call_does_not_say) {
     ck_assert_int_eq(tp_config_set_bool("dynamic_shapes", true), TP_OK);
     tp_compiled *compiled = compile_relu2(TP_DYNAMIC_UNSET, 0);
@@ -491,6 +504,7 @@ TP_TEST_SUITE(compile_cache) {
     tcase_add_test(tc, test_static_recompiles_on_size_change_naming_parameter_and_dimension);
     tcase_add_test(tc, test_dtype_change_reason_names_parameter);
     tcase_add_test(tc, test_dynamic_reuses_one_entry_across_sizes_and_recompiles_on_rank_change);
+    tcase_add_test(tc, test_dynamic_keeps_size_one_dimensions_exact);
     tcase_add_test(tc, test_config_dynamic_shapes_applies_when_the_call_does_not_say);
     tcase_add_test(tc, test_metadata_read_adds_an_exact_shape_guard_in_dynamic_mode);
     tcase_add_test(tc, test_data_dependent_branch_keys_two_entries_and_follows_in_place_writes);
