@@ -139,8 +139,9 @@ static bool at_punct(const parser *p, char c) {
 /* "'text'" (at most 40 bytes shown), "end of file", or "byte 0x01". */
 static const char *describe(const token *t, char *buffer, size_t size) {
     if (t->kind == TOKEN_END) return "end of file";
-    unsigned char first = (unsigned char)t->text[0];
-    if (t->kind == TOKEN_INVALID && (first < 0x20 || first >= 0x7f)) {
+    if (t->kind == TOKEN_INVALID &&
+        ((unsigned char)t->text[0] < 0x20 || (unsigned char)t->text[0] >= 0x7f)) {
+        unsigned char first = (unsigned char)t->text[0]; /* INVALID tokens are 1 byte */
         snprintf(buffer, size, "byte 0x%02x", first);
         return buffer;
     }

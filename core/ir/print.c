@@ -26,8 +26,8 @@
  *   approximate none / tanh
  *   payload     the constant's elements, flat in C order: [1, 2.5, 3]; f32
  *               elements use the shortest %.Ng (N = 1..9, same integer-part
- *               rule) that reads back to the same float, f64 as floats above, integers in decimal, bool
- *               as 0 / 1
+ *               rule) that reads back to the same float, f64 as floats above, integers in decimal,
+ * bool as 0 / 1
  */
 #include <math.h>
 #include <stdio.h>

@@ -143,7 +143,7 @@ static tp_status arange_plan_make(const tp_attrs *attrs, arange_plan *plan) {
 
 tp_status tp_op_ARANGE_infer(const tp_type *inputs, int num_inputs, const tp_attrs *attrs,
                              tp_type *out) {
-    arange_plan plan;
+    arange_plan plan = {0};
     TP_TRY(arange_plan_make(attrs, &plan));
     *out = (tp_type){.dtype = attrs->dtype, .ndim = 1, .dims = {plan.length}};
     return TP_OK;
@@ -151,7 +151,7 @@ tp_status tp_op_ARANGE_infer(const tp_type *inputs, int num_inputs, const tp_att
 
 tp_status tp_op_ARANGE_kernel(tp_tensor *const *inputs, int num_inputs, const tp_attrs *attrs,
                               tp_tensor *out) {
-    arange_plan plan;
+    arange_plan plan = {0};
     TP_TRY(arange_plan_make(attrs, &plan));
     switch (out->dtype) {
     case TP_F32: {

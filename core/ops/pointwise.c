@@ -353,7 +353,7 @@ static void run_pointwise(loop_fn loop, tp_tensor *out, int num_inputs, tp_tenso
 
 static tp_status pointwise_kernel(const pointwise_op *op, tp_tensor *const *inputs, int num_inputs,
                                   const tp_attrs *attrs, tp_tensor *out) {
-    tp_type types[3];
+    tp_type types[3] = {{0}};
     for (int k = 0; k < num_inputs; k++) {
         types[k].dtype = inputs[k]->dtype;
         types[k].ndim = 0;

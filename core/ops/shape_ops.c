@@ -116,8 +116,8 @@ static tp_status reshape_mismatch(const tp_type *in, const tp_attrs *attrs, cons
 tp_status tp_op_RESHAPE_infer(const tp_type *inputs, int num_inputs, const tp_attrs *attrs,
                               tp_type *out) {
     const tp_type *in = &inputs[0];
-    int infer_at;
-    int64_t known;
+    int infer_at = -1;
+    int64_t known = 1;
     TP_TRY(reshape_target(in, attrs, &infer_at, &known));
     *out = (tp_type){.dtype = in->dtype, .ndim = attrs->shape_ndim};
     memcpy(out->dims, attrs->shape, sizeof(int64_t) * (size_t)attrs->shape_ndim);

@@ -11,13 +11,18 @@
  * A node is evaluated by the reference interpreter on a graph of just that
  * node and copies of its constant operands, so folding computes exactly what
  * the unoptimized graph would. Results with more than `constfold_max_elements`
- * elements (default 65536) stay unfolded so folding never blows up the graph;
+ * elements (default 65536), or with an operand over 16 times that, stay
+ * unfolded so folding never blows up the graph or the compile time;
  * a node whose evaluation fails stays too (logged at debug level).
  */
 #include "pass_internal.h"
 
 #include "base/error.h"
 #include "base/log.h"
+
+/* Operands may be this many times larger than the result cap (a reduction
+ * of a modest full still folds). */
+#define TP_CONSTFOLD_OPERAND_FACTOR 16
 
 static bool is_constant_source(const tp_graph *graph, tp_value_id value) {
     const tp_op_def *op = tp_pass_value_op(graph, value);
@@ -28,8 +33,14 @@ static bool is_constant_source(const tp_graph *graph, tp_value_id value) {
 static bool foldable(const tp_rewrite *rewrite, tp_value_id old, const tp_op_def *op,
                      const tp_value_id *operands, int count, int64_t max_elements) {
     if (op->kind == TP_KIND_CREATION || count == 0) return false;
-    for (int i = 0; i < count; i++)
+    for (int i = 0; i < count; i++) {
         if (!is_constant_source(rewrite->out, operands[i])) return false;
+        /* sum(full([100000, 100000])) is one element, but evaluating it
+         * would materialise the full: operands are capped too. */
+        int64_t operand_elements = tp_type_numel(tp_graph_value_type(rewrite->out, operands[i]));
+        if (operand_elements < 0 || operand_elements > TP_CONSTFOLD_OPERAND_FACTOR * max_elements)
+            return false;
+    }
     int64_t elements = tp_type_numel(tp_graph_value_type(rewrite->in, old));
     return elements >= 0 && elements <= max_elements;
 }

@@ -90,22 +90,23 @@ tp_status tp_pass_decompose(const tp_graph *in, const tp_pass_context *context, 
                             bool *changed) {
     *out = NULL;
     *changed = false;
-    tp_graph *current = NULL;
-    TP_TRY(tp_graph_clone(in, &current));
+    const tp_graph *current = in;
+    tp_graph *owned = NULL; /* current, once a round has made it */
     for (int round = 0; round < TP_DECOMPOSE_MAX_ROUNDS && has_decomposable(current); round++) {
         tp_graph *next = NULL;
         tp_status status = decompose_once(current, &next, changed);
-        tp_graph_destroy(current);
+        tp_graph_destroy(owned);
         if (status != TP_OK) return status;
-        current = next;
+        current = owned = next;
     }
     if (has_decomposable(current)) {
-        tp_graph_destroy(current);
+        tp_graph_destroy(owned);
         return tp_error_set(TP_ERR_INTERNAL,
                             "decompose: composites still remain after %d rounds (a decomposition "
                             "that emits itself? a TensorPlay bug: please report it)",
                             TP_DECOMPOSE_MAX_ROUNDS);
     }
-    *out = current;
+    if (!owned) return tp_graph_clone(in, out);
+    *out = owned;
     return TP_OK;
 }

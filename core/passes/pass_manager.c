@@ -129,28 +129,35 @@ tp_status tp_pass_pipeline_run(const tp_graph *in, const tp_pass_options *option
     TP_TRY(read_options(options, &resolved));
     tp_pass_context context = make_context(&resolved);
 
-    tp_graph *current = NULL;
-    TP_TRY(tp_graph_clone(in, &current));
+    /* `current` is the latest graph; `owned` is it when the pipeline made
+     * it (NULL while it is still the caller's `in`). */
+    const tp_graph *current = in;
+    tp_graph *owned = NULL;
     tp_fusion_plan *plan = NULL;
-    for (int pass = 0; pass < TP_PASS_COUNT; pass++) {
+    tp_status status = TP_OK;
+    for (int pass = 0; pass < TP_PASS_COUNT && status == TP_OK; pass++) {
         if (resolved.skip & TP_PASS_BIT(pass)) continue;
-        tp_graph *next = NULL;
         bool changed = false;
-        tp_status status =
-            run_pass((tp_pass_id)pass, current, &resolved, &context, &next, &changed);
-        if (status == TP_OK && pass == TP_PASS_FUSION && plan_out)
-            status = tp_fusion_plan_build(next, &plan);
-        tp_graph_destroy(current);
-        current = next;
-        if (status != TP_OK) {
-            tp_graph_destroy(current);
-            tp_fusion_plan_free(plan);
-            return status;
+        if (pass == TP_PASS_FUSION) {
+            /* The graph passes through; only the plan is computed. */
+            if (plan_out) status = tp_fusion_plan_build(current, &plan);
+        } else {
+            tp_graph *next = NULL;
+            status = run_pass((tp_pass_id)pass, current, &resolved, &context, &next, &changed);
+            if (status != TP_OK) break;
+            tp_graph_destroy(owned);
+            current = owned = next;
         }
-        if (resolved.after_pass)
+        if (status == TP_OK && resolved.after_pass)
             resolved.after_pass(tp_pass_name((tp_pass_id)pass), current, changed, resolved.user);
     }
-    *out = current;
+    if (status == TP_OK && !owned) status = tp_graph_clone(in, &owned);
+    if (status != TP_OK) {
+        tp_graph_destroy(owned);
+        tp_fusion_plan_free(plan);
+        return status;
+    }
+    *out = owned;
     if (plan_out) *plan_out = plan;
     return TP_OK;
 }

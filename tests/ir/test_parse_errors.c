@@ -175,6 +175,13 @@ START_TEST(nul_byte_is_reported_not_a_terminator) {
 }
 END_TEST
 
+START_TEST(lone_percent_at_the_end_of_the_text_is_reported) {
+    expect_error(HEADER "  %",
+                 "t.tpir:2:3: expected a value name (% then an identifier or a number, at most "
+                 "128 bytes), found '%'");
+}
+END_TEST
+
 START_TEST(unknown_dtype_lists_the_dtypes) {
     expect_error("graph g(%x: f33[2]) {\n  return %x\n}\n",
                  "t.tpir:1:13: expected a dtype (f32, f64, i32, i64, bool), found 'f33'");
@@ -247,6 +254,7 @@ TP_TEST_SUITE(ir_parse_errors) {
     tcase_add_test(tc, trailing_garbage_is_reported);
     tcase_add_test(tc, stray_character_is_reported);
     tcase_add_test(tc, nul_byte_is_reported_not_a_terminator);
+    tcase_add_test(tc, lone_percent_at_the_end_of_the_text_is_reported);
     tcase_add_test(tc, unknown_dtype_lists_the_dtypes);
     tcase_add_test(tc, negative_size_is_reported);
     tcase_add_test(tc, too_many_dimensions_is_reported);

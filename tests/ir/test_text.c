@@ -38,6 +38,22 @@ START_TEST(shape_and_creation_ops_round_trip) {
 }
 END_TEST
 
+START_TEST(pointwise_reduction_and_matmul_ops_round_trip) {
+    expect_round_trip("graph ops(%a: f32[4, 3], %b: f32[3, 5], %m: bool[4, 5]) {\n"
+                      "  %mm: f32[4, 5] = matmul(%a, %b)\n"
+                      "  %e: f32[4, 5] = exp(%mm)\n"
+                      "  %w: f32[4, 5] = where(%m, %e, %mm)\n"
+                      "  %s: f32[4] = sum(%w) {axes=[1], keepdim=false}\n"
+                      "  %k: f32[1, 5] = mean(%w) {axes=[0], keepdim=true}\n"
+                      "  %all: f32[] = max(%w) {axes=[], keepdim=false}\n"
+                      "  %i: i64[5] = argmax(%w) {keepdim=false, axis=0}\n"
+                      "  %c: f64[5] = cast(%i) {dtype=f64}\n"
+                      "  %lt: bool[4, 5] = lt(%w, %k)\n"
+                      "  return %s, %all, %c, %lt\n"
+                      "}\n");
+}
+END_TEST
+
 START_TEST(composite_ops_round_trip) {
     expect_round_trip("graph composites(%x: f32[n, 8], %w: f32[8], %b: f32[8], %lw: f32[4, 8]) {\n"
                       "  %ln: f32[n, 8] = layer_norm(%x, %w, %b) {axis=-1, eps=1e-05}\n"
@@ -249,6 +265,7 @@ TP_TEST_SUITE(ir_text) {
     Suite *suite = suite_create("ir.text");
     TCase *tc = tcase_create("text");
     tcase_add_test(tc, shape_and_creation_ops_round_trip);
+    tcase_add_test(tc, pointwise_reduction_and_matmul_ops_round_trip);
     tcase_add_test(tc, composite_ops_round_trip);
     tcase_add_test(tc, graph_without_inputs_round_trips);
     tcase_add_test(tc, comments_and_spacing_print_canonically);

@@ -67,7 +67,7 @@ static inline tp_type harness_type_of(const tp_tensor *tensor) {
 static inline tp_status harness_run(tp_op_id id, tp_tensor *const *inputs, int num_inputs,
                                     const tp_attrs *attrs, tp_tensor **out) {
     const tp_op_def *op = tp_op_get(id);
-    tp_type types[64], type;
+    tp_type types[64] = {{0}}, type;
     for (int i = 0; i < num_inputs; i++) types[i] = harness_type_of(inputs[i]);
     *out = NULL;
     tp_status status = tp_op_infer(op, types, num_inputs, attrs, &type);

@@ -139,6 +139,35 @@ START_TEST(leaves_results_over_the_size_cap) {
 }
 END_TEST
 
+START_TEST(leaves_reductions_of_huge_operands) {
+    /* One-element result, but evaluating it would fill 10^10 elements. */
+    bool changed = true;
+    tp_graph *g =
+        constfold("graph t() {\n"
+                  "  %a: f32[100000, 100000] = full() {shape=[100000, 100000], dtype=f32, "
+                  "value=1}\n"
+                  "  %s: f32[] = sum(%a) {axes=[], keepdim=false}\n"
+                  "  return %s\n"
+                  "}\n",
+                  &changed);
+    ck_assert(!changed);
+    ck_assert_str_eq(output_op(g, 0), "sum");
+    tp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(folds_reduction_of_a_modest_full) {
+    tp_graph *g = constfold("graph t() {\n"
+                            "  %a: f32[300, 300] = full() {shape=[300, 300], dtype=f32, value=2}\n"
+                            "  %s: f32[] = sum(%a) {axes=[], keepdim=false}\n"
+                            "  return %s\n"
+                            "}\n",
+                            NULL);
+    assert_constant_output(g, 0, TP_F32, (const double[]){180000}, 1);
+    tp_graph_destroy(g);
+}
+END_TEST
+
 TP_TEST_SUITE(constfold) {
     Suite *s = suite_create("passes.constfold");
     TCase *c = tcase_create("constfold");
@@ -149,6 +178,8 @@ TP_TEST_SUITE(constfold) {
     tcase_add_test(c, leaves_nodes_on_inputs);
     tcase_add_test(c, leaves_creation_nodes_alone);
     tcase_add_test(c, leaves_results_over_the_size_cap);
+    tcase_add_test(c, leaves_reductions_of_huge_operands);
+    tcase_add_test(c, folds_reduction_of_a_modest_full);
     suite_add_tcase(s, c);
     return s;
 }

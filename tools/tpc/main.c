@@ -18,7 +18,7 @@
 
 static const char usage_text[] =
     "usage: tpc run G.tpir --arg NAME=FILE.npy ... [--out DIR]\n"
-    "       tpc print G.tpir\n"
+    "       tpc print [--passes] G.tpir\n"
     "       tpc check G.tpir\n"
     "       tpc --help | --version\n"
     "\n"
@@ -27,7 +27,8 @@ static const char usage_text[] =
     "          Prints, per output: name, dtype and shape, the sum of its elements\n"
     "          and the sum of their absolute values. With --out, writes each\n"
     "          output as DIR/NAME.npy (DIR is created if missing).\n"
-    "  print   parses the graph and prints its canonical text.\n"
+    "  print   parses the graph and prints its canonical text. With --passes,\n"
+    "          also prints it after each pass of the pipeline, then its fusion plan.\n"
     "  check   parses and verifies the graph; prints its size.\n"
     "\n"
     "exit status: 0 success, 1 failure, 2 usage error\n";
@@ -222,6 +223,8 @@ static int main_run(int argc, char **argv) {
 
 /* print / check take exactly one graph file. */
 static int main_single(const char *command, int argc, char **argv) {
+    if (strcmp(command, "print") == 0 && argc == 2 && strcmp(argv[0], "--passes") == 0)
+        return tpc_print_passes(argv[1]);
     if (argc != 1 || (argv[0][0] == '-' && argv[0][1] != '\0'))
         return usage_error("'%s' takes exactly one graph file", command);
     return strcmp(command, "print") == 0 ? command_print(argv[0]) : command_check(argv[0]);

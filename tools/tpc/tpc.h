@@ -18,4 +18,7 @@ typedef struct tpc_run_options {
 tp_status tpc_run_graph(const tpc_run_options *options, const tp_graph *graph,
                         tp_tensor *const *inputs, int num_inputs, tp_tensor **outputs);
 
+/* `tpc print --passes G.tpir`: the graph after each pass (print_passes.c). */
+int tpc_print_passes(const char *path);
+
 #endif

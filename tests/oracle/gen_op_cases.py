@@ -1,0 +1,1028 @@
+#!/usr/bin/python3
+"""NumPy oracle for every op of core/ops/op_list.def.
+
+Usage: /usr/bin/python3 gen_op_cases.py OUTPUT_DIR
+
+Writes, for each case, its input .npy files and its expected .npy into
+OUTPUT_DIR, and one line per case into OUTPUT_DIR/manifest.txt. The C side
+(tests/numpy/test_numpy_ops.c) runs each case through tp_op (and through a
+one-node graph) and compares. Deterministic: fixed seed, same bytes each run.
+
+Manifest format (plain text, one case per line, '#' starts a comment line):
+
+  CASE NAME key=value key=value ...
+
+  op=NAME            op table name
+  dtype=D            dtype the case stands for in the coverage check: the
+                     first input's dtype, or the created dtype for creation ops
+  inputs=F1,F2,...   input .npy files (relative to OUTPUT_DIR); '-' = none
+  expected=F         expected output .npy; '-' for expect_error cases
+  rtol=R atol=A      pass when |got - expected| <= atol + rtol * |expected|
+                     (NaN must be NaN, +-Inf must be equal; 0/0 = exact)
+  attrs=K:V;K:V      tp_attrs fields; '-' = none (all defaults). Keys are the
+                     tp_attr_key names in lower case: axes, keepdim, shape,
+                     perm, axis, dim0, dim1, start, stop, step, range_start,
+                     range_stop, range_step, dtype, value, eps, approximate,
+                     beta, threshold, data. Lists are "[1,-1]" ("[]" empty);
+                     ints are decimal ("end" = TP_SLICE_END); floats are
+                     Python repr ("nan", "inf", "-inf" allowed); dtype is
+                     f32|f64|i32|i64|bool; approximate none|tanh; keepdim 0|1;
+                     data names a .npy file (the constant's payload).
+  expect_error=S     (optional) the op must fail with tp_status S, written as
+                     tp_status_name with '_' for ' ' (dtype, shape,
+                     invalid_argument, ...) or "any" for any failure; the
+                     message must name the op.
+
+How expected values are computed: the inputs are first converted to the
+dtype our promotion rules (include/tensorplay/tensor.h) compute in, then the
+math is done in float64 (floats) or int64 (integers) and the result is cast
+to the dtype our rules give. So f32 results are correctly rounded values of
+the exact function of the f32 inputs.
+
+Tolerances (rtol / atol), by result dtype and op class:
+  integer and bool results                  exact (0 / 0)
+  f32 simple (arithmetic, compare, shape,
+      creation, cast, floor, ...)           1e-6 / 1e-6
+  f32 transcendental (exp log sin erf pow)  1e-5 / 1e-6
+  f32 accumulating (reductions, matmul,
+      composites)                           1e-4 / 1e-5
+  f64 simple                                1e-12 / 1e-14
+  f64 transcendental                        1e-12 / 1e-13
+  f64 accumulating                          1e-10 / 1e-12
+"""
+
+import math
+import os
+import sys
+import time
+
+try:
+    import numpy as np
+except ImportError:
+    sys.exit("gen_op_cases.py needs /usr/bin/python3 with NumPy "
+             "(apt-get install python3-numpy)")
+
+DTYPES = ["f32", "f64", "i32", "i64", "bool"]
+NP = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
+      "bool": np.bool_}
+FLOATS = ["f32", "f64"]
+INTS = ["i32", "i64"]
+# bool < integers < floats; inside a category by width (tensor.h).
+RANK = {"bool": 0, "i32": 1, "i64": 2, "f32": 3, "f64": 4}
+
+TOLS = {
+    ("f32", "simple"): (1e-6, 1e-6),
+    ("f32", "transc"): (1e-5, 1e-6),
+    ("f32", "accum"): (1e-4, 1e-5),
+    ("f64", "simple"): (1e-12, 1e-14),
+    ("f64", "transc"): (1e-12, 1e-13),
+    ("f64", "accum"): (1e-10, 1e-12),
+}
+
+SPECIALS = [math.nan, math.inf, -math.inf, -0.0, 0.0, 1.0, -1.0, 0.5, -2.5, 3.0,
+            1e-20, -1e-20, 50.0, -50.0]
+
+rng = np.random.default_rng(20240607)
+
+
+def promote(*dts):
+    return max(dts, key=RANK.get)
+
+
+def is_float(dt):
+    return dt in FLOATS
+
+
+def compute_dtype(dt):
+    """NumPy dtype the math is done in for values of tp dtype `dt`."""
+    return np.float64 if is_float(dt) else (np.bool_ if dt == "bool" else np.int64)
+
+
+def up(x, dt):
+    """x as our rules see it in dtype dt, widened for the computation."""
+    return np.asarray(x).astype(NP[dt]).astype(compute_dtype(dt))
+
+
+def dt_of(x):
+    for name, t in NP.items():
+        if x.dtype == t:
+            return name
+    raise ValueError(x.dtype)
+
+
+# ---------------------------------------------------------------- values
+
+def rand_shape(rank=None, zero=False, maxdim=5):
+    if rank is None:
+        rank = int(rng.integers(0, 5))
+    dims = [int(d) for d in rng.integers(1, maxdim + 1, size=rank)]
+    if zero and rank > 0:
+        dims[int(rng.integers(rank))] = 0
+    return tuple(dims)
+
+
+def values(shape, dt, lo=None, hi=None, scale=3.0):
+    if dt == "bool":
+        return rng.random(shape) < 0.5
+    if dt in INTS:
+        lo = -20 if lo is None else lo
+        hi = 20 if hi is None else hi
+        return rng.integers(lo, hi + 1, size=shape).astype(NP[dt])
+    x = rng.standard_normal(shape) * scale
+    if lo is not None:
+        x = np.clip(x, lo, hi)
+    return x.astype(NP[dt])
+
+
+def specials(dt, extra=()):
+    v = np.array(SPECIALS + list(extra), dtype=np.float64)
+    return v.reshape(-1).astype(NP[dt])
+
+
+# ---------------------------------------------------------------- writer
+
+def fmt_float(v):
+    return repr(float(v))
+
+
+class Writer:
+    def __init__(self, outdir):
+        self.outdir = outdir
+        self.lines = []
+        self.names = set()
+        self.nbytes = 0
+
+    def _save(self, fname, arr):
+        path = os.path.join(self.outdir, fname)
+        np.save(path, np.array(arr, order="C"))  # (ascontiguousarray makes 0-d 1-d)
+        self.nbytes += os.path.getsize(path)
+        return fname
+
+    def _name(self, name):
+        base, n = name, 1
+        while name in self.names:
+            n += 1
+            name = "%s_%d" % (base, n)
+        self.names.add(name)
+        return name
+
+    def case(self, name, op, inputs, expected=None, tol="simple", attrs=None,
+             expect_error=None, dtype=None):
+        """inputs: list of typed arrays; expected: typed array (its dtype is
+        the dtype our rules give); attrs: dict key -> value (lists, ints,
+        floats, str; np arrays for data)."""
+        name = self._name(name)
+        files = []
+        for i, x in enumerate(inputs):
+            files.append(self._save("%s.in%d.npy" % (name, i), np.asarray(x)))
+        parts = []
+        for key, v in (attrs or {}).items():
+            if key == "data":
+                v = self._save("%s.data.npy" % name, np.asarray(v))
+            elif isinstance(v, (list, tuple)):
+                v = "[" + ",".join(str(int(e)) for e in v) + "]"
+            elif isinstance(v, bool):
+                v = "1" if v else "0"
+            elif isinstance(v, float):
+                v = fmt_float(v)
+            elif isinstance(v, (int, np.integer)):
+                v = str(int(v))
+            parts.append("%s:%s" % (key, v))
+        if dtype is None:
+            dtype = dt_of(np.asarray(inputs[0]))
+        line = "CASE %s op=%s dtype=%s inputs=%s" % (name, op, dtype, ",".join(files) or "-")
+        if expect_error:
+            line += " expected=- rtol=0 atol=0"
+        else:
+            expected = np.asarray(expected)
+            out_dt = dt_of(expected)
+            rtol, atol = TOLS.get((out_dt, tol), (0.0, 0.0))
+            line += " expected=%s rtol=%g atol=%g" % (
+                self._save("%s.out.npy" % name, expected), rtol, atol)
+        line += " attrs=%s" % (";".join(parts) or "-")
+        if expect_error:
+            line += " expect_error=%s" % expect_error
+        self.lines.append(line)
+
+    def finish(self):
+        with open(os.path.join(self.outdir, "manifest.txt"), "w") as f:
+            f.write("# NumPy oracle cases written by tests/oracle/gen_op_cases.py;"
+                    " format documented there.\n")
+            for line in self.lines:
+                f.write(line + "\n")
+
+
+def cast_out(y, dt):
+    return np.asarray(y).astype(NP[dt])
+
+
+# ---------------------------------------------------------------- unary
+
+FLOAT_UNARY = {
+    "exp": np.exp,
+    "log": np.log,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1.0 / np.sqrt(x),
+    "sin": np.sin,
+    "cos": np.cos,
+    "tanh": np.tanh,
+    "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
+    "erf": np.vectorize(math.erf, otypes=[np.float64]),
+}
+POSITIVE_DOMAIN = {"log", "sqrt", "rsqrt"}
+
+
+def relu_ref(x):
+    if x.dtype == np.bool_:
+        return x
+    return np.maximum(x, np.zeros((), x.dtype))  # NaN propagates, as np/PyTorch
+
+
+KEEP_UNARY = {
+    # name: (function, accepts bool)
+    "neg": (np.negative, False),
+    "abs": (np.abs, False),
+    "sign": (np.sign, False),
+    "relu": (relu_ref, True),
+    "floor": (lambda x: np.floor(x) if x.dtype == np.float64 else x, True),
+    "ceil": (lambda x: np.ceil(x) if x.dtype == np.float64 else x, True),
+}
+
+
+def gen_unary(w):
+    for op, fn in FLOAT_UNARY.items():
+        tol = "transc"
+        for dt in DTYPES:
+            out_dt = dt if is_float(dt) else "f32"
+            shapes = [rand_shape(), rand_shape(zero=True)] if is_float(dt) else [rand_shape()]
+            for k, shape in enumerate(shapes):
+                if op in POSITIVE_DOMAIN and dt != "bool":
+                    x = values(shape, dt, lo=-100, hi=100)
+                    x = np.abs(x).astype(NP[dt]) + (NP[dt](1) if dt in INTS else NP[dt](0.01))
+                    x = x.astype(NP[dt])
+                else:
+                    x = values(shape, dt)
+                w.case("%s_%s_r%d_%d" % (op, dt, len(shape), k), op, [x],
+                       cast_out(fn(up(x, out_dt)), out_dt), tol)
+            if is_float(dt):
+                x = specials(dt, [-3.0, 1e4, -1e4, 700.0, -700.0]).reshape(-1)
+                w.case("%s_%s_special" % (op, dt), op, [x], cast_out(fn(up(x, dt)), dt), tol)
+        # i64 beyond 2^24: converted to f32 first (tensor.h: integers give f32)
+        x = np.array([16777217, -33554433, 3, 0], dtype=np.int64)
+        if op in POSITIVE_DOMAIN:
+            x = np.abs(x) + 1
+        w.case("%s_i64_large" % op, op, [x], cast_out(fn(up(x, "f32")), "f32"), tol)
+
+    for op, (fn, accepts_bool) in KEEP_UNARY.items():
+        for dt in DTYPES:
+            if dt == "bool" and not accepts_bool:
+                w.case("%s_bool_rejected" % op, op, [values((3,), "bool")],
+                       expect_error="dtype")
+                continue
+            for k, shape in enumerate([rand_shape(), rand_shape(zero=True)]):
+                x = values(shape, dt)
+                if is_float(dt) and op in ("floor", "ceil"):
+                    x = (x * 1.7).astype(NP[dt])
+                w.case("%s_%s_r%d_%d" % (op, dt, len(shape), k), op, [x],
+                       cast_out(fn(up(x, dt)), dt))
+            if is_float(dt):
+                x = specials(dt, [2.5, -2.5, 1.5, -0.5, 1e15 + 0.5]).reshape(-1)
+                w.case("%s_%s_special" % (op, dt), op, [x], cast_out(fn(up(x, dt)), dt))
+        if op in ("neg", "abs", "sign"):
+            x = np.array([-(2**40), 2**40 + 7, -5, 0], dtype=np.int64)
+            w.case("%s_i64_large" % op, op, [x], cast_out(fn(up(x, "i64")), "i64"))
+
+    # logical_not: any dtype -> bool; nonzero (NaN too) is true
+    for dt in DTYPES:
+        for k, shape in enumerate([rand_shape(), rand_shape(zero=True)]):
+            x = values(shape, dt, lo=-2, hi=2) if dt in INTS else values(shape, dt)
+            w.case("logical_not_%s_%d" % (dt, k), "logical_not", [x],
+                   np.logical_not(up(x, dt) != 0))
+        if is_float(dt):
+            x = specials(dt)
+            w.case("logical_not_%s_special" % dt, "logical_not", [x],
+                   np.logical_not(up(x, dt) != 0))
+
+
+def cast_ref(x, src, dst):
+    v = up(x, src)
+    if dst == "bool":
+        return v != 0
+    if dst in INTS and is_float(src):
+        return np.trunc(v).astype(NP[dst])
+    return v.astype(NP[dst])
+
+
+def gen_cast(w):
+    for src in DTYPES:
+        for dst in DTYPES:
+            shape = rand_shape(zero=(RANK[src] + RANK[dst]) % 4 == 0)
+            if is_float(src):
+                x = (values(shape, src) * 10).astype(NP[src])  # |x| well inside i32
+            else:
+                x = values(shape, src)
+            w.case("cast_%s_to_%s" % (src, dst), "cast", [x], cast_ref(x, src, dst),
+                   attrs={"dtype": dst})
+            if is_float(src):
+                # truncation toward zero, -0.0, halves; NaN/Inf only where defined
+                x = np.array([2.5, -2.5, 0.99, -0.99, -0.0, 7.0, -7.0, 1e6 + 0.5],
+                             dtype=NP[src])
+                if not dst in INTS:
+                    x = np.concatenate([x, np.array([math.nan, math.inf, -math.inf],
+                                                    dtype=NP[src])])
+                w.case("cast_%s_to_%s_edges" % (src, dst), "cast", [x],
+                       cast_ref(x, src, dst), attrs={"dtype": dst})
+    # rounding: i64 -> f32 nearest-even, f64 -> f32 nearest
+    x = np.array([16777217, 16777219, -(2**53) - 1, 2**62], dtype=np.int64)
+    w.case("cast_i64_to_f32_rounding", "cast", [x], cast_ref(x, "i64", "f32"),
+           attrs={"dtype": "f32"})
+    x = np.array([1 / 3, 1e-40, 1 + 2**-30, 3.4e38], dtype=np.float64)
+    w.case("cast_f64_to_f32_rounding", "cast", [x], cast_ref(x, "f64", "f32"),
+           attrs={"dtype": "f32"})
+
+
+# ---------------------------------------------------------------- binary
+
+def broadcast_pair(out_shape=None):
+    """Two shapes that broadcast to out_shape: leading dims dropped, dims set to 1."""
+    if out_shape is None:
+        out_shape = rand_shape(int(rng.integers(1, 5)))
+    shapes = []
+    for _ in range(2):
+        drop = int(rng.integers(0, len(out_shape) + 1))
+        s = list(out_shape[drop:])
+        for i in range(len(s)):
+            if rng.random() < 0.35:
+                s[i] = 1
+        shapes.append(tuple(s))
+    return shapes[0], shapes[1]
+
+
+def pow_ref(a, b):
+    return np.power(a, b)
+
+
+BINARY = {
+    # name: (numpy function, result rule, tolerance class)
+    "add": (np.add, "arith", "simple"),
+    "sub": (np.subtract, "arith", "simple"),
+    "mul": (np.multiply, "arith", "simple"),
+    "div": (np.divide, "div", "simple"),
+    "pow": (pow_ref, "arith", "transc"),
+    "maximum": (np.maximum, "minmax", "simple"),
+    "minimum": (np.minimum, "minmax", "simple"),
+    "lt": (np.less, "compare", "simple"),
+    "le": (np.less_equal, "compare", "simple"),
+    "gt": (np.greater, "compare", "simple"),
+    "ge": (np.greater_equal, "compare", "simple"),
+    "eq": (np.equal, "compare", "simple"),
+    "ne": (np.not_equal, "compare", "simple"),
+    "logical_and": (np.logical_and, "logical", "simple"),
+    "logical_or": (np.logical_or, "logical", "simple"),
+}
+
+
+def binary_out_dtype(rule, da, db):
+    p = promote(da, db)
+    if rule == "arith":
+        return None if (da == "bool" and db == "bool") else p
+    if rule == "div":
+        return p if is_float(p) else "f32"
+    if rule == "minmax":
+        return p
+    return "bool"
+
+
+def binary_values(op, shape, dt, which):
+    if op == "pow":
+        if dt in INTS:
+            return values(shape, dt, lo=-4, hi=4) if which == 0 else values(shape, dt, lo=0, hi=5)
+        if is_float(dt):
+            x = values(shape, dt, scale=1.5)
+            return np.abs(x).astype(NP[dt]) if which == 0 else x
+    if op == "div" and dt in INTS:
+        return values(shape, dt, lo=-6, hi=6)  # includes 0: x/0 = +-inf, 0/0 = nan
+    if rule_of(op) in ("compare", "logical", "minmax") and dt in INTS:
+        return values(shape, dt, lo=-3, hi=3)  # ties
+    if rule_of(op) == "compare" and is_float(dt):
+        return np.round(values(shape, dt)).astype(NP[dt])  # ties
+    return values(shape, dt)
+
+
+def rule_of(op):
+    return BINARY[op][1]
+
+
+def binary_case(w, name, op, a, b):
+    fn, rule, tol = BINARY[op]
+    da, db = dt_of(a), dt_of(b)
+    out = binary_out_dtype(rule, da, db)
+    if out is None:
+        w.case(name + "_rejected", op, [a, b], expect_error="dtype")
+        return
+    if rule in ("compare", "minmax", "arith"):
+        work = promote(da, db)
+    elif rule == "div":
+        work = out
+    else:
+        work = None
+    if work is None:  # logical: nonzero is true
+        y = fn(up(a, da) != 0, up(b, db) != 0)
+    else:
+        y = fn(up(a, work), up(b, work))
+    w.case(name, op, [a, b], cast_out(y, out), tol)
+
+
+MIXED = [("i32", "f32"), ("i64", "f32"), ("f32", "f64"), ("i32", "i64"), ("bool", "i32"),
+         ("f64", "i32"), ("bool", "f32")]
+
+
+def gen_binary(w):
+    for op in BINARY:
+        for dt in DTYPES:
+            sa = rand_shape()
+            shapes = [(sa, sa), broadcast_pair()]
+            if is_float(dt):
+                shapes.append(broadcast_pair(rand_shape(int(rng.integers(1, 4)), zero=True)))
+            for k, (sa, sb) in enumerate(shapes):
+                binary_case(w, "%s_%s_%d" % (op, dt, k), op, binary_values(op, sa, dt, 0),
+                            binary_values(op, sb, dt, 1))
+            if dt == "bool":
+                break
+        for da, db in MIXED:
+            sa, sb = broadcast_pair()
+            binary_case(w, "%s_%s_%s" % (op, da, db), op, binary_values(op, sa, da, 0),
+                        binary_values(op, sb, db, 1))
+        # rank mismatch + size-1 + size-0: [2,0,3] with [1,3], scalar with [4,1]
+        binary_case(w, "%s_f32_zero_bcast" % op, op, values((2, 0, 3), "f32"),
+                    values((1, 3), "f32"))
+        binary_case(w, "%s_i32_scalar_bcast" % op, op, binary_values(op, (), "i32", 0),
+                    binary_values(op, (4, 1), "i32", 1))
+        w.case("%s_f32_bcast_mismatch_rejected" % op, op,
+               [values((2, 3), "f32"), values((4,), "f32")], expect_error="shape")
+        for dt in FLOATS:
+            s = specials(dt)
+            a = np.repeat(s, len(s)).astype(NP[dt])
+            b = np.tile(s, len(s)).astype(NP[dt])
+            binary_case(w, "%s_%s_special" % (op, dt), op, a, b)
+    # compare in promote(a, b): i64 2^24+1 vs f32 2^24 are equal in f32
+    a = np.array([16777217, 16777216, 3], dtype=np.int64)
+    b = np.array([16777216.0, 16777217.0, 3.5], dtype=np.float32)
+    for op in ("eq", "lt", "ge"):
+        binary_case(w, "%s_i64_f32_compares_in_f32" % op, op, a, b)
+    # integer arithmetic stays 64-bit
+    a = np.array([2**40, -(2**41), 7], dtype=np.int64)
+    b = np.array([3, 5, -2**33], dtype=np.int64)
+    for op in ("add", "sub", "mul", "maximum"):
+        binary_case(w, "%s_i64_large" % op, op, a, b if op != "mul" else np.array([3, 5, 2],
+                                                                                  np.int64))
+    a = np.array([3, 2, 0, 5, -3], dtype=np.int64)
+    b = np.array([30, 40, 0, 2, 3], dtype=np.int64)
+    binary_case(w, "pow_i64_large", "pow", a, b)
+
+
+def gen_where(w):
+    combos = [("bool", "f32", "f32"), ("bool", "f64", "f64"), ("bool", "i32", "i32"),
+              ("bool", "i64", "i64"), ("bool", "bool", "bool"), ("i32", "f32", "f32"),
+              ("f32", "i32", "f32"), ("f64", "f32", "f64"), ("i64", "i32", "i64"),
+              ("bool", "bool", "i32"), ("bool", "i64", "f32")]
+    for k, (dc, da, db) in enumerate(combos):
+        out_shape = rand_shape(int(rng.integers(1, 5)))
+        sc, sa = broadcast_pair(out_shape)
+        _, sb = broadcast_pair(out_shape)
+        c = values(sc, dc, lo=-1, hi=1) if dc in INTS else values(sc, dc)
+        if is_float(dc):
+            c = np.round(c / 3).astype(NP[dc])
+        a, b = values(sa, da), values(sb, db)
+        out = promote(da, db)
+        y = np.where(up(c, dc) != 0, up(a, out), up(b, out))
+        w.case("where_%s_%s_%s_%d" % (dc, da, db, k), "where", [c, a, b], cast_out(y, out))
+    # NaN condition is true; NaN values pass through; size-0 broadcast
+    c = np.array([math.nan, 0.0, -0.0, 2.0], dtype=np.float32)
+    a = np.array([1.0, math.nan, 3.0, math.inf], dtype=np.float32)
+    b = np.array([[-1.0], [math.nan]], dtype=np.float32)
+    w.case("where_f32_special", "where", [c, a, b],
+           cast_out(np.where(up(c, "f32") != 0, up(a, "f32"), up(b, "f32")), "f32"))
+    c, a, b = values((0, 1), "bool"), values((3,), "f32"), values((), "f32")
+    w.case("where_f32_zero_size", "where", [c, a, b],
+           cast_out(np.where(c, up(a, "f32"), up(b, "f32")), "f32"))
+    w.case("where_f32_bcast_mismatch_rejected", "where",
+           [values((2,), "bool"), values((3,), "f32"), values((3,), "f32")],
+           expect_error="shape")
+    c, a, b = values((), "bool"), values((2, 3), "i64"), values((3,), "i64")
+    w.case("where_scalar_cond", "where", [c, a, b], cast_out(np.where(c, a, b), "i64"))
+
+
+# ---------------------------------------------------------------- reductions
+
+def axes_variants(rank):
+    """(axes list or None for "all", label)."""
+    if rank == 0:
+        return [(None, "all")]
+    out = [(None, "all"), ([int(rng.integers(rank))], "one"), ([-1], "neg")]
+    if rank >= 2:
+        out.append(([0, rank - 1], "two"))
+        out.append((list(range(rank)), "every"))
+    if rank >= 3:
+        out.append(([-1, 1], "negmix"))
+    return out
+
+
+REDUCE = {
+    "sum": (lambda x, ax, kd: np.sum(x, axis=ax, keepdims=kd)),
+    "mean": (lambda x, ax, kd: np.mean(x, axis=ax, keepdims=kd)),
+    "max": (lambda x, ax, kd: np.max(x, axis=ax, keepdims=kd)),
+    "min": (lambda x, ax, kd: np.min(x, axis=ax, keepdims=kd)),
+}
+
+
+def reduce_out_dtype(op, dt):
+    if op == "sum":
+        return dt if is_float(dt) else "i64"
+    if op == "mean":
+        return dt if is_float(dt) else "f32"
+    return dt
+
+
+def reduce_case(w, name, op, x, axes, keepdim):
+    dt = dt_of(x)
+    out = reduce_out_dtype(op, dt)
+    ax = None if axes is None else tuple(a % x.ndim for a in axes)
+    with np.errstate(all="ignore"):
+        y = REDUCE[op](up(x, dt), ax, keepdim)
+    attrs = {}
+    if axes is not None:
+        attrs["axes"] = axes
+    attrs["keepdim"] = keepdim
+    tol = "simple" if op in ("max", "min") else "accum"
+    w.case(name, op, [x], cast_out(y, out), tol, attrs=attrs)
+
+
+def gen_reduce(w):
+    import warnings
+    warnings.simplefilter("ignore")
+    for op in REDUCE:
+        for dt in DTYPES:
+            # f32 gets every rank and axes pattern; other dtypes a sample
+            for rank in ((0, 1, 2, 3, 4) if dt == "f32" else (1, 3)):
+                shape = rand_shape(rank, maxdim=4)
+                x = values(shape, dt, lo=-3, hi=3) if dt in INTS else values(shape, dt)
+                variants = axes_variants(rank)
+                if dt != "f32":
+                    variants = [variants[0], variants[-1]]
+                for axes, label in variants:
+                    keepdims = (False, True) if label in ("one", "all") and dt == "f32" else \
+                        (bool(rng.integers(2)),)
+                    for keepdim in keepdims:
+                        reduce_case(w, "%s_%s_r%d_%s_k%d" % (op, dt, rank, label, keepdim),
+                                    op, x, axes, keepdim)
+        # size-0 dimension not reduced: empty result
+        reduce_case(w, "%s_f32_zero_kept" % op, op, values((0, 3), "f32"), [1], False)
+        if op in ("sum", "mean"):
+            # reducing a size-0 axis: sum 0, mean NaN (0/0)
+            reduce_case(w, "%s_f32_zero_reduced" % op, op, values((2, 0), "f32"), [1], False)
+            reduce_case(w, "%s_i32_zero_reduced" % op, op, values((0,), "i32"), None, True)
+        else:
+            # max/min of nothing is undefined (NumPy raises)
+            w.case("%s_f32_zero_reduced_rejected" % op, op, [values((2, 0), "f32")],
+                   attrs={"axes": [1], "keepdim": False}, expect_error="any")
+        for dt in FLOATS:
+            x = np.array([[1.0, math.nan, 2.0], [math.inf, -1.0, 0.0], [-math.inf, 3.0, -0.0]],
+                         dtype=NP[dt])
+            reduce_case(w, "%s_%s_special_rows" % (op, dt), op, x, [1], False)
+            reduce_case(w, "%s_%s_special_all" % (op, dt), op, x, None, False)
+    # a long f32 sum (accumulation error)
+    reduce_case(w, "sum_f32_long", "sum", values((4096,), "f32"), None, False)
+    reduce_case(w, "mean_f32_long", "mean", values((3, 1000), "f32"), [1], True)
+    # i32 sum does not overflow: it gives i64
+    x = np.full((4,), 2**30, dtype=np.int32)
+    reduce_case(w, "sum_i32_to_i64_no_overflow", "sum", x, None, False)
+
+
+def argmax_ref(x, axis, keepdim):
+    # NumPy: first index of the maximum; NaN counts as the maximum (first NaN).
+    y = np.argmax(x, axis=axis)
+    if keepdim:
+        y = np.expand_dims(y, axis)
+    return y.astype(np.int64)
+
+
+def gen_argmax(w):
+    for dt in DTYPES:
+        for rank in (1, 2, 3, 4):
+            shape = rand_shape(rank, maxdim=4)
+            # few distinct values: ties everywhere, first index wins
+            x = values(shape, dt, lo=0, hi=2) if dt in INTS else values(shape, dt)
+            if is_float(dt):
+                x = np.round(x / 2).astype(NP[dt])
+            axis = int(rng.integers(-rank, rank))
+            for keepdim in (False, True):
+                w.case("argmax_%s_r%d_ax%d_k%d" % (dt, rank, axis, keepdim), "argmax", [x],
+                       argmax_ref(up(x, dt), axis % rank, keepdim),
+                       attrs={"axis": axis, "keepdim": keepdim})
+    x = np.array([[1.0, 5.0, 5.0, 2.0], [-math.inf, -math.inf, -math.inf, -math.inf],
+                  [0.0, math.nan, 7.0, math.nan], [-0.0, 0.0, math.inf, math.inf]],
+                 dtype=np.float32)
+    for axis in (0, 1):
+        w.case("argmax_f32_special_ax%d" % axis, "argmax", [x],
+               argmax_ref(x, axis, False), attrs={"axis": axis, "keepdim": False})
+    x = values((0, 3), "f32")
+    w.case("argmax_f32_zero_kept", "argmax", [x], argmax_ref(x, 1, False),
+           attrs={"axis": 1, "keepdim": False})
+    w.case("argmax_f32_zero_axis_rejected", "argmax", [x], attrs={"axis": 0, "keepdim": False},
+           expect_error="any")
+    x = np.array(3.5, dtype=np.float32)
+    w.case("argmax_f32_rank0_rejected", "argmax", [x], attrs={"axis": 0}, expect_error="any")
+
+
+# ---------------------------------------------------------------- matmul
+
+def matmul_case(w, name, a, b, op="matmul"):
+    da, db = dt_of(a), dt_of(b)
+    if da == "bool" and db == "bool":
+        w.case(name, op, [a, b], expect_error="dtype")
+        return
+    out = promote(da, db)
+    w.case(name, op, [a, b], cast_out(np.matmul(up(a, out), up(b, out)), out), "accum")
+
+
+def gen_matmul(w):
+    shape_pairs = [((4,), (4,)), ((3,), (3, 5)), ((2, 3), (3,)), ((2, 3), (3, 4)),
+                   ((2, 2, 3), (3, 4)), ((3,), (2, 3, 4)), ((2, 1, 3, 4), (5, 4, 2)),
+                   ((1, 4, 3), (2, 3, 6)), ((2, 0), (0, 3)), ((0, 3), (3, 2)),
+                   ((2, 3, 0), (2, 0, 4)), ((5, 16), (16, 7))]
+    for dt in ("f32", "f64", "i32", "i64"):
+        for sa, sb in (shape_pairs if dt in ("f32", "f64") else shape_pairs[:8]):
+            a = values(sa, dt, lo=-5, hi=5)
+            b = values(sb, dt, lo=-5, hi=5)
+            matmul_case(w, "matmul_%s_%s_x_%s" % (dt, "x".join(map(str, sa)) or "s",
+                                                   "x".join(map(str, sb))), a, b)
+    for da, db in (("i32", "f32"), ("f32", "f64"), ("bool", "i32"), ("i64", "f64"),
+                   ("bool", "bool")):
+        matmul_case(w, "matmul_%s_%s" % (da, db), values((2, 3), da), values((3, 2), db))
+    a = np.array([[1.0, math.nan], [math.inf, 0.0]], dtype=np.float32)
+    b = np.array([[1.0, 0.0], [2.0, 3.0]], dtype=np.float32)
+    matmul_case(w, "matmul_f32_special", a, b)
+    for name, sa, sb in (("matmul_f32_k_mismatch_rejected", (2, 3), (4, 2)),
+                         ("matmul_f32_batch_mismatch_rejected", (2, 2, 3), (3, 3, 2)),
+                         ("matmul_f32_rank0_rejected", (), (3,))):
+        w.case(name, "matmul", [values(sa, "f32"), values(sb, "f32")],
+               expect_error="any" if "rank0" in name else "shape")
+
+
+# ---------------------------------------------------------------- shape ops
+
+def gen_shape_ops(w):
+    for dt in DTYPES:
+        # reshape
+        x = values((2, 3, 4), dt)
+        for k, shape in enumerate([[4, -1], [24], [2, 3, 2, 2], [-1, 1, 3]]):
+            w.case("reshape_%s_%d" % (dt, k), "reshape", [x],
+                   x.reshape(shape), attrs={"shape": shape})
+        x1 = values((1, 1), dt)
+        w.case("reshape_%s_to_scalar" % dt, "reshape", [x1], x1.reshape(()),
+               attrs={"shape": []})
+        x0 = values((), dt)
+        w.case("reshape_%s_from_scalar" % dt, "reshape", [x0], x0.reshape((1, 1, 1)),
+               attrs={"shape": [1, 1, 1]})
+        xz = values((0, 3), dt)
+        w.case("reshape_%s_zero" % dt, "reshape", [xz], xz.reshape((3, 0, 2)),
+               attrs={"shape": [3, 0, 2]})
+        # permute
+        x = values((2, 3, 4, 1), dt)
+        for k, perm in enumerate([[3, 1, 0, 2], [0, 1, 2, 3], [1, 0, 3, 2]]):
+            w.case("permute_%s_%d" % (dt, k), "permute", [x], np.transpose(x, perm),
+                   attrs={"perm": perm})
+        xz = values((2, 0, 3), dt)
+        w.case("permute_%s_zero" % dt, "permute", [xz], np.transpose(xz, (2, 0, 1)),
+               attrs={"perm": [2, 0, 1]})
+        # transpose
+        x = values((2, 3, 4), dt)
+        for d0, d1 in ((0, 1), (0, -1), (-1, -2), (1, 1)):
+            w.case("transpose_%s_%d_%d" % (dt, d0, d1), "transpose", [x],
+                   np.swapaxes(x, d0, d1), attrs={"dim0": d0, "dim1": d1})
+        # expand
+        for k, (src, dst) in enumerate([((3, 1), [2, 3, 4]), ((1,), [5]), ((), [2, 3]),
+                                        ((2, 1, 3), [-1, 4, -1]), ((1, 3), [0, 3]),
+                                        ((4,), [2, 1, 4])]):
+            x = values(src, dt)
+            target = [x.shape[i - (len(dst) - x.ndim)] if v == -1 else v
+                      for i, v in enumerate(dst)]
+            w.case("expand_%s_%d" % (dt, k), "expand", [x], np.broadcast_to(x, target).copy(),
+                   attrs={"shape": dst})
+        # concat: 3 inputs, one empty along the axis; 1 input; negative axis
+        a, b, c = values((2, 3), dt), values((2, 0), dt), values((2, 4), dt)
+        w.case("concat_%s_three_axis1" % dt, "concat", [a, b, c],
+               np.concatenate([a, b, c], axis=1), attrs={"axis": 1})
+        a, b, c = values((1, 2, 2), dt), values((3, 2, 2), dt), values((2, 2, 2), dt)
+        w.case("concat_%s_three_axis0" % dt, "concat", [a, b, c],
+               np.concatenate([a, b, c], axis=0), attrs={"axis": 0})
+        a, b = values((2, 3, 1), dt), values((2, 3, 2), dt)
+        w.case("concat_%s_two_axis_neg" % dt, "concat", [a, b],
+               np.concatenate([a, b], axis=-1), attrs={"axis": -1})
+        a = values((4,), dt)
+        w.case("concat_%s_one" % dt, "concat", [a], a.copy(), attrs={"axis": 0})
+        # squeeze
+        x = values((1, 3, 1, 2, 1), dt)
+        w.case("squeeze_%s_all" % dt, "squeeze", [x], np.squeeze(x), attrs={})
+        w.case("squeeze_%s_named" % dt, "squeeze", [x], np.squeeze(x, axis=(0, 2)),
+               attrs={"axes": [0, 2]})
+        w.case("squeeze_%s_named_neg" % dt, "squeeze", [x], np.squeeze(x, axis=-1),
+               attrs={"axes": [-1]})
+        x0 = values((), dt)
+        w.case("squeeze_%s_scalar" % dt, "squeeze", [x0], np.squeeze(x0), attrs={})
+        xz = values((1, 0, 1), dt)
+        w.case("squeeze_%s_zero" % dt, "squeeze", [xz], np.squeeze(xz), attrs={})
+        # unsqueeze (NumPy expand_dims: negative axis counts in the result)
+        x = values((2, 3), dt)
+        for axis in (0, 1, 2, -1, -3):
+            w.case("unsqueeze_%s_%d" % (dt, axis), "unsqueeze", [x], np.expand_dims(x, axis),
+                   attrs={"axis": axis})
+        w.case("unsqueeze_%s_scalar" % dt, "unsqueeze", [x0], np.expand_dims(x0, 0),
+               attrs={"axis": 0})
+    # slice: Python semantics along one axis
+    x = values((5, 7, 3), "f32")
+    slices = [(1, 1, 5, 1), (1, -3, "end", 1), (1, 0, "end", 2), (1, -100, 100, 3),
+              (0, 4, 2, 1), (0, 7, "end", 1), (2, -1, "end", 1), (-1, 0, 2, 1),
+              (-2, 2, -1, 2), (1, 6, 100, 1), (0, -2, -1, 1), (1, 0, 0, 1)]
+    for k, (axis, start, stop, step) in enumerate(slices):
+        idx = [slice(None)] * 3
+        idx[axis] = slice(start, None if stop == "end" else stop, step)
+        w.case("slice_f32_%d" % k, "slice", [x], x[tuple(idx)].copy(),
+               attrs={"axis": axis, "start": start, "stop": stop, "step": step})
+    for dt in ("f64", "i32", "i64", "bool"):
+        x = values((6, 4), dt)
+        w.case("slice_%s" % dt, "slice", [x], x[:, 1:4:2].copy(),
+               attrs={"axis": 1, "start": 1, "stop": 4, "step": 2})
+        w.case("slice_%s_neg" % dt, "slice", [x], x[-4:-1].copy(),
+               attrs={"axis": 0, "start": -4, "stop": -1, "step": 1})
+    xz = values((0, 4), "f32")
+    w.case("slice_f32_zero", "slice", [xz], xz[:, 1:3].copy(),
+           attrs={"axis": 1, "start": 1, "stop": 3, "step": 1})
+    # errors the rules define
+    w.case("reshape_f32_bad_count_rejected", "reshape", [values((2, 3), "f32")],
+           attrs={"shape": [4, 2]}, expect_error="any")
+    w.case("squeeze_f32_not_one_rejected", "squeeze", [values((2, 3), "f32")],
+           attrs={"axes": [0]}, expect_error="any")
+    w.case("expand_f32_incompatible_rejected", "expand", [values((2, 3), "f32")],
+           attrs={"shape": [2, 4]}, expect_error="any")
+    w.case("concat_f32_shape_mismatch_rejected", "concat",
+           [values((2, 3), "f32"), values((3, 2), "f32")], attrs={"axis": 0},
+           expect_error="shape")
+    w.case("slice_f32_step0_rejected", "slice", [values((4,), "f32")],
+           attrs={"axis": 0, "start": 0, "stop": "end", "step": 0}, expect_error="any")
+    w.case("permute_f32_not_a_perm_rejected", "permute", [values((2, 3), "f32")],
+           attrs={"perm": [0, 0]}, expect_error="any")
+
+
+# ---------------------------------------------------------------- creation
+
+def arange_ref(start, stop, step, dt):
+    n = max(0, int(math.ceil((stop - start) / step)))
+    return (start + np.arange(n, dtype=np.float64) * step).astype(NP[dt])
+
+
+def gen_creation(w):
+    for dt in DTYPES:
+        for k, shape in enumerate([(), (3,), (2, 0, 4), (2, 3, 1, 2)]):
+            value = {"bool": 1.0, "i32": -7.0, "i64": 123456789012.0}.get(dt, 2.5)
+            if dt == "i32" and k == 1:
+                value = 0.0
+            y = np.full(shape, value).astype(NP[dt])
+            w.case("full_%s_%d" % (dt, k), "full", [], y, dtype=dt,
+                   attrs={"shape": list(shape), "value": float(value), "dtype": dt})
+        for k, shape in enumerate([(), (4,), (2, 3), (0, 2), (2, 1, 2, 3)]):
+            data = values(shape, dt)
+            if is_float(dt) and k == 2:
+                data = specials(dt)[:6].reshape(2, 3)
+            w.case("constant_%s_%d" % (dt, k), "constant", [], data.copy(), dtype=dt,
+                   attrs={"data": data})
+    w.case("full_bool_zero", "full", [], np.full((2, 2), False), dtype="bool",
+           attrs={"shape": [2, 2], "value": 0.0, "dtype": "bool"})
+    for dt in FLOATS:
+        for v in (math.nan, -math.inf, -0.0):
+            w.case("full_%s_%r" % (dt, v), "full", [], np.full((3,), v).astype(NP[dt]),
+                   dtype=dt, attrs={"shape": [3], "value": v, "dtype": dt})
+    ranges = {
+        "f32": [(0.0, 1.0, 0.1), (5.0, -5.0, -1.5), (0.0, 100.0, 0.37), (-1.0, 1.0, 0.25),
+                (5.0, 0.0, 1.0), (0.0, 10.0, 1.0), (2.0, 3.0, 1.0)],
+        "f64": [(0.0, 1.0, 0.1), (-2.5, 2.5, 0.5), (10.0, -3.0, -0.7), (1.0, 1.0, 1.0)],
+        "i32": [(0.0, 10.0, 1.0), (10.0, 0.0, -3.0), (-5.0, 5.0, 2.0), (3.0, 3.0, 1.0)],
+        "i64": [(0.0, 7.0, 1.0), (100.0, -100.0, -25.0), (0.0, 5000.0, 7.0)],
+    }
+    for dt, rs in ranges.items():
+        for k, (start, stop, step) in enumerate(rs):
+            w.case("arange_%s_%d" % (dt, k), "arange", [], arange_ref(start, stop, step, dt),
+                   tol="simple", dtype=dt,
+                   attrs={"range_start": start, "range_stop": stop, "range_step": step,
+                          "dtype": dt})
+    w.case("arange_bool_rejected", "arange", [], dtype="bool",
+           attrs={"range_start": 0.0, "range_stop": 2.0, "range_step": 1.0, "dtype": "bool"},
+           expect_error="dtype")
+    # step 0 has no meaning
+    w.case("arange_f32_step0_rejected", "arange", [], dtype="f32",
+           attrs={"range_start": 0.0, "range_stop": 1.0, "range_step": 0.0, "dtype": "f32"},
+           expect_error="any")
+    w.case("full_f32_negative_dim_rejected", "full", [], dtype="f32",
+           attrs={"shape": [2, -1], "value": 1.0, "dtype": "f32"}, expect_error="any")
+
+
+# ---------------------------------------------------------------- composites
+
+def softmax_ref(x, axis):
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.exp(x - m)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def log_softmax_ref(x, axis):
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    return x - m - np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
+
+
+def layer_norm_ref(x, w, b, axis, eps):
+    axes = tuple(range(axis % x.ndim, x.ndim))
+    mean = np.mean(x, axis=axes, keepdims=True)
+    var = np.mean((x - mean) ** 2, axis=axes, keepdims=True)
+    y = (x - mean) / np.sqrt(var + eps)
+    if w is not None:
+        y = y * w
+    if b is not None:
+        y = y + b
+    return y
+
+
+erf_vec = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def gelu_ref(x, approximate):
+    if approximate == "tanh":
+        return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1.0 + erf_vec(x / math.sqrt(2.0)))
+
+
+def silu_ref(x):
+    return x / (1.0 + np.exp(-x))
+
+
+def softplus_ref(x, beta, threshold):
+    bx = beta * x
+    with np.errstate(over="ignore"):
+        soft = np.log1p(np.exp(bx)) / beta
+    return np.where(bx > threshold, x, soft)
+
+
+def float_result(dt):
+    return dt if is_float(dt) else "f32"
+
+
+def unary_composite(w, name, op, x, fn, attrs):
+    dt = dt_of(x)
+    out = float_result(dt)
+    with np.errstate(all="ignore"):
+        y = fn(up(x, out))
+    w.case(name, op, [x], cast_out(y, out), "accum", attrs=attrs)
+
+
+def gen_composites(w):
+    for dt in DTYPES:
+        for op, fn in (("softmax", softmax_ref), ("log_softmax", log_softmax_ref)):
+            for rank in ((1, 2, 3, 4) if is_float(dt) else (2,)):
+                shape = rand_shape(rank, maxdim=5)
+                axis = int(rng.integers(-rank, rank))
+                x = values(shape, dt)
+                unary_composite(w, "%s_%s_r%d_ax%d" % (op, dt, rank, axis), op, x,
+                                lambda v, a=axis, f=fn: f(v, a), {"axis": axis})
+            if is_float(dt):
+                x = np.array([[1000.0, 1001.0, 999.0], [-1000.0, -1001.0, -1002.0],
+                              [-math.inf, 0.0, 1.0], [0.0, 0.0, 0.0]], dtype=NP[dt])
+                unary_composite(w, "%s_%s_stable" % (op, dt), op, x,
+                                lambda v, f=fn: f(v, -1), {"axis": -1})
+                x = np.array([[1.0, math.nan, 2.0], [3.0, 4.0, 5.0]], dtype=NP[dt])
+                unary_composite(w, "%s_%s_nan_row" % (op, dt), op, x,
+                                lambda v, f=fn: f(v, 1), {"axis": 1})
+                x = values((0, 4), dt)
+                unary_composite(w, "%s_%s_zero" % (op, dt), op, x,
+                                lambda v, f=fn: f(v, 1), {"axis": 1})
+        # gelu, silu, softplus
+        shapes = [rand_shape(), rand_shape(zero=True)] if is_float(dt) else [rand_shape()]
+        for k, shape in enumerate(shapes):
+            x = values(shape, dt)
+            for approx in ("none", "tanh"):
+                unary_composite(w, "gelu_%s_%s_%d" % (dt, approx, k), "gelu", x,
+                                lambda v, a=approx: gelu_ref(v, a), {"approximate": approx})
+            unary_composite(w, "silu_%s_%d" % (dt, k), "silu", x, silu_ref, {})
+            unary_composite(w, "softplus_%s_%d" % (dt, k), "softplus", x,
+                            lambda v: softplus_ref(v, 1.0, 20.0), {})
+        if is_float(dt):
+            x = np.array([math.nan, -0.0, 0.0, 1e-20, -30.0, 30.0, -5.0, 5.0, 2.5, -2.5],
+                         dtype=NP[dt])
+            for approx in ("none", "tanh"):
+                unary_composite(w, "gelu_%s_%s_special" % (dt, approx), "gelu", x,
+                                lambda v, a=approx: gelu_ref(v, a), {"approximate": approx})
+            unary_composite(w, "silu_%s_special" % dt, "silu", x, silu_ref, {})
+            # threshold crossing: beta * x around the threshold, +-inf
+            x = np.array([-math.inf, math.inf, math.nan, -100.0, -3.0, 0.0, 0.9, 1.1, 4.9,
+                          5.1, 9.9, 10.1, 40.0], dtype=NP[dt])
+            for beta, threshold in ((1.0, 20.0), (2.0, 10.0), (0.5, 2.0)):
+                unary_composite(w, "softplus_%s_b%g_t%g" % (dt, beta, threshold), "softplus", x,
+                                lambda v, b=beta, t=threshold: softplus_ref(v, b, t),
+                                {"beta": beta, "threshold": threshold})
+    gen_layer_norm(w)
+    gen_linear(w)
+
+
+def gen_layer_norm(w):
+    for dt in DTYPES:
+        configs = [((4, 6), -1, 1e-5, "none"), ((2, 3, 5), 1, 1e-5, "weight"),
+                   ((3, 4), 1, 1e-3, "both"), ((2, 2, 3), 0, 1e-5, "both"),
+                   ((0, 5), -1, 1e-5, "both"), ((5,), 0, 1e-5, "both"),
+                   ((2, 3, 1, 4), -2, 1e-2, "none")]
+        if not is_float(dt):
+            configs = configs[:1]
+        for k, (shape, axis, eps, affine) in enumerate(configs):
+            x = values(shape, dt)
+            nshape = shape[axis % len(shape):]
+            inputs = [x]
+            out = float_result(dt)
+            wt = bs = None
+            if affine in ("weight", "both"):
+                wt = values(nshape, dt)
+                inputs.append(wt)
+            if affine == "both":
+                bs = values(nshape, dt)
+                inputs.append(bs)
+            y = layer_norm_ref(up(x, out), None if wt is None else up(wt, out),
+                               None if bs is None else up(bs, out), axis, eps)
+            attrs = {"axis": axis}
+            if eps != 1e-5:
+                attrs["eps"] = eps
+            w.case("layer_norm_%s_%d_%s" % (dt, k, affine), "layer_norm", inputs,
+                   cast_out(y, out), "accum", attrs=attrs)
+    # constant rows: variance 0, result (x - mean) / sqrt(eps) = 0
+    x = np.array([[2.0, 2.0, 2.0], [1.0, math.nan, 0.0]], dtype=np.float32)
+    w.case("layer_norm_f32_constant_and_nan_rows", "layer_norm", [x],
+           cast_out(layer_norm_ref(up(x, "f32"), None, None, -1, 1e-5), "f32"), "accum",
+           attrs={"axis": -1})
+    w.case("layer_norm_f32_bad_weight_rejected", "layer_norm",
+           [values((2, 3), "f32"), values((4,), "f32")], attrs={"axis": -1},
+           expect_error="any")
+
+
+def gen_linear(w):
+    configs = [((3,), 4, True), ((2, 3), 4, True), ((2, 3), 4, False), ((2, 5, 3), 2, True),
+               ((0, 3), 4, True), ((4, 16), 8, False)]
+    for dt in ("f32", "f64", "i32", "i64"):
+        for k, (xs, nout, bias) in enumerate(configs if is_float(dt) else configs[:3]):
+            x = values(xs, dt, lo=-4, hi=4)
+            wt = values((nout, xs[-1]), dt, lo=-4, hi=4)
+            inputs = [x, wt]
+            y = np.matmul(up(x, dt), up(wt, dt).T)
+            if bias:
+                b = values((nout,), dt, lo=-4, hi=4)
+                inputs.append(b)
+                y = y + up(b, dt)
+            w.case("linear_%s_%d%s" % (dt, k, "_bias" if bias else ""), "linear", inputs,
+                   cast_out(y, dt), "accum")
+    x, wt = values((2, 3), "i32"), values((4, 3), "f32")
+    w.case("linear_i32_f32", "linear", [x, wt],
+           cast_out(np.matmul(up(x, "f32"), up(wt, "f32").T), "f32"), "accum")
+    x, wt = values((2, 3), "bool"), values((4, 3), "i32")
+    w.case("linear_bool_i32", "linear", [x, wt],
+           cast_out(np.matmul(up(x, "i32"), up(wt, "i32").T), "i32"), "accum")
+    w.case("linear_bool_rejected", "linear", [values((2, 3), "bool"), values((4, 3), "bool")],
+           expect_error="dtype")
+    w.case("linear_f32_in_mismatch_rejected", "linear",
+           [values((2, 3), "f32"), values((4, 5), "f32")], expect_error="shape")
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: %s OUTPUT_DIR" % sys.argv[0])
+    outdir = sys.argv[1]
+    os.makedirs(outdir, exist_ok=True)
+    for f in os.listdir(outdir):
+        if f.endswith(".npy") or f == "manifest.txt":
+            os.remove(os.path.join(outdir, f))
+    t0 = time.time()
+    w = Writer(outdir)
+    with np.errstate(all="ignore"):
+        gen_unary(w)
+        gen_cast(w)
+        gen_binary(w)
+        gen_where(w)
+        gen_reduce(w)
+        gen_argmax(w)
+        gen_matmul(w)
+        gen_shape_ops(w)
+        gen_creation(w)
+        gen_composites(w)
+    w.finish()
+    print("gen_op_cases: %d cases, %.1f MB in %s (%.1f s)" %
+          (len(w.lines), w.nbytes / 1e6, outdir, time.time() - t0))
+
+
+if __name__ == "__main__":
+    main()
