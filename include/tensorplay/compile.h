@@ -25,8 +25,18 @@
  *   - not touch raw data (tp_tensor_data) of a traced tensor: under fullgraph
  *     that is a capture error, otherwise the function runs uncompiled from
  *     then on and the reason is kept (tp_compiled_uncompiled_reason).
+ * Tensors the function reaches other than its arguments (globals, data behind
+ * user_data) are baked into the graph as constants at capture time.
  * Errors of the function go through the ctx (sticky errors, see ops.h); a
  * failing function makes tp_call fail with that error.
+ *
+ * Cache: every entry keeps its own guards (signature, exact shapes of inputs
+ * whose shape was read, gate program and outcomes), so an entry is never
+ * cleared when a later capture reveals new reads. The last hit is memoised
+ * with references to its tensors (so their addresses cannot be reused); the
+ * memo is dropped by the next different call, tp_compile_reset_all or
+ * tp_compiled_free. A wrapper must not be called from inside its own
+ * function.
  *
  * Threads: one tp_compiled may be called from many threads at once.
  *
@@ -143,7 +153,9 @@ TP_API tp_status tp_call_into(tp_compiled *compiled, const tp_arg *args, int num
 
 /* Live cache entries. */
 TP_API int tp_compiled_num_entries(const tp_compiled *compiled);
-/* Backend compilations so far (cached or not). */
+/* Compilations so far (capture + passes + backend compile, cached or not;
+ * what accumulated_recompile_limit counts). In dynamic mode a new size for an
+ * existing entry compiles the backend again but is not counted here. */
 TP_API int tp_compiled_num_compiles(const tp_compiled *compiled);
 /* Reasons of the last recompilation ("x.shape[0] == 4, got 5", ...), each
  * against one stored entry. *reasons_out is an array of *count_out strings;
