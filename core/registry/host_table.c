@@ -27,7 +27,7 @@ static void host_log(const tp_plugin_host *host, int32_t level, const char *mess
     if (level < TP_PLUGIN_LOG_ERROR) level = TP_PLUGIN_LOG_ERROR;
     if (level > TP_PLUGIN_LOG_DEBUG) level = TP_PLUGIN_LOG_DEBUG;
     tp_log_message((tp_log_level)level, "backend '%s': %s", backend_name_of(host),
-           message ? message : "(null)");
+                   message ? message : "(null)");
 }
 
 static void host_set_error(const tp_plugin_host *host, const char *message) {

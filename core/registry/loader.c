@@ -31,17 +31,17 @@ static char *table_problem(const tp_backend *backend, const tp_plugin_backend *t
         return tp_format("the table from %s has struct_size %u, smaller than a revision-1 table "
                          "(%zu bytes); rebuild the plugin against plugin.h",
                          where, (unsigned)table->struct_size, (size_t)TP_PLUGIN_BACKEND_SIZE_V1);
-    if (table->contract_version > TP_BACKEND_CONTRACT_VERSION)
-        return tp_format("backend '%s' implements contract revision %u, this TensorPlay "
-                         "implements up to %d; upgrade TensorPlay",
-                         backend->name, (unsigned)table->contract_version,
-                         TP_BACKEND_CONTRACT_VERSION);
     if (backend->source == TP_BACKEND_SOURCE_INI &&
         (int)table->contract_version != backend->contract)
         return tp_format("the table from %s declares contract revision %u but the INI entry "
                          "(%s:%d) declares %d; fix the INI or rebuild the plugin",
                          where, (unsigned)table->contract_version, backend->file, backend->line,
                          backend->contract);
+    if (table->contract_version > TP_BACKEND_CONTRACT_VERSION)
+        return tp_format("backend '%s' implements contract revision %u, this TensorPlay "
+                         "implements up to %d; upgrade TensorPlay",
+                         backend->name, (unsigned)table->contract_version,
+                         TP_BACKEND_CONTRACT_VERSION);
     if (table->contract_version < 1)
         return tp_format("the table from %s declares contract revision %u; revisions start at 1",
                          where, (unsigned)table->contract_version);

@@ -41,8 +41,8 @@ static int configured_size(void) {
         long value = strtol(text, &end, 10);
         if (*end == '\0' && value >= 1 && value <= MAX_THREADS) return (int)value;
         tp_log_message(TP_LOG_WARN,
-               "TP_NUM_THREADS='%s' is not a number from 1 to %d; using the core count", text,
-               MAX_THREADS);
+                       "TP_NUM_THREADS='%s' is not a number from 1 to %d; using the core count",
+                       text, MAX_THREADS);
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     return cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;

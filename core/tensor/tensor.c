@@ -180,11 +180,13 @@ const char *tp_tensor_device(const tp_tensor *tensor) {
 }
 
 const void *tp_tensor_data(const tp_tensor *tensor) {
+    tp_tensor_note_raw_access(tensor, "tp_tensor_data");
     return tensor ? tensor->data : NULL;
 }
 
 void *tp_tensor_data_mut(tp_tensor *tensor) {
     if (!tensor) return NULL;
+    tp_tensor_note_raw_access(tensor, "tp_tensor_data_mut");
     tp_tensor_bump_version(tensor);
     return tensor->data;
 }
@@ -201,6 +203,7 @@ void tp_tensor_bump_version(tp_tensor *tensor) {
 tp_status tp_tensor_copy_from(tp_tensor *tensor, const void *data, size_t nbytes) {
     if (!tensor)
         return tp_error_set(TP_ERR_INVALID_ARGUMENT, "tp_tensor_copy_from: tensor is NULL");
+    tp_tensor_note_raw_access(tensor, "tp_tensor_copy_from");
     if (nbytes != tensor->nbytes) {
         char text[256];
         return tp_error_set(TP_ERR_SHAPE,
@@ -226,6 +229,7 @@ static tp_status check_integer_fill(const tp_tensor *tensor, double value, doubl
 
 tp_status tp_tensor_fill(tp_tensor *tensor, double value) {
     if (!tensor) return tp_error_set(TP_ERR_INVALID_ARGUMENT, "tp_tensor_fill: tensor is NULL");
+    tp_tensor_note_raw_access(tensor, "tp_tensor_fill");
     int64_t n = tensor->numel;
     switch (tensor->dtype) {
     case TP_F32: {

@@ -49,6 +49,8 @@ Tolerances (rtol / atol), by result dtype and op class:
   f64 simple                                1e-12 / 1e-14
   f64 transcendental                        1e-12 / 1e-13
   f64 accumulating                          1e-10 / 1e-12
+  matmul and linear raise atol to 8 ulp of max(|a| @ |b|): rounding error of
+  a dot product scales with its terms, not with its (possibly cancelled) sum.
 """
 
 import math
@@ -167,7 +169,7 @@ class Writer:
         return name
 
     def case(self, name, op, inputs, expected=None, tol="simple", attrs=None,
-             expect_error=None, dtype=None):
+             expect_error=None, dtype=None, min_atol=0.0):
         """inputs: list of typed arrays; expected: typed array (its dtype is
         the dtype our rules give); attrs: dict key -> value (lists, ints,
         floats, str; np arrays for data)."""
@@ -197,6 +199,8 @@ class Writer:
             expected = np.asarray(expected)
             out_dt = dt_of(expected)
             rtol, atol = TOLS.get((out_dt, tol), (0.0, 0.0))
+            if is_float(out_dt):
+                atol = max(atol, min_atol)
             line += " expected=%s rtol=%g atol=%g" % (
                 self._save("%s.out.npy" % name, expected), rtol, atol)
         line += " attrs=%s" % (";".join(parts) or "-")
@@ -637,13 +641,26 @@ def gen_argmax(w):
 
 # ---------------------------------------------------------------- matmul
 
+def dot_atol(a, b, dt):
+    """Absolute error a float dot product may make through rounding, which
+    scales with the summed terms (sum |a_i b_i|), not with the result:
+    8 ulp-units of the largest such sum. 0 for integers."""
+    if not is_float(dt) or a.size == 0 or b.size == 0:
+        return 0.0
+    with np.errstate(all="ignore"):
+        bound = np.nanmax(np.abs(np.matmul(np.abs(up(a, dt)), np.abs(up(b, dt)))))
+    eps = 2.0 ** -24 if dt == "f32" else 2.0 ** -53
+    return float(8 * eps * bound) if np.isfinite(bound) else 0.0
+
+
 def matmul_case(w, name, a, b, op="matmul"):
     da, db = dt_of(a), dt_of(b)
     if da == "bool" and db == "bool":
         w.case(name, op, [a, b], expect_error="dtype")
         return
     out = promote(da, db)
-    w.case(name, op, [a, b], cast_out(np.matmul(up(a, out), up(b, out)), out), "accum")
+    w.case(name, op, [a, b], cast_out(np.matmul(up(a, out), up(b, out)), out), "accum",
+           min_atol=dot_atol(a, b, out))
 
 
 def gen_matmul(w):
@@ -985,7 +1002,7 @@ def gen_linear(w):
                 inputs.append(b)
                 y = y + up(b, dt)
             w.case("linear_%s_%d%s" % (dt, k, "_bias" if bias else ""), "linear", inputs,
-                   cast_out(y, dt), "accum")
+                   cast_out(y, dt), "accum", min_atol=dot_atol(x, wt.T, dt))
     x, wt = values((2, 3), "i32"), values((4, 3), "f32")
     w.case("linear_i32_f32", "linear", [x, wt],
            cast_out(np.matmul(up(x, "f32"), up(wt, "f32").T), "f32"), "accum")
@@ -996,6 +1013,56 @@ def gen_linear(w):
            expect_error="dtype")
     w.case("linear_f32_in_mismatch_rejected", "linear",
            [values((2, 3), "f32"), values((4, 5), "f32")], expect_error="shape")
+
+
+def gen_large_and_deep(w):
+    """Sizes that cross any blocking, vectorising or threading boundaries in
+    the kernels, and ranks up to TP_MAX_DIMS (8)."""
+    a, b = values((300, 257), "f32"), values((257,), "f32")
+    binary_case(w, "add_f32_large_bcast", "add", a, b)
+    a, b = values((1031, 67), "f64"), values((1031, 1), "f64")
+    binary_case(w, "mul_f64_large_bcast", "mul", a, b)
+    a, b = values((70001,), "i32"), values((), "i32", lo=1, hi=5)
+    binary_case(w, "maximum_i32_large", "maximum", a, b)
+    x = values((70001,), "f32")
+    w.case("exp_f32_large", "exp", [x], cast_out(np.exp(up(x, "f32")), "f32"), "transc")
+    w.case("tanh_f32_large", "tanh", [x], cast_out(np.tanh(up(x, "f32")), "f32"), "transc")
+    x = values((512, 300), "f32")
+    reduce_case(w, "sum_f32_large_rows", "sum", x, [1], False)
+    reduce_case(w, "max_f32_large_cols", "max", x, [0], True)
+    reduce_case(w, "mean_f64_large_all", "mean", values((256, 300), "f64"), None, False)
+    w.case("argmax_f32_large", "argmax", [x], argmax_ref(up(x, "f32"), 0, False),
+           attrs={"axis": 0, "keepdim": False})
+    matmul_case(w, "matmul_f32_large", values((64, 128), "f32"), values((128, 96), "f32"))
+    matmul_case(w, "matmul_f64_large_batched", values((3, 33, 65), "f64"),
+                values((65, 17), "f64"))
+    matmul_case(w, "matmul_i64_large", values((40, 70), "i64"), values((70, 30), "i64"))
+    x = values((128, 513), "f32")
+    unary_composite(w, "softmax_f32_large", "softmax", x, lambda v: softmax_ref(v, -1),
+                    {"axis": -1})
+    unary_composite(w, "gelu_f32_large", "gelu", values((40000,), "f32"),
+                    lambda v: gelu_ref(v, "none"), {"approximate": "none"})
+    x, wt = values((32, 768), "f32"), values((768,), "f32")
+    w.case("layer_norm_f32_large", "layer_norm", [x, wt],
+           cast_out(layer_norm_ref(up(x, "f32"), up(wt, "f32"), None, -1, 1e-5), "f32"),
+           "accum", attrs={"axis": -1})
+    x = values((100, 300), "f32")
+    w.case("permute_f32_large", "permute", [x], x.T.copy(), attrs={"perm": [1, 0]})
+    w.case("slice_f32_large", "slice", [x], x[:, 7:290:5].copy(),
+           attrs={"axis": 1, "start": 7, "stop": 290, "step": 5})
+    # rank 8 (TP_MAX_DIMS)
+    s8 = (2, 1, 3, 1, 2, 2, 1, 3)
+    a, b = values(s8, "f32"), values((3, 1, 2, 1, 4, 1), "f32")
+    binary_case(w, "add_f32_rank8_bcast", "add", a, b)
+    x = values(s8, "i64")
+    reduce_case(w, "sum_i64_rank8", "sum", x, [0, 2, -1], True)
+    perm = [7, 6, 5, 4, 3, 2, 1, 0]
+    w.case("permute_i64_rank8", "permute", [x], np.transpose(x, perm), attrs={"perm": perm})
+    w.case("squeeze_i64_rank8", "squeeze", [x], np.squeeze(x), attrs={})
+    # concat of many inputs, some empty along the axis
+    parts = [values((2, n), "f32") for n in (1, 0, 3, 2, 0, 5, 1)]
+    w.case("concat_f32_seven", "concat", parts, np.concatenate(parts, axis=1),
+           attrs={"axis": 1})
 
 
 def main():
@@ -1019,6 +1086,7 @@ def main():
         gen_shape_ops(w)
         gen_creation(w)
         gen_composites(w)
+        gen_large_and_deep(w)
     w.finish()
     print("gen_op_cases: %d cases, %.1f MB in %s (%.1f s)" %
           (len(w.lines), w.nbytes / 1e6, outdir, time.time() - t0))

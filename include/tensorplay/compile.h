@@ -1,0 +1,203 @@
+/* TensorPlay — tp_compile: compile a C function written against the ops API.
+ *
+ * The function receives a tp_ctx and its arguments (tensors and scalars) and
+ * writes its results into `outputs`:
+ *
+ *   static void mlp(tp_ctx *ctx, const tp_arg *args, int num_args,
+ *                   tp_tensor **outputs, int num_outputs, void *user_data) {
+ *       tp_tensor *h = tp_matmul(ctx, args[0].tensor, args[1].tensor);
+ *       outputs[0] = tp_relu(ctx, tp_add(ctx, h, args[2].tensor));
+ *   }
+ *
+ * tp_compile() wraps it; tp_call() runs the wrapper. On the first call with a
+ * new input signature the function runs once with tracing tensors (its values
+ * are real; every op is also recorded into a graph), the graph goes through
+ * the pass pipeline and a backend compiles it. Later calls with the same
+ * signature run the backend's executable directly.
+ *
+ * What the function may do:
+ *   - call any op of ops.h on its arguments and on tensors it creates;
+ *   - read metadata (tp_ndim, tp_dim): the input then gets an exact-shape
+ *     guard, also in dynamic mode;
+ *   - branch on values (tp_item_bool, tp_item_i64): the outcome joins the
+ *     cache key and is re-evaluated on every call; tp_item_f64 bakes the value
+ *     into the graph and keys on it too;
+ *   - not touch raw data (tp_tensor_data) of a traced tensor: under fullgraph
+ *     that is a capture error, otherwise the function runs uncompiled from
+ *     then on and the reason is kept (tp_compiled_uncompiled_reason).
+ * Tensors the function reaches other than its arguments (globals, data behind
+ * user_data) are baked into the graph as constants at capture time.
+ * Errors of the function go through the ctx (sticky errors, see ops.h); a
+ * failing function makes tp_call fail with that error.
+ *
+ * Cache: every entry keeps its own guards (signature, exact shapes of inputs
+ * whose shape was read, gate program and outcomes), so an entry is never
+ * cleared when a later capture reveals new reads. The last hit is memoised
+ * with references to its tensors (so their addresses cannot be reused); the
+ * memo is dropped by the next different call, tp_compile_reset_all or
+ * tp_compiled_free. A wrapper must not be called from inside its own
+ * function.
+ *
+ * Threads: one tp_compiled may be called from many threads at once.
+ *
+ * Ownership: tp_compile hands the caller a tp_compiled to free with
+ * tp_compiled_free. tp_call hands the caller one new reference per output.
+ */
+#ifndef TENSORPLAY_COMPILE_H
+#define TENSORPLAY_COMPILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ops.h"
+#include "tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- arguments ------------------------------------------------------------ */
+
+typedef enum tp_arg_kind {
+    TP_ARG_TENSOR = 0, /* borrowed tp_tensor * */
+    TP_ARG_INT = 1,
+    TP_ARG_FLOAT = 2,
+    TP_ARG_BOOL = 3,
+} tp_arg_kind;
+
+typedef struct tp_arg {
+    tp_arg_kind kind;
+    union {
+        tp_tensor *tensor;
+        int64_t i;
+        double f;
+        bool b;
+    };
+} tp_arg;
+
+static inline tp_arg tp_arg_tensor(tp_tensor *tensor) {
+    tp_arg arg = {.kind = TP_ARG_TENSOR, .tensor = tensor};
+    return arg;
+}
+static inline tp_arg tp_arg_int(int64_t value) {
+    tp_arg arg = {.kind = TP_ARG_INT, .i = value};
+    return arg;
+}
+static inline tp_arg tp_arg_float(double value) {
+    tp_arg arg = {.kind = TP_ARG_FLOAT, .f = value};
+    return arg;
+}
+static inline tp_arg tp_arg_bool(bool value) {
+    tp_arg arg = {.kind = TP_ARG_BOOL, .b = value};
+    return arg;
+}
+
+/* The function being compiled. `outputs` has `num_outputs` slots, all NULL on
+ * entry; store tensors of the ctx's scope (or the inputs themselves) there. */
+typedef void (*tp_fn)(tp_ctx *ctx, const tp_arg *args, int num_args, tp_tensor **outputs,
+                      int num_outputs, void *user_data);
+
+/* ---- options --------------------------------------------------------------- */
+
+typedef enum tp_dynamic {
+    TP_DYNAMIC_UNSET = 0, /* from config: dynamic_shapes, else assume_static_by_default */
+    TP_DYNAMIC_STATIC = 1,
+    TP_DYNAMIC_DYNAMIC = 2, /* key tensors on rank, not sizes */
+} tp_dynamic;
+
+typedef struct tp_compile_options {
+    size_t struct_size;
+    /* Backend name; NULL: the default backend. Looked up by tp_compile: an
+     * unknown name fails there, with suggestions. */
+    const char *backend;
+    /* Either a mode ("default", "max-autotune", ... as the backend knows them)
+     * or key=value options, never both. Both reach the backend untouched. */
+    const char *mode;
+    const char *const *options;
+    int num_options;
+    bool fullgraph; /* capture problems and limit hits are errors, never fallbacks */
+    tp_dynamic dynamic;
+    /* Live cache entries before calls compile uncached; 0: the config's
+     * recompile_limit. Negative is an error. */
+    int recompile_limit;
+    bool disable;     /* run the function eagerly on every call; never compile */
+    const char *name; /* used in logs and reasons; NULL: "fn" */
+    /* Names of the parameters (graph inputs, guard reasons); NULL: "arg0",
+     * "arg1", ...; when given, tp_call must pass exactly num_params args. */
+    const char *const *param_names;
+    int num_params;
+    int num_outputs; /* 0 means 1 */
+    void *user_data; /* passed to the function */
+} tp_compile_options;
+
+#define TP_COMPILE_OPTIONS_INIT                                                                    \
+    { .struct_size = sizeof(tp_compile_options) }
+
+typedef struct tp_compiled tp_compiled;
+
+/* Validates the options in this order: mode with options; recompile_limit;
+ * disable (no backend is looked up); the backend name. The wrapper keeps the
+ * config policy (limits, verbose, force_disable_caches) in force now. */
+TP_API tp_status tp_compile(tp_fn fn, const tp_compile_options *options, tp_compiled **out);
+/* NULL is a no-op. Must not race with calls on the same wrapper. */
+TP_API void tp_compiled_free(tp_compiled *compiled);
+
+/* Runs the wrapper. `outputs` receives num_outputs new references. */
+TP_API tp_status tp_call(tp_compiled *compiled, const tp_arg *args, int num_args,
+                         tp_tensor **outputs);
+/* Same, but writes the results into caller-provided tensors of the right
+ * dtype and shape (the executable's own buffers are not handed out). */
+TP_API tp_status tp_call_into(tp_compiled *compiled, const tp_arg *args, int num_args,
+                              tp_tensor *const *outputs);
+
+/* Live cache entries. */
+TP_API int tp_compiled_num_entries(const tp_compiled *compiled);
+/* Compilations so far (capture + passes + backend compile, cached or not;
+ * what accumulated_recompile_limit counts). In dynamic mode a new size for an
+ * existing entry compiles the backend again but is not counted here. */
+TP_API int tp_compiled_num_compiles(const tp_compiled *compiled);
+/* Reasons of the last recompilation ("x.shape[0] == 4, got 5", ...), each
+ * against one stored entry. *reasons_out is an array of *count_out strings;
+ * release it with tp_free (one block). Zero reasons: NULL and 0. */
+TP_API tp_status tp_compiled_last_recompile_reasons(const tp_compiled *compiled,
+                                                    char ***reasons_out, int *count_out);
+/* Why the wrapper runs uncompiled (raw data access during capture), or NULL. */
+TP_API const char *tp_compiled_uncompiled_reason(const tp_compiled *compiled);
+
+/* Clears every live wrapper's cache and guard chains, and resets every loaded
+ * backend. */
+TP_API void tp_compile_reset_all(void);
+
+/* ---- configuration ------------------------------------------------------- *
+ * Knobs (type, default):
+ *   recompile_limit              int  8
+ *   accumulated_recompile_limit  int  256
+ *   fail_on_recompile_limit_hit  bool false
+ *   force_disable_caches         bool false
+ *   assume_static_by_default     bool true
+ *   verbose                      bool false
+ *   dynamic_shapes               bool unset
+ * Precedence: per-call options > these setters > environment
+ * (TP_RECOMPILE_LIMIT, TP_ACCUMULATED_RECOMPILE_LIMIT,
+ * TP_FAIL_ON_RECOMPILE_LIMIT_HIT, TP_FORCE_DISABLE_CACHES,
+ * TP_ASSUME_STATIC_BY_DEFAULT, TP_VERBOSE, TP_DYNAMIC_SHAPES) > the [compile]
+ * section of tensorplay.ini (TP_CONFIG, else
+ * $XDG_CONFIG_HOME/tensorplay/tensorplay.ini, else
+ * /etc/tensorplay/tensorplay.ini) > defaults. Unknown knobs, wrong types and
+ * out-of-range values are rejected naming the knob. */
+TP_API tp_status tp_config_set_int(const char *knob, int64_t value);
+TP_API tp_status tp_config_set_bool(const char *knob, bool value);
+/* Removes the API setting of a knob (env/ini/default apply again). */
+TP_API tp_status tp_config_unset(const char *knob);
+TP_API tp_status tp_config_get_int(const char *knob, int64_t *value_out);
+/* For dynamic_shapes, *is_set_out (may be NULL) says whether any source set it. */
+TP_API tp_status tp_config_get_bool(const char *knob, bool *value_out, bool *is_set_out);
+/* Forgets the environment and ini values read so far (they are read again at
+ * the next use) and every API setting. For tests and long-lived processes. */
+TP_API void tp_config_reload(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

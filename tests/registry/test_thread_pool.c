@@ -1,0 +1,102 @@
+/* The core's thread pool: every index exactly once, chunks respect the
+ * grain, nested calls run serially, and the host table exposes it. */
+#include <pthread.h>
+
+#include "registry_test.h"
+#include "runtime/thread_pool.h"
+
+typedef struct coverage {
+    atomic_int *hits;
+    atomic_int calls;
+    int64_t smallest_chunk;
+    pthread_mutex_t lock;
+} coverage;
+
+static void count_range(void *context, int64_t begin, int64_t end) {
+    coverage *state = context;
+    for (int64_t i = begin; i < end; i++) atomic_fetch_add(&state->hits[i], 1);
+    atomic_fetch_add(&state->calls, 1);
+    pthread_mutex_lock(&state->lock);
+    if (end - begin < state->smallest_chunk) state->smallest_chunk = end - begin;
+    pthread_mutex_unlock(&state->lock);
+}
+
+START_TEST(every_index_is_visited_exactly_once) {
+    setenv("TP_NUM_THREADS", "4", 1);
+    enum { N = 100003 };
+    coverage state = {.hits = calloc(N, sizeof(atomic_int)), .smallest_chunk = N};
+    pthread_mutex_init(&state.lock, NULL);
+    tp_parallel_for(N, 1000, count_range, &state);
+    for (int i = 0; i < N; i++) ck_assert_int_eq(atomic_load(&state.hits[i]), 1);
+    ck_assert_int_gt(atomic_load(&state.calls), 1);
+    free(state.hits);
+}
+END_TEST
+
+START_TEST(chunks_are_at_least_the_grain_except_the_last) {
+    setenv("TP_NUM_THREADS", "4", 1);
+    enum { N = 10000 };
+    coverage state = {.hits = calloc(N, sizeof(atomic_int)), .smallest_chunk = N};
+    pthread_mutex_init(&state.lock, NULL);
+    tp_parallel_for(N, 2500, count_range, &state); /* 10000 = 4 x 2500: no short tail */
+    ck_assert_int_ge(state.smallest_chunk, 2500);
+    free(state.hits);
+}
+END_TEST
+
+START_TEST(pool_size_follows_tp_num_threads) {
+    setenv("TP_NUM_THREADS", "3", 1);
+    ck_assert_int_eq(tp_thread_pool_size(), 3);
+}
+END_TEST
+
+static void nested_range(void *context, int64_t begin, int64_t end) {
+    coverage *state = context;
+    (void)begin, (void)end;
+    tp_parallel_for(10, 1, count_range, state); /* runs serially on this thread */
+}
+
+START_TEST(nested_calls_run_serially_without_deadlock) {
+    setenv("TP_NUM_THREADS", "4", 1);
+    coverage state = {.hits = calloc(10, sizeof(atomic_int)), .smallest_chunk = 10};
+    pthread_mutex_init(&state.lock, NULL);
+    tp_parallel_for(8, 1, nested_range, &state);
+    for (int i = 0; i < 10; i++) ck_assert_int_eq(atomic_load(&state.hits[i]), 8);
+    free(state.hits);
+}
+END_TEST
+
+START_TEST(host_table_offers_the_pool_and_aligned_memory) {
+    setenv("TP_NUM_THREADS", "2", 1);
+    tp_plugin_host host;
+    tp_host_table_init(&host, NULL);
+    ck_assert_uint_eq(host.struct_size, sizeof(tp_plugin_host));
+    ck_assert_uint_ge(host.struct_size, TP_PLUGIN_HOST_SIZE_V1);
+    ck_assert_uint_eq(host.contract_version, TP_BACKEND_CONTRACT_VERSION);
+    ck_assert_str_eq(host.core_version, tp_version());
+    ck_assert_int_eq(host.num_threads(), 2);
+    enum { N = 1000 };
+    coverage state = {.hits = calloc(N, sizeof(atomic_int)), .smallest_chunk = N};
+    pthread_mutex_init(&state.lock, NULL);
+    host.parallel_for(N, 10, count_range, &state);
+    for (int i = 0; i < N; i++) ck_assert_int_eq(atomic_load(&state.hits[i]), 1);
+    free(state.hits);
+    void *memory = host.aligned_alloc(100);
+    ck_assert_uint_eq((uintptr_t)memory % 64, 0);
+    host.aligned_free(memory);
+    host.set_error(&host, "remembered");
+    ck_assert_str_eq(tp_host_take_error(), "remembered");
+}
+END_TEST
+
+TP_TEST_SUITE(registry_thread_pool) {
+    Suite *suite = suite_create("registry.thread_pool");
+    TCase *tc = tcase_create("thread_pool");
+    tcase_add_test(tc, every_index_is_visited_exactly_once);
+    tcase_add_test(tc, chunks_are_at_least_the_grain_except_the_last);
+    tcase_add_test(tc, pool_size_follows_tp_num_threads);
+    tcase_add_test(tc, nested_calls_run_serially_without_deadlock);
+    tcase_add_test(tc, host_table_offers_the_pool_and_aligned_memory);
+    suite_add_tcase(suite, tc);
+    return suite;
+}
