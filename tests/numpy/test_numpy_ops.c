@@ -239,7 +239,7 @@ static int attrs_from_text(const char *text, tp_attrs *attrs, tp_tensor **data, 
             char path[4096];
             snprintf(path, sizeof path, "%s/%s", manifest.dir, value);
             if (tp_npy_load(path, data) != TP_OK) {
-                snprintf(why, why_size, "cannot load %s: %s", path, tp_last_error());
+                snprintf(why, why_size, "cannot load %.1000s: %.1000s", path, tp_last_error());
                 result = -1;
                 break;
             }
@@ -277,7 +277,7 @@ static int load_npy(const char *file, tp_tensor **out, char *why, size_t why_siz
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", manifest.dir, file);
     if (tp_npy_load(path, out) == TP_OK) return 0;
-    snprintf(why, why_size, "cannot load %s: %s", path, tp_last_error());
+    snprintf(why, why_size, "cannot load %.1000s: %.1000s", path, tp_last_error());
     *out = NULL;
     return -1;
 }
