@@ -320,19 +320,7 @@ static void drop_from_line(manifest_parse *parse, int error_line) {
         tp_loader_debug("%s:%d: entry '%s' dropped: it follows the syntax error at line %d",
                         parse->path, backend->line, backend->name, error_line);
         /* A dropped claim is never published; it is freed here. */
-        free(backend->name);
-        free(backend->file);
-        free(backend->library);
-        free(backend->entry_symbol);
-        free(backend->min_core);
-        free(backend->max_core);
-        free(backend->tags);
-        free(backend->description);
-        free(backend->unavailable_reason);
-        tp_strvec_clear(&backend->requires);
-        tp_strvec_clear(&backend->warnings);
-        pthread_mutex_destroy(&backend->load_lock);
-        free(backend);
+        tp_backend_free_unloaded(backend);
     }
     *parse->count = kept;
 }
