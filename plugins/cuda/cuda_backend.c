@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "cuda_cache.h"
 #include "cuda_device.h"
@@ -231,4 +232,58 @@ TP_PLUGIN_EXPORT int32_t tp_cuda_compile_source_for_tests(const char *source, co
     bool ok = cu_nvrtc_compile(source, "test", arch, &image, &size, error, error_size);
     free(image);
     return ok ? TP_PLUGIN_OK : TP_PLUGIN_ERROR;
+}
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+TP_PLUGIN_EXPORT double tp_cuda_bench_kernels(tp_plugin_executable *exe, int32_t iterations) {
+    if (!exe || !exe->device || iterations < 1) return -1;
+    const cuda_driver *driver = exe->device->driver;
+    char error[512];
+    if (!cu_device_make_current(exe->device, error, sizeof error)) return -1;
+    double start = now_ms();
+    for (int32_t it = 0; it < iterations; it++)
+        for (int k = 0; k < exe->graph.num_kernels; k++) {
+            const cu_kernel *kernel = &exe->graph.kernels[k];
+            if (kernel->work == 0) continue;
+            if (driver->launch_kernel(exe->functions[k], kernel->grid[0], kernel->grid[1],
+                                      kernel->grid[2], kernel->block, 1, 1, 0, exe->stream,
+                                      exe->params, NULL) != CUDA_SUCCESS)
+                return -1;
+        }
+    if (driver->stream_synchronize(exe->stream) != CUDA_SUCCESS) return -1;
+    return (now_ms() - start) / iterations;
+}
+
+TP_PLUGIN_EXPORT double tp_cuda_bench_copy(size_t bytes, int32_t iterations) {
+    char error[512];
+    const cu_device *device = cu_device_get(0, error, sizeof error);
+    if (!device || iterations < 1 || !cu_device_make_current(device, error, sizeof error))
+        return -1;
+    const cuda_driver *driver = device->driver;
+    CUdeviceptr from = 0, to = 0;
+    CUstream stream = NULL;
+    double result = -1;
+    if (driver->mem_alloc(&from, bytes) == CUDA_SUCCESS &&
+        driver->mem_alloc(&to, bytes) == CUDA_SUCCESS &&
+        driver->stream_create(&stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS &&
+        driver->memcpy_dtod_async(to, from, bytes, stream) == CUDA_SUCCESS &&
+        driver->stream_synchronize(stream) == CUDA_SUCCESS) {
+        double start = now_ms();
+        bool ok = true;
+        for (int32_t it = 0; it < iterations && ok; it++)
+            ok = driver->memcpy_dtod_async(to, from, bytes, stream) == CUDA_SUCCESS;
+        if (ok && driver->stream_synchronize(stream) == CUDA_SUCCESS) {
+            double ms = (now_ms() - start) / iterations;
+            result = 2.0 * (double)bytes / (ms * 1e6);
+        }
+    }
+    if (stream) driver->stream_destroy(stream);
+    if (from) driver->mem_free(from);
+    if (to) driver->mem_free(to);
+    return result;
 }

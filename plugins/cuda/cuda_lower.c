@@ -216,7 +216,7 @@ static int pointwise(lowering *l, const char *op, const char *name, const int *o
             if (*target == 1) *target = operand->dims[d];
         }
     }
-    int32_t compute, result;
+    int32_t compute = TP_PLUGIN_F32, result = TP_PLUGIN_F32;
     pointwise_dtypes(pointwise_rules[find_rule(op)].rule, in, cast_to, &compute, &result);
     int index = add_node(l, CU_POINTWISE, op, name, result, ndim, dims, operands, count);
     if (index >= 0) node_at(l, index)->compute = compute;

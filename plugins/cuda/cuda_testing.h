@@ -27,6 +27,16 @@ typedef int32_t (*tp_cuda_executable_kernels_fn)(const tp_plugin_executable *exe
 typedef int32_t (*tp_cuda_compile_source_fn)(const char *source, const char *arch, char *error,
                                              size_t error_size);
 
+/* Benchmark hooks (tests/gpu): run only the kernels of a device executable
+ * `iterations` times on its stream, its buffers as the last run() left them,
+ * and return milliseconds per iteration (-1 on error or for PTX-only). */
+typedef double (*tp_cuda_bench_kernels_fn)(tp_plugin_executable *executable, int32_t iterations);
+/* cuMemcpyDtoDAsync of `bytes` bytes `iterations` times on device 0: the
+ * device copy bandwidth in GB/s, bytes read plus bytes written (-1 on error). */
+typedef double (*tp_cuda_bench_copy_fn)(size_t bytes, int32_t iterations);
+
+#define TP_CUDA_BENCH_KERNELS_SYMBOL      "tp_cuda_bench_kernels"
+#define TP_CUDA_BENCH_COPY_SYMBOL         "tp_cuda_bench_copy"
 #define TP_CUDA_EXECUTABLE_SOURCE_SYMBOL  "tp_cuda_executable_source"
 #define TP_CUDA_EXECUTABLE_PTX_SYMBOL     "tp_cuda_executable_ptx"
 #define TP_CUDA_EXECUTABLE_KERNELS_SYMBOL "tp_cuda_executable_kernels"
