@@ -9,8 +9,10 @@
  *   exp      n = rint(x log2 e), r = x - n ln2 (Cody-Waite, FMA), degree-7
  *            Taylor on |r| <= ln2/2, scaled by 2^n in two steps (subnormal
  *            results, overflow to inf)                            <= 2 ulp
- *   log      x = m 2^e with m in [sqrt(1/2), sqrt 2), s = (m-1)/(m+1),
- *            log m = 2 atanh s (odd series to s^11)              <= 2 ulp
+ *   log      x = m 2^e with m in [sqrt(1/2), sqrt 2), f = m - 1,
+ *            s = f/(2+f), log m = f - hfsq + s (hfsq + R(s^2)) with
+ *            hfsq = f^2/2 and R the atanh series to s^10 (fdlibm's
+ *            arrangement)                                        <= 2 ulp
  *   tanh     |x| < 0.625: x + x z q(z), z = x^2, q fitted (degree 5,
  *            relative error 6e-10); else 1 - 2/(exp(2|x|)+1)     <= 3 ulp
  *   sigmoid  t = exp(-|x|), 1/(1+t) or t/(1+t) by sign          <= 3 ulp
@@ -83,20 +85,26 @@ const char *const stax_mathlib_ir =
     "  %einc = zext i1 %big to i32\n"
     "  %e1 = add i32 %e0, %einc\n"
     "  %e = add i32 %e1, %eadj\n"
-    "  %num = fsub float %m, 1.000000e+00\n"
-    "  %dnm = fadd float %m, 1.000000e+00\n"
-    "  %s = fdiv float %num, %dnm\n"
+    "  %f = fsub float %m, 1.000000e+00\n"
+    "  %dnm = fadd float %f, 2.000000e+00\n"
+    "  %s = fdiv float %f, %dnm\n"
     "  %z = fmul float %s, %s\n"
     "  %c5 = call float @llvm.fma.f32(float %z, float 0x3FC745D180000000, float "
     "0x3FCC71C720000000)\n"
     "  %c4 = call float @llvm.fma.f32(float %c5, float %z, float 0x3FD24924A0000000)\n"
     "  %c3 = call float @llvm.fma.f32(float %c4, float %z, float 0x3FD99999A0000000)\n"
     "  %c2 = call float @llvm.fma.f32(float %c3, float %z, float 0x3FE5555560000000)\n"
-    "  %c1 = call float @llvm.fma.f32(float %c2, float %z, float 2.000000e+00)\n"
-    "  %lm = fmul float %s, %c1\n"
+    "  %rr = fmul float %c2, %z\n"
+    "  %ff = fmul float %f, %f\n"
+    "  %hfsq = fmul float %ff, 5.000000e-01\n"
+    "  %u = fadd float %hfsq, %rr\n"
+    "  %t = fmul float %s, %u\n"
     "  %ef = sitofp i32 %e to float\n"
-    "  %lo = call float @llvm.fma.f32(float %ef, float 0xBF2BD01060000000, float %lm)\n"
-    "  %v = call float @llvm.fma.f32(float %ef, float 0x3FE6300000000000, float %lo)\n"
+    "  %tl = call float @llvm.fma.f32(float %ef, float 0xBF2BD01060000000, float %t)\n"
+    "  %a1 = fsub float %hfsq, %tl\n"
+    "  %a2 = fsub float %a1, %f\n"
+    "  %na2 = fneg float %a2\n"
+    "  %v = call float @llvm.fma.f32(float %ef, float 0x3FE6300000000000, float %na2)\n"
     "  %neg = fcmp olt float %x, 0.000000e+00\n"
     "  %zero = fcmp oeq float %x, 0.000000e+00\n"
     "  %inf = fcmp oeq float %x, 0x7FF0000000000000\n"
