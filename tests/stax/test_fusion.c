@@ -132,7 +132,7 @@ START_TEST(odd_sizes_match_eager) {
             tp_value_id s = node(g, "sum", &e, 1, &attrs);
             tp_value_id mean = node(g, "mean", &e, 1, &attrs);
             tp_value_id mm = node(g, "matmul", xw, 2, NULL);
-            tp_value_id outs[4] = {e, s, mean, mm};
+            tp_value_id outs[5] = {e, s, mean, mm};
             int count = 4;
             if (m > 0) {
                 tp_attrs axis = TP_ATTRS_INIT;
