@@ -139,6 +139,25 @@ static int32_t regions_from_view(const tp_plugin_graph *graph, int32_t *root_of,
     return TP_PLUGIN_OK;
 }
 
+/* The backends inline every member of a region into its root (the last
+ * member), so a region is usable only when no other member is read outside
+ * the region or returned. The core's regions may have several outputs; a
+ * view whose regions break this is grouped by assign_roots instead. */
+static bool regions_have_single_outputs(const tp_plugin_graph *graph, const int32_t *root_of) {
+    for (int32_t v = 0; v < graph->num_values; v++) {
+        const tp_plugin_value *value = &graph->values[v];
+        for (int32_t k = 0; k < value->num_operands; k++) {
+            int32_t u = value->operands[k];
+            if (root_of[u] != u && root_of[u] != root_of[v]) return false;
+        }
+    }
+    for (int32_t i = 0; i < graph->num_outputs; i++) {
+        int32_t u = graph->outputs[i];
+        if (root_of[u] != u) return false;
+    }
+    return true;
+}
+
 int32_t tpc_fusion_compute(const tp_plugin_graph *graph, tpc_fusion *out, char *error,
                            size_t error_size) {
     memset(out, 0, sizeof *out);
@@ -151,10 +170,11 @@ int32_t tpc_fusion_compute(const tp_plugin_graph *graph, tpc_fusion *out, char *
         bool from_view = n > 0;
         for (int32_t v = 0; v < n; v++)
             if (graph->values[v].op && graph->values[v].fusion_region < 0) from_view = false;
-        if (from_view)
+        if (from_view) {
             regions_from_view(graph, root_of, matmul_of_root);
-        else
-            assign_roots(graph, uses, root_of, matmul_of_root);
+            from_view = regions_have_single_outputs(graph, root_of);
+        }
+        if (!from_view) assign_roots(graph, uses, root_of, matmul_of_root);
         status = build_regions(graph, root_of, matmul_of_root, out);
     }
     free(uses);

@@ -29,7 +29,7 @@ static void only_entry(char *path, size_t size) {
     int count = 0;
     for (struct dirent *e; (e = readdir(dir));)
         if (e->d_name[0] != '.') {
-            snprintf(path, size, "%s/%s", folder, e->d_name);
+            snprintf(path, size, "%.4000s/%.255s", folder, e->d_name);
             count++;
         }
     closedir(dir);
