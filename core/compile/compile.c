@@ -222,6 +222,7 @@ void tp_compiled_free(tp_compiled *compiled) {
     pthread_mutex_destroy(&compiled->lock);
     free(compiled->uncompiled_reason);
     free_strings(compiled);
+    if (compiled->user_data_free) compiled->user_data_free(compiled->user_data);
     free(compiled);
 }
 

@@ -82,6 +82,9 @@ typedef struct tp_call_memo {
 struct tp_compiled {
     tp_fn fn;
     void *user_data;
+    /* Frees user_data with the wrapper (tp_compile_graph owns its graph copy);
+     * NULL for tp_compile, where the caller owns user_data. */
+    void (*user_data_free)(void *user_data);
     char *name;
     char **param_names; /* num_params (NULL when the caller gave none) */
     int num_params;

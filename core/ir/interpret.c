@@ -54,7 +54,7 @@ static tp_status check_input(const tp_graph *graph, int index, const tp_tensor *
     return TP_OK;
 }
 
-static tp_status check_inputs(const tp_graph *graph, tp_tensor *const *inputs, int num_inputs) {
+tp_status tp_graph_check_inputs(const tp_graph *graph, tp_tensor *const *inputs, int num_inputs) {
     if (num_inputs != graph->num_inputs)
         return tp_error_set(TP_ERR_INVALID_ARGUMENT, "graph '%s' has %d inputs, got %d tensors",
                             graph->name, (int)graph->num_inputs, num_inputs);
@@ -153,7 +153,7 @@ tp_status tp_graph_run(const tp_graph *graph, tp_tensor *const *inputs, int num_
     if (graph->num_outputs == 0)
         return tp_error_set(TP_ERR_INVALID_GRAPH, "graph '%s' has no outputs (set a return)",
                             graph->name);
-    TP_TRY(check_inputs(graph, inputs, num_inputs));
+    TP_TRY(tp_graph_check_inputs(graph, inputs, num_inputs));
     tp_tensor **tensors = tp_calloc((size_t)graph->num_values, sizeof *tensors);
     int32_t *last_use = tp_malloc((size_t)graph->num_values * sizeof *last_use);
     if (!tensors || !last_use) {

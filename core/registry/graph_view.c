@@ -11,6 +11,8 @@
 #include "ops/attr_info.h"
 #include "ops/op_table.h"
 #include "registry_internal.h"
+#include "tensorplay/passes.h"
+#include "base/log.h"
 #include "tensor/tensor_internal.h"
 
 struct tp_graph_view {
@@ -118,6 +120,21 @@ static int popcount(uint32_t mask) {
     return count;
 }
 
+/* Fills fusion_region from the core's fusion pass (passes/fusion.c), so every
+ * backend sees the same grouping the pipeline computed. A graph the pass
+ * cannot plan keeps -1 everywhere: regions are hints, never required. */
+static void mark_fusion_regions(const tp_graph *graph, tp_plugin_value *values) {
+    tp_fusion_plan *plan = NULL;
+    if (tp_fusion_plan_build(graph, &plan) != TP_OK) {
+        tp_log_message(TP_LOG_DEBUG, "graph '%s': no fusion regions for the backend: %s",
+                       graph->name, tp_last_error());
+        return;
+    }
+    for (int32_t i = 0; i < graph->num_values && i < plan->num_values; i++)
+        values[i].fusion_region = plan->region_of[i];
+    tp_fusion_plan_free(plan);
+}
+
 tp_status tp_graph_view_create(const tp_graph *graph, tp_graph_view **out) {
     *out = NULL;
     size_t num_operands = 0, num_attrs = 0;
@@ -159,6 +176,7 @@ tp_status tp_graph_view_create(const tp_graph *graph, tp_graph_view **out) {
         view_value->num_attrs = (int32_t)(next_attr - view_value->attrs);
         view_value->fusion_region = -1;
     }
+    mark_fusion_regions(graph, owner->values);
     for (int32_t i = 0; i < graph->num_inputs; i++) owner->inputs[i] = graph->inputs[i];
     for (int32_t i = 0; i < graph->num_outputs; i++) owner->outputs[i] = graph->outputs[i];
     for (int32_t i = 0; i < graph->num_symbols; i++) owner->symbols[i] = graph->symbols[i];

@@ -74,6 +74,24 @@ tp_backend *tp_backend_new(const char *name, tp_backend_source source) {
     return backend;
 }
 
+void tp_backend_free_unloaded(tp_backend *backend) {
+    if (!backend) return;
+    free(backend->name);
+    free(backend->file);
+    free(backend->library);
+    free(backend->entry_symbol);
+    free(backend->min_core);
+    free(backend->max_core);
+    tp_strvec_clear(&backend->requires);
+    tp_strvec_clear(&backend->requires_found);
+    free(backend->tags);
+    free(backend->description);
+    tp_strvec_clear(&backend->warnings);
+    free(backend->unavailable_reason);
+    pthread_mutex_destroy(&backend->load_lock);
+    free(backend);
+}
+
 static void fail(manifest_parse *parse, tp_status status) {
     if (parse->status == TP_OK) parse->status = status;
 }
@@ -212,7 +230,7 @@ static void begin_section(manifest_parse *parse, const char *header) {
     tp_backend **grown =
         backend ? realloc(*parse->out, (size_t)(*parse->count + 1) * sizeof *grown) : NULL;
     if (!grown) {
-        free(backend);
+        tp_backend_free_unloaded(backend);
         return fail(parse, TP_ERR_OUT_OF_MEMORY);
     }
     *parse->out = grown;
@@ -302,19 +320,7 @@ static void drop_from_line(manifest_parse *parse, int error_line) {
         tp_loader_debug("%s:%d: entry '%s' dropped: it follows the syntax error at line %d",
                         parse->path, backend->line, backend->name, error_line);
         /* A dropped claim is never published; it is freed here. */
-        free(backend->name);
-        free(backend->file);
-        free(backend->library);
-        free(backend->entry_symbol);
-        free(backend->min_core);
-        free(backend->max_core);
-        free(backend->tags);
-        free(backend->description);
-        free(backend->unavailable_reason);
-        tp_strvec_clear(&backend->requires);
-        tp_strvec_clear(&backend->warnings);
-        pthread_mutex_destroy(&backend->load_lock);
-        free(backend);
+        tp_backend_free_unloaded(backend);
     }
     *parse->count = kept;
 }

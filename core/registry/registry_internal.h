@@ -92,6 +92,9 @@ int tp_registry_dlopen_count(void);
  * except for out of memory. */
 tp_status tp_manifest_read(const char *path, tp_backend ***out, int *count, tp_strvec *problems);
 tp_backend *tp_backend_new(const char *name, tp_backend_source source);
+/* Frees a claim that was never loaded (tests, fuzzing; the registry itself
+ * keeps its claims for the life of the process). */
+void tp_backend_free_unloaded(tp_backend *backend);
 
 /* ---- search_path.c --------------------------------------------------------- */
 typedef struct tp_search_path {

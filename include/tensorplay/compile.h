@@ -50,6 +50,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "graph.h"
 #include "ops.h"
 #include "tensor.h"
 
@@ -140,6 +141,14 @@ typedef struct tp_compiled tp_compiled;
  * disable (no backend is looked up); the backend name. The wrapper keeps the
  * config policy (limits, verbose, force_disable_caches) in force now. */
 TP_API tp_status tp_compile(tp_fn fn, const tp_compile_options *options, tp_compiled **out);
+/* Compiles a graph (built with the builder or parsed from .tpir) through the
+ * same frontend: the function captured is the graph's replay on the ops, one
+ * op call per node. Parameters are the graph's inputs (options->param_names
+ * and num_params are ignored; num_outputs comes from the graph); tp_call
+ * takes one tensor per graph input. The wrapper keeps its own copy of the
+ * graph. Other options as for tp_compile. */
+TP_API tp_status tp_compile_graph(const tp_graph *graph, const tp_compile_options *options,
+                                  tp_compiled **out);
 /* NULL is a no-op. Must not race with calls on the same wrapper. */
 TP_API void tp_compiled_free(tp_compiled *compiled);
 

@@ -114,6 +114,12 @@ TP_API char *tp_type_describe(const tp_graph *graph, const tp_type *type, char *
 
 /* ---- running -------------------------------------------------------------- */
 
+/* Checks tensors against the graph's input types: count, dtype, rank, sizes
+ * (symbols bind to the first size seen and must agree afterwards). Errors
+ * name the input and the dimension. tp_graph_run does this first. */
+TP_API tp_status tp_graph_check_inputs(const tp_graph *graph, tp_tensor *const *inputs,
+                                       int num_inputs);
+
 /* Runs the graph with the reference kernels. `inputs` has one tensor per graph
  * input, matching dtype and rank (and shape, where the graph's dims are
  * sizes; symbols bind to the first size seen and must agree afterwards).

@@ -156,8 +156,12 @@ typedef struct tp_plugin_value {
     const int32_t *operands; /* indices into tp_plugin_graph.values, all < this value's */
     int32_t num_attrs;       /* 0 when the op has no attributes */
     const tp_plugin_attr *attrs;
-    int32_t fusion_region; /* id of the fusion region the node belongs to; -1 when the
-                              core has not grouped it (always -1 in this release) */
+    /* Fusion region from the core's fusion pass: nodes with the same id >= 0
+     * form one region (pointwise ops connected by producer edges with
+     * compatible shapes, possibly closed by one reduction that consumes
+     * them); -1 for nodes in no region and for inputs. A hint: a backend may
+     * merge regions further (a matmul epilogue) or ignore them. */
+    int32_t fusion_region;
 } tp_plugin_value;
 
 /* The read-only view of one graph. Values are in SSA order (operands come

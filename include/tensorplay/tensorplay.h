@@ -7,6 +7,8 @@
 #include "attrs.h"
 #include "ops.h"
 #include "graph.h"
+#include "passes.h"
+#include "compile.h"
 #include "backend.h"
 
 #endif

@@ -139,8 +139,9 @@ START_TEST(run_prints_checksums_and_writes_outputs) {
     char arg[4200], out_dir[4200];
     snprintf(arg, sizeof arg, "x=%s", x);
     snprintf(out_dir, sizeof out_dir, "%s/out", tp_test_temp_dir());
-    ck_assert_int_eq(
-        run_tpc((const char *[]){"run", write_graph(), "--arg", arg, "--out", out_dir, NULL}), 0);
+    ck_assert_int_eq(run_tpc((const char *[]){"run", write_graph(), "--backend", "eager", "--arg",
+                                              arg, "--out", out_dir, NULL}),
+                     0);
     ck_assert_str_eq(out_text, "y: f32[3] sum=4 abs_sum=12\n"); /* 2 - 4 + 6 and 2 + 4 + 6 */
     char y_path[4300];
     snprintf(y_path, sizeof y_path, "%s/y.npy", out_dir);
@@ -173,9 +174,34 @@ START_TEST(run_with_a_wrong_shape_fails_naming_the_input) {
     const char *x = write_npy("x.npy", 4, (const float[]){1, 2, 3, 4});
     char arg[4200];
     snprintf(arg, sizeof arg, "%%x=%s", x);
-    ck_assert_int_eq(run_tpc((const char *[]){"run", write_graph(), "--arg", arg, NULL}), 1);
+    ck_assert_int_eq(
+        run_tpc((const char *[]){"run", write_graph(), "--backend", "eager", "--arg", arg, NULL}),
+        1);
     ck_assert_str_eq(err_text, "tpc: graph 'twice': input %x expects f32[3], got f32[4] "
                                "(dimension 0: 3 vs 4)\n");
+}
+END_TEST
+
+START_TEST(run_with_an_unknown_backend_suggests_names) {
+    const char *x = write_npy("x.npy", 3, (const float[]){1, 2, 3});
+    char arg[4200];
+    snprintf(arg, sizeof arg, "x=%s", x);
+    ck_assert_int_eq(
+        run_tpc((const char *[]){"run", write_graph(), "--backend", "eagr", "--arg", arg, NULL}),
+        1);
+    ck_assert_msg(strstr(err_text, "Invalid backend: 'eagr', did you mean: 'eager'?"), "%s",
+                  err_text);
+}
+END_TEST
+
+START_TEST(run_passes_options_to_the_backend_which_rejects_unknown_ones) {
+    const char *x = write_npy("x.npy", 3, (const float[]){1, 2, 3});
+    char arg[4200];
+    snprintf(arg, sizeof arg, "x=%s", x);
+    ck_assert_int_eq(run_tpc((const char *[]){"run", write_graph(), "--backend", "eager",
+                                              "--option", "frobnicate=1", "--arg", arg, NULL}),
+                     1);
+    ck_assert_msg(strstr(err_text, "frobnicate"), "%s", err_text);
 }
 END_TEST
 
@@ -198,6 +224,8 @@ TP_TEST_SUITE(ir_tpc) {
     tcase_add_test(tc, print_of_a_missing_file_fails);
     tcase_add_test(tc, run_prints_checksums_and_writes_outputs);
     tcase_add_test(tc, run_without_an_arg_for_an_input_is_a_usage_error);
+    tcase_add_test(tc, run_with_an_unknown_backend_suggests_names);
+    tcase_add_test(tc, run_passes_options_to_the_backend_which_rejects_unknown_ones);
     tcase_add_test(tc, run_with_an_unknown_arg_name_is_a_usage_error);
     tcase_add_test(tc, run_with_a_wrong_shape_fails_naming_the_input);
     tcase_add_test(tc, run_with_a_malformed_arg_is_a_usage_error);

@@ -17,12 +17,16 @@
 #define EXIT_USAGE 2
 
 static const char usage_text[] =
-    "usage: tpc run G.tpir --arg NAME=FILE.npy ... [--out DIR]\n"
+    "usage: tpc run G.tpir --arg NAME=FILE.npy ... [--out DIR] [--backend NAME]\n"
+    "               [--option KEY=VALUE ...] [--dynamic]\n"
     "       tpc print [--passes] G.tpir\n"
     "       tpc check G.tpir\n"
     "       tpc --help | --version\n"
     "\n"
-    "  run     runs the graph with the reference interpreter. Every graph input\n"
+    "  run     compiles the graph with a backend (--backend NAME; default: the\n"
+    "          default backend, see 'tp-backends list') and runs it. --option\n"
+    "          passes KEY=VALUE to the backend; --dynamic compiles for any sizes\n"
+    "          of the inputs' ranks. Every graph input\n"
     "          needs one --arg (NAME is the input's name, with or without '%').\n"
     "          Prints, per output: name, dtype and shape, the sum of its elements\n"
     "          and the sum of their absolute values. With --out, writes each\n"
@@ -181,11 +185,24 @@ static int command_run(const run_request *request) {
 static int parse_run(int argc, char **argv, run_request *request) {
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
-        if (strcmp(arg, "--arg") == 0 || strcmp(arg, "--out") == 0) {
+        if (strcmp(arg, "--dynamic") == 0) {
+            request->options.dynamic = true;
+        } else if (strcmp(arg, "--arg") == 0 || strcmp(arg, "--out") == 0 ||
+                   strcmp(arg, "--backend") == 0 || strcmp(arg, "--option") == 0) {
             if (i + 1 >= argc) return usage_error("%s needs a value", arg);
             const char *value = argv[++i];
             if (strcmp(arg, "--out") == 0) {
                 request->out_dir = value;
+                continue;
+            }
+            if (strcmp(arg, "--backend") == 0) {
+                request->options.backend = value;
+                continue;
+            }
+            if (strcmp(arg, "--option") == 0) {
+                if (!strchr(value, '='))
+                    return usage_error("--option takes KEY=VALUE, got '%s'", value);
+                request->options.options[request->options.num_options++] = value;
                 continue;
             }
             const char *equals = strchr(value, '=');
@@ -211,13 +228,15 @@ static int main_run(int argc, char **argv) {
     run_request request = {0};
     request.arg_names = calloc((size_t)argc + 1, sizeof *request.arg_names);
     request.arg_files = calloc((size_t)argc + 1, sizeof *request.arg_files);
+    request.options.options = calloc((size_t)argc + 1, sizeof *request.options.options);
     int code = EXIT_FAILURE;
-    if (request.arg_names && request.arg_files) {
+    if (request.arg_names && request.arg_files && request.options.options) {
         code = parse_run(argc, argv, &request);
         if (code == EXIT_SUCCESS) code = command_run(&request);
     }
     free(request.arg_names);
     free(request.arg_files);
+    free(request.options.options);
     return code;
 }
 

@@ -4,17 +4,22 @@
 #ifndef TP_TOOLS_TPC_H
 #define TP_TOOLS_TPC_H
 
+#include <stdbool.h>
+
 #include "tensorplay/graph.h"
 #include "tensorplay/tensor.h"
 
 typedef struct tpc_run_options {
-    /* Room for `--backend NAME` (through the registry); today every graph
-     * runs on the reference interpreter. */
-    int reserved;
+    const char *backend;  /* --backend NAME; NULL: the default backend */
+    const char **options; /* --option KEY=VALUE, passed to the backend */
+    int num_options;
+    bool dynamic; /* --dynamic: compile for any sizes of these ranks */
 } tpc_run_options;
 
-/* Runs `graph` on `inputs` (one per graph input, in order); fills `outputs`
- * with tp_graph_num_outputs new references. Sets tp_last_error on failure. */
+/* Compiles `graph` through tp_compile_graph on the chosen backend (the same
+ * frontend as a C function: passes, guards, cache) and runs it on `inputs`
+ * (one per graph input, in order); fills `outputs` with
+ * tp_graph_num_outputs new references. Sets tp_last_error on failure. */
 tp_status tpc_run_graph(const tpc_run_options *options, const tp_graph *graph,
                         tp_tensor *const *inputs, int num_inputs, tp_tensor **outputs);
 

@@ -1,0 +1,289 @@
+/* The cuda backend's table (plugin.h): probe, init, compile, run, release,
+ * reset, shutdown, and its compile options:
+ *   target=device           (default) compile for the device and run there;
+ *   target=ptx:compute_XY   generate and compile to PTX only (no device
+ *                           needed; see cuda_testing.h);
+ *   device=N                the CUDA device ordinal (default 0);
+ *   cache=on|off            the CUBIN disk cache (default on);
+ *   dump=FOLDER             also write the generated CUDA C there.
+ * Compile pipeline: lower (cuda_lower.c) -> plan (cuda_plan.c) -> CUDA C
+ * (cuda_emit.c) -> CUBIN for sm_XY through the cache or NVRTC -> module,
+ * stream and buffers (cuda_executable.c). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cuda_cache.h"
+#include "cuda_device.h"
+#include "cuda_emit.h"
+#include "cuda_executable.h"
+#include "cuda_nvrtc.h"
+#include "cuda_testing.h"
+#include "tensorplay/plugin.h"
+
+#define CUDA_PLUGIN_VERSION "0.1.0"
+
+static const tp_plugin_host *host;
+
+typedef struct compile_options {
+    bool ptx_only;
+    char arch[32]; /* ptx_only: "compute_XY" */
+    int device;
+    bool cache;
+    const char *dump;
+} compile_options;
+
+static const char *const known_options = "target, device, cache, dump";
+
+static int32_t refuse(char *error, size_t size, const char *format, const char *a, const char *b) {
+    snprintf(error, size, format, a, b);
+    return TP_PLUGIN_ERROR;
+}
+
+static int32_t parse_options(const tp_plugin_option *options, int32_t count, compile_options *out,
+                             char *error, size_t size) {
+    *out = (compile_options){.cache = true};
+    for (int32_t i = 0; i < count; i++) {
+        const char *key = options[i].key, *value = options[i].value ? options[i].value : "";
+        if (!strcmp(key, "target")) {
+            int arch = 0;
+            char tail = 0;
+            if (!strcmp(value, "device")) {
+                out->ptx_only = false;
+            } else if (sscanf(value, "ptx:compute_%d%c", &arch, &tail) == 1 && arch >= 75) {
+                out->ptx_only = true;
+                snprintf(out->arch, sizeof out->arch, "compute_%d", arch);
+            } else {
+                return refuse(error, size,
+                              "option target=%s: expected 'device' or 'ptx:compute_XY' with XY >= "
+                              "75 (e.g. ptx:compute_90)%s",
+                              value, "");
+            }
+        } else if (!strcmp(key, "device")) {
+            char *end;
+            long ordinal = strtol(value, &end, 10);
+            if (!*value || *end || ordinal < 0 || ordinal > 15)
+                return refuse(error, size, "option device=%s: expected a device number 0..15%s",
+                              value, "");
+            out->device = (int)ordinal;
+        } else if (!strcmp(key, "cache")) {
+            if (strcmp(value, "on") && strcmp(value, "off"))
+                return refuse(error, size, "option cache=%s: expected on or off%s", value, "");
+            out->cache = !strcmp(value, "on");
+        } else if (!strcmp(key, "dump")) {
+            out->dump = value;
+        } else {
+            return refuse(error, size, "unknown option '%s' (known: %s)", key, known_options);
+        }
+    }
+    return TP_PLUGIN_OK;
+}
+
+static void dump_source(const char *folder, const tp_plugin_executable *exe) {
+    char path[4096];
+    mkdir(folder, 0755);
+    snprintf(path, sizeof path, "%s/%s.cu", folder, exe->graph.name ? exe->graph.name : "graph");
+    FILE *file = fopen(path, "wb");
+    if (!file) return;
+    fputs(exe->source, file);
+    fclose(file);
+}
+
+/* The CUBIN for the executable's source: from the cache or NVRTC. */
+static char *device_image(const tp_plugin_executable *exe, const cu_device *device, bool use_cache,
+                          char *error, size_t size) {
+    char why[256];
+    const char *nvrtc_version = cu_nvrtc_version(why, sizeof why);
+    uint64_t key = cu_hash_bytes(CU_HASH_SEED, exe->source, strlen(exe->source));
+    char salt[160];
+    snprintf(salt, sizeof salt, "%s|driver %d|nvrtc %s|plugin %s", exe->target,
+             device->driver_version, nvrtc_version ? nvrtc_version : "?", CUDA_PLUGIN_VERSION);
+    key = cu_hash_bytes(key, salt, strlen(salt));
+    uint64_t key2 = cu_hash_bytes(key ^ 0x9e3779b97f4a7c15ull, salt, strlen(salt));
+    char name[128], folder[3800];
+    snprintf(name, sizeof name, "%s-%016llx%016llx", exe->target, (unsigned long long)key,
+             (unsigned long long)key2);
+    bool cache = use_cache && cu_cache_folder(folder, sizeof folder);
+    size_t image_size = 0;
+    char *image = cache ? cu_cache_load(folder, name, &image_size) : NULL;
+    if (image) return image;
+    if (!cu_nvrtc_compile(exe->source, exe->graph.name ? exe->graph.name : "?", exe->target, &image,
+                          &image_size, error, size))
+        return NULL;
+    if (cache) cu_cache_store(folder, name, image, image_size);
+    return image;
+}
+
+static int32_t cuda_compile(const tp_plugin_graph *graph, const tp_plugin_tensor_meta *inputs,
+                            int32_t num_inputs, const tp_plugin_option *options,
+                            int32_t num_options, tp_plugin_executable **executable, char *error,
+                            size_t error_size) {
+    *executable = NULL;
+    compile_options opts;
+    if (parse_options(options, num_options, &opts, error, error_size) != TP_PLUGIN_OK)
+        return TP_PLUGIN_ERROR;
+    const cu_device *device = NULL;
+    if (!opts.ptx_only) {
+        device = cu_device_get(opts.device, error, error_size);
+        if (!device) return TP_PLUGIN_ERROR;
+    }
+    tp_plugin_executable *exe = calloc(1, sizeof *exe);
+    if (!exe) return refuse(error, error_size, "out of memory%s%s", "", "");
+    bool ok = cu_graph_lower(graph, inputs, num_inputs, &exe->graph, error, error_size) &&
+              cu_graph_plan(&exe->graph, device ? device->multiprocessors : 132, error, error_size);
+    if (ok) ok = (exe->source = cu_emit_module(&exe->graph, error, error_size)) != NULL;
+    if (ok && opts.dump) dump_source(opts.dump, exe);
+    if (ok && opts.ptx_only) {
+        snprintf(exe->target, sizeof exe->target, "%s", opts.arch);
+        size_t size;
+        ok = cu_nvrtc_compile(exe->source, graph->name ? graph->name : "?", exe->target, &exe->ptx,
+                              &size, error, error_size);
+    } else if (ok) {
+        snprintf(exe->target, sizeof exe->target, "sm_%d%d", device->major, device->minor);
+        char *image = device_image(exe, device, opts.cache, error, error_size);
+        ok = image && cu_executable_load(exe, device, image, error, error_size);
+        free(image);
+    }
+    if (!ok) {
+        cu_executable_free(exe);
+        return TP_PLUGIN_ERROR;
+    }
+    *executable = exe;
+    return TP_PLUGIN_OK;
+}
+
+static int32_t cuda_run(tp_plugin_executable *exe, const tp_plugin_buffer *inputs,
+                        int32_t num_inputs, tp_plugin_buffer *outputs, int32_t num_outputs) {
+    char error[2048];
+    if (!exe->device)
+        snprintf(error, sizeof error,
+                 "graph '%s' was compiled for target ptx:%s (PTX only); compile with "
+                 "target=device to run it",
+                 exe->graph.name ? exe->graph.name : "?", exe->target);
+    else if (num_inputs != exe->graph.num_inputs || num_outputs != exe->graph.num_outputs)
+        snprintf(error, sizeof error,
+                 "run: %d inputs and %d outputs given, the graph has %d and %d", (int)num_inputs,
+                 (int)num_outputs, exe->graph.num_inputs, exe->graph.num_outputs);
+    else if (cu_executable_run(exe, inputs, outputs, error, sizeof error))
+        return TP_PLUGIN_OK;
+    if (host) host->set_error(host, error);
+    return TP_PLUGIN_ERROR;
+}
+
+static void cuda_release(tp_plugin_executable *exe) {
+    cu_executable_free(exe);
+}
+
+static int32_t cuda_probe(char *why, size_t why_size) {
+    return cu_device_probe(why, why_size);
+}
+
+static int32_t cuda_init(const tp_plugin_host *given) {
+    host = given; /* the driver is opened on the first compile for a device */
+    return TP_PLUGIN_OK;
+}
+
+static void cuda_shutdown(void) {
+    cu_device_release_all();
+    cuda_api_unload();
+    host = NULL;
+}
+
+static const tp_plugin_backend backend = {
+    .struct_size = sizeof(tp_plugin_backend),
+    .contract_version = TP_BACKEND_CONTRACT_VERSION,
+    .name = "cuda",
+    .version = CUDA_PLUGIN_VERSION,
+    .description = "CUDA C through NVRTC and the driver API",
+    .probe = cuda_probe,
+    .init = cuda_init,
+    .compile = cuda_compile,
+    .run = cuda_run,
+    .release = cuda_release,
+    .reset = NULL,
+    .shutdown = cuda_shutdown,
+};
+
+TP_PLUGIN_EXPORT const tp_plugin_backend *tp_cuda_backend(void) {
+    return &backend;
+}
+
+/* ---- cuda_testing.h ---- */
+
+TP_PLUGIN_EXPORT const char *tp_cuda_executable_source(const tp_plugin_executable *exe) {
+    return exe ? exe->source : NULL;
+}
+
+TP_PLUGIN_EXPORT const char *tp_cuda_executable_ptx(const tp_plugin_executable *exe) {
+    return exe ? exe->ptx : NULL;
+}
+
+TP_PLUGIN_EXPORT int32_t tp_cuda_executable_kernels(const tp_plugin_executable *exe) {
+    return exe ? exe->graph.num_kernels : 0;
+}
+
+TP_PLUGIN_EXPORT int32_t tp_cuda_compile_source_for_tests(const char *source, const char *arch,
+                                                          char *error, size_t error_size) {
+    char *image = NULL;
+    size_t size = 0;
+    bool ok = cu_nvrtc_compile(source, "test", arch, &image, &size, error, error_size);
+    free(image);
+    return ok ? TP_PLUGIN_OK : TP_PLUGIN_ERROR;
+}
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+TP_PLUGIN_EXPORT double tp_cuda_bench_kernels(tp_plugin_executable *exe, int32_t iterations) {
+    if (!exe || !exe->device || iterations < 1) return -1;
+    const cuda_driver *driver = exe->device->driver;
+    char error[512];
+    if (!cu_device_make_current(exe->device, error, sizeof error)) return -1;
+    double start = now_ms();
+    for (int32_t it = 0; it < iterations; it++)
+        for (int k = 0; k < exe->graph.num_kernels; k++) {
+            const cu_kernel *kernel = &exe->graph.kernels[k];
+            if (kernel->work == 0) continue;
+            if (driver->launch_kernel(exe->functions[k], kernel->grid[0], kernel->grid[1],
+                                      kernel->grid[2], kernel->block, 1, 1, 0, exe->stream,
+                                      exe->params, NULL) != CUDA_SUCCESS)
+                return -1;
+        }
+    if (driver->stream_synchronize(exe->stream) != CUDA_SUCCESS) return -1;
+    return (now_ms() - start) / iterations;
+}
+
+TP_PLUGIN_EXPORT double tp_cuda_bench_copy(size_t bytes, int32_t iterations) {
+    char error[512];
+    const cu_device *device = cu_device_get(0, error, sizeof error);
+    if (!device || iterations < 1 || !cu_device_make_current(device, error, sizeof error))
+        return -1;
+    const cuda_driver *driver = device->driver;
+    CUdeviceptr from = 0, to = 0;
+    CUstream stream = NULL;
+    double result = -1;
+    if (driver->mem_alloc(&from, bytes) == CUDA_SUCCESS &&
+        driver->mem_alloc(&to, bytes) == CUDA_SUCCESS &&
+        driver->stream_create(&stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS &&
+        driver->memcpy_dtod_async(to, from, bytes, stream) == CUDA_SUCCESS &&
+        driver->stream_synchronize(stream) == CUDA_SUCCESS) {
+        double start = now_ms();
+        bool ok = true;
+        for (int32_t it = 0; it < iterations && ok; it++)
+            ok = driver->memcpy_dtod_async(to, from, bytes, stream) == CUDA_SUCCESS;
+        if (ok && driver->stream_synchronize(stream) == CUDA_SUCCESS) {
+            double ms = (now_ms() - start) / iterations;
+            result = 2.0 * (double)bytes / (ms * 1e6);
+        }
+    }
+    if (stream) driver->stream_destroy(stream);
+    if (from) driver->mem_free(from);
+    if (to) driver->mem_free(to);
+    return result;
+}
