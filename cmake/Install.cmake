@@ -12,11 +12,11 @@
 #   <prefix>/share/tensorplay/backends.d/tensorplay.ini   (conf/CMakeLists.txt)
 #   <prefix>/share/tensorplay/conformance/               the conformance corpus
 #   <prefix>/share/tensorplay/sdk/                       the guide and the template plugin
-#   <prefix>/lib/tensorplay/plugins/NAME.so          component plugin-NAME, one per
+#   <prefix>/lib/tensorplay/plugins/*.so             component plugin-BACKEND, one per
 #                                                    in-tree plugin that is built
 #
 # `cpack -G DEB` in the build folder makes one package per component:
-# tensorplay (core, tools, SDK) and tensorplay-plugin-NAME per built plugin.
+# tensorplay (core, tools, SDK) and tensorplay-plugin-BACKEND per built plugin.
 include(CMakePackageConfigHelpers)
 
 set(TP_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/TensorPlay)
@@ -27,9 +27,10 @@ file(STRINGS ${PROJECT_SOURCE_DIR}/include/tensorplay/plugin.h TP_CONTRACT_LINE
      REGEX "^#define TP_BACKEND_CONTRACT_VERSION [0-9]+")
 string(REGEX REPLACE ".* ([0-9]+)$" "\\1" TP_CONTRACT_VERSION "${TP_CONTRACT_LINE}")
 
-# In-tree plugins this file knows how to package (their targets are defined
-# by plugins/*/CMakeLists.txt when their toolkit is found).
-set(TP_KNOWN_PLUGIN_TARGETS stax-llvm opencl cuda)
+# In-tree plugins this file knows how to package, as TARGET=BACKEND (their
+# targets are defined by plugins/*/CMakeLists.txt when their toolkit is found;
+# the backend name names the component and the package).
+set(TP_KNOWN_PLUGINS stax-llvm=stax opencl=opencl cuda_plugin=cuda cuda=cuda)
 
 # ---- the library and the headers ---------------------------------------------
 add_library(TensorPlay::tensorplay ALIAS tensorplay)
@@ -79,9 +80,12 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/sdk/template DESTINATION ${TP_SDK_INSTAL
 
 # ---- in-tree plugins: one component each ----------------------------------------------
 set(TP_INSTALLED_PLUGINS "")
-foreach(plugin ${TP_KNOWN_PLUGIN_TARGETS})
-  if(TARGET ${plugin})
-    install(TARGETS ${plugin} LIBRARY DESTINATION ${TP_PLUGIN_INSTALL_DIR}
+foreach(pair ${TP_KNOWN_PLUGINS})
+  string(REPLACE "=" ";" pair "${pair}")
+  list(GET pair 0 target)
+  list(GET pair 1 plugin)
+  if(TARGET ${target} AND NOT plugin IN_LIST TP_INSTALLED_PLUGINS)
+    install(TARGETS ${target} LIBRARY DESTINATION ${TP_PLUGIN_INSTALL_DIR}
             COMPONENT plugin-${plugin})
     list(APPEND TP_INSTALLED_PLUGINS ${plugin})
   endif()
@@ -137,7 +141,7 @@ foreach(plugin ${TP_INSTALLED_PLUGINS})
   set(CPACK_DEBIAN_${TP_COMPONENT_UPPER}_PACKAGE_NAME tensorplay-plugin-${plugin})
   set(CPACK_DEBIAN_${TP_COMPONENT_UPPER}_PACKAGE_DEPENDS "tensorplay (= ${PROJECT_VERSION})")
 endforeach()
-set(CPACK_DEBIAN_PLUGIN-STAX-LLVM_PACKAGE_DEPENDS "tensorplay (= ${PROJECT_VERSION}), libllvm19")
+set(CPACK_DEBIAN_PLUGIN-STAX_PACKAGE_DEPENDS "tensorplay (= ${PROJECT_VERSION}), libllvm19")
 set(CPACK_DEBIAN_PLUGIN-OPENCL_PACKAGE_DEPENDS "tensorplay (= ${PROJECT_VERSION}), ocl-icd-libopencl1")
 include(CPack)
 cpack_add_component(core DISPLAY_NAME "TensorPlay core, tools and SDK" REQUIRED)
