@@ -40,6 +40,17 @@
  * must not start its own thread pool: use host->parallel_for (DESIGN
  * section 10: two pools on the same cores make everything slower).
  *
+ * Errors and "unsupported"
+ * -------------------------
+ * compile writes its reason into `error`; init and run call host->set_error.
+ * A backend that cannot lower something it is given (an op, a dtype, a
+ * shape) says so at compile, never at run, with an error text that starts
+ * with "unsupported:" and names the op and the dtype, e.g.
+ *   "unsupported: op 'matmul' (%y) on i64 operands"
+ * Callers (the conformance kit of `tp-backends check NAME --conformance`)
+ * count such a refusal as "unsupported", not as a failure; any other compile
+ * error is a failure. Never crash or abort on input you do not handle.
+ *
  * Memory
  * ------
  * Everything the core passes (graph view, metadata, buffers, options) is

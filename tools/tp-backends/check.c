@@ -3,7 +3,8 @@
  * entry, table checks, probe, init), compile and run a small graph, and
  * compare every output with the `eager` reference. The child tells the
  * parent which step it is in through a pipe; a crash is reported with the
- * signal name and that step. */
+ * signal name and that step.
+ * With --conformance, the conformance kit (conformance.c) runs instead. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <signal.h>
@@ -14,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "conformance.h"
 #include "tp_backends.h"
 
 #define CHECK_TIMEOUT_SECONDS 60
@@ -134,22 +136,63 @@ static const char *signal_name(int signal_number) {
     return text;
 }
 
-int command_check(int argc, char **argv) {
-    if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-        puts("usage: tp-backends check NAME");
-        return EXIT_OK;
+static const char check_usage[] =
+    "usage: tp-backends check NAME [--conformance [--json FILE] [--corpus DIR] [--filter TEXT]\n"
+    "                                            [--verbose]]\n";
+
+/* Parses `check NAME [options]`; returns EXIT_OK or the exit code to stop with. */
+static int parse_check(int argc, char **argv, const char **name, bool *conformance,
+                       conformance_options *options) {
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char **value = strcmp(arg, "--json") == 0     ? &options->json_path
+                             : strcmp(arg, "--corpus") == 0 ? &options->corpus_dir
+                             : strcmp(arg, "--filter") == 0 ? &options->filter
+                                                            : NULL;
+        if (value) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "tp-backends check: %s needs a value\n%s", arg, check_usage);
+                return EXIT_USAGE;
+            }
+            *value = argv[++i];
+        } else if (strcmp(arg, "--conformance") == 0) {
+            *conformance = true;
+        } else if (strcmp(arg, "--verbose") == 0) {
+            options->verbose = true;
+        } else if (strcmp(arg, "--help") == 0) {
+            fputs(check_usage, stdout);
+            return -1;
+        } else if (arg[0] != '-' && !*name) {
+            *name = arg;
+        } else {
+            fprintf(stderr, "tp-backends check: unexpected argument '%s'\n%s", arg, check_usage);
+            return EXIT_USAGE;
+        }
     }
-    if (argc != 2) {
-        fputs("usage: tp-backends check NAME\n", stderr);
+    if (!*name) {
+        fputs(check_usage, stderr);
         return EXIT_USAGE;
     }
-    const char *name = argv[1];
+    if (!*conformance && (options->json_path || options->corpus_dir || options->filter)) {
+        fprintf(stderr, "tp-backends check: --json, --corpus and --filter need --conformance\n");
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+int command_check(int argc, char **argv) {
+    const char *name = NULL;
+    bool conformance = false;
+    conformance_options options = {0};
+    int parsed = parse_check(argc, argv, &name, &conformance, &options);
+    if (parsed != EXIT_OK) return parsed < 0 ? EXIT_OK : parsed;
     tp_backend_info *info = NULL;
     if (tp_backend_info_get(name, &info) != TP_OK) { /* unknown: say so before forking */
         fprintf(stderr, "tp-backends: %s\n", tp_last_error());
         return EXIT_FAILED;
     }
     tp_backend_info_release(info, 1);
+    if (conformance) return conformance_main(name, &options);
     printf("checking backend '%s'\n", name);
     fflush(stdout);
     int pipe_ends[2];

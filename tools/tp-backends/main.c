@@ -19,10 +19,15 @@ static const char usage[] =
     "  paths                  the INI search path in order, and where each part comes from.\n"
     "  check NAME             in a child process: load NAME, verify its tables, probe,\n"
     "                         compile and run a small graph, compare with `eager`.\n"
+    "  check NAME --conformance [--json FILE] [--corpus DIR] [--filter TEXT] [--verbose]\n"
+    "                         the conformance kit: every op and dtype, broadcasting,\n"
+    "                         fusion patterns, dynamic shapes and error paths against\n"
+    "                         `eager` with per-dtype tolerances, in child processes;\n"
+    "                         a table per op; exit status 1 on any failure.\n"
     "\n"
     "environment: TP_BACKENDS_FILES (replaces the search path), TP_BACKENDS_PATH\n"
     "(prepended), XDG_CONFIG_HOME, TP_DEFAULT_BACKEND, TP_LOADER_DEBUG=1 (log every\n"
-    "loader decision to stderr).\n"
+    "loader decision to stderr), TP_CONFORMANCE_DIR (the conformance corpus).\n"
     "\n"
     "exit status: 0 success, 1 failure (unknown backend, failed check), 2 usage error.\n";
 

@@ -1,0 +1,93 @@
+#!/bin/sh
+# The SDK end to end, as a plugin author meets it:
+#   1. install this build into a fresh temporary prefix and check what is there
+#      (SONAME, headers, CMake package, pkg-config files, man pages, corpus);
+#   2. copy the template plugin out of the *installed* SDK and build it in a
+#      clean environment against that prefix alone (CMAKE_PREFIX_PATH);
+#   3. register it through TP_BACKENDS_PATH: `tp-backends list` shows it and
+#      `tp-backends check template --conformance` passes;
+#   4. install its INI into the user folder instead ($XDG_CONFIG_HOME) and find
+#      it there without TP_BACKENDS_PATH;
+#   5. build it again with TEMPLATE_BREAK_OP=exp: the kit fails, naming exp.
+# usage: run_sdk_test.sh BUILD_DIR [CMAKE]
+set -eu
+build_dir=$1
+cmake=${2:-cmake}
+umask 022
+work=$(mktemp -d /tmp/tp-sdk-test.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+step() { printf '\n== %s\n' "$*"; }
+fail() { printf 'FAILED: %s\n' "$*"; exit 1; }
+# A clean environment: nothing from the caller's shell or the source tree.
+clean_env() { env -i PATH=/usr/bin:/bin HOME="$work/home" XDG_CONFIG_HOME="$work/xdg" "$@"; }
+mkdir -p "$work/home" "$work/xdg"
+
+step "install into $prefix"
+"$cmake" --install "$build_dir" --prefix "$prefix" >"$work/install.log" || { cat "$work/install.log"; fail "cmake --install"; }
+for file in lib/libtensorplay.so lib/libtensorplay.so.0 include/tensorplay/tensorplay.h \
+    include/tensorplay/plugin.h include/tensorplay-plugin/tensorplay/plugin.h \
+    lib/cmake/TensorPlay/TensorPlayConfig.cmake lib/cmake/TensorPlay/TensorPlayConfigVersion.cmake \
+    lib/pkgconfig/tensorplay.pc lib/pkgconfig/tensorplay-plugin.pc \
+    bin/tp-backends bin/tpc share/man/man1/tp-backends.1 share/man/man1/tpc.1 \
+    share/tensorplay/backends.d/tensorplay.ini share/tensorplay/conformance/pointwise/add.tpir \
+    share/tensorplay/sdk/README.md share/tensorplay/sdk/template/CMakeLists.txt; do
+    [ -e "$prefix/$file" ] || fail "not installed: $file"
+done
+soname=$(objdump -p "$prefix/lib/libtensorplay.so" | awk '/SONAME/ {print $2}')
+[ "$soname" = "libtensorplay.so.0" ] || fail "SONAME is '$soname', expected libtensorplay.so.0"
+[ "$(ls "$prefix/include/tensorplay-plugin/tensorplay")" = "plugin.h" ] || fail "the plugin include folder holds more than plugin.h"
+echo "ok: files, SONAME $soname"
+
+step "pkg-config: build a program against tensorplay.pc"
+pc() { clean_env PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config "$@"; }
+[ "$(pc --modversion tensorplay)" = "$(pc --modversion tensorplay-plugin)" ] || fail "pc versions differ"
+pc --cflags tensorplay-plugin | grep -q -- "-I$prefix/lib/pkgconfig/../../include/tensorplay-plugin" ||
+    fail "tensorplay-plugin.pc cflags: $(pc --cflags tensorplay-plugin)"
+printf '#include <stdio.h>\n#include <tensorplay/tensorplay.h>\nint main(void) { printf("%%s\\n", tp_version()); return 0; }\n' >"$work/version.c"
+# shellcheck disable=SC2046
+cc -o "$work/version" "$work/version.c" $(pc --cflags --libs tensorplay) -Wl,-rpath,"$prefix/lib" || fail "pkg-config build"
+echo "ok: a pkg-config program runs and prints TensorPlay $("$work/version")"
+
+step "build the template out of tree against $prefix only"
+cp -r "$prefix/share/tensorplay/sdk/template" "$work/template"
+clean_env "$cmake" -S "$work/template" -B "$work/template-build" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_INSTALL_PREFIX="$work/plugins" >"$work/configure.log" || { cat "$work/configure.log"; fail "configure the template"; }
+clean_env "$cmake" --build "$work/template-build" >"$work/build.log" 2>&1 || { cat "$work/build.log"; fail "build the template"; }
+if grep -qi 'warning' "$work/build.log"; then cat "$work/build.log"; fail "the template builds with warnings"; fi
+clean_env "$cmake" --install "$work/template-build" >/dev/null || fail "install the template"
+if grep -rq "$(cd "$build_dir" && pwd)" "$work/template-build/CMakeCache.txt"; then fail "the template build refers to the TensorPlay build tree"; fi
+echo "ok: built and installed into $work/plugins"
+
+tool() { clean_env TP_BACKENDS_PATH="$work/plugins/share/tensorplay/backends.d" "$prefix/bin/tp-backends" "$@"; }
+step "tp-backends list"
+tool list | tee "$work/list.txt"
+grep -Eq '^template +available' "$work/list.txt" || fail "template is not listed as available"
+
+step "tp-backends check template --conformance"
+tool check template --conformance --json "$work/template.json" >"$work/conformance.txt" ||
+    { cat "$work/conformance.txt"; fail "the template does not pass the conformance kit"; }
+tail -n 3 "$work/conformance.txt"
+grep -q '"fail": 0' "$work/template.json" || fail "JSON summary: $(head -c 300 "$work/template.json")"
+grep -Eq '"pass": [1-9]' "$work/template.json" || fail "no case passed"
+
+step "the INI in the user folder (TEMPLATE_INSTALL_USER_INI=ON, XDG_CONFIG_HOME)"
+clean_env "$cmake" -S "$work/template" -B "$work/template-build" -DTEMPLATE_INSTALL_USER_INI=ON >/dev/null
+clean_env "$cmake" --install "$work/template-build" >/dev/null
+[ -f "$work/xdg/tensorplay/backends.d/template.ini" ] || fail "no INI in \$XDG_CONFIG_HOME/tensorplay/backends.d"
+clean_env "$prefix/bin/tp-backends" list | grep -Eq '^template +available' || fail "the user INI is not found"
+echo "ok: found through \$XDG_CONFIG_HOME"
+rm -f "$work/xdg/tensorplay/backends.d/template.ini"
+
+step "a deliberately broken build (TEMPLATE_BREAK_OP=exp) fails, naming exp"
+clean_env "$cmake" -S "$work/template" -B "$work/broken-build" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DTEMPLATE_BREAK_OP=exp >/dev/null || fail "configure the broken template"
+clean_env "$cmake" --build "$work/broken-build" >/dev/null 2>&1 || fail "build the broken template"
+if clean_env TP_BACKENDS_PATH="$work/broken-build/backends.d" "$prefix/bin/tp-backends" check template \
+    --conformance >"$work/broken.txt"; then
+    fail "the broken template passes the conformance kit"
+fi
+tail -n 4 "$work/broken.txt"
+grep -q '^ops in the most failing cases: exp ' "$work/broken.txt" || fail "the failure does not name exp"
+grep -Eq '^exp +[0-9]+ +[0-9]+ +[1-9]' "$work/broken.txt" || fail "no failing row for exp in the table"
+printf '\nok: the SDK works end to end\n'

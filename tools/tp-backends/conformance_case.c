@@ -1,0 +1,214 @@
+/* One conformance case, run in the child process: retype the graph for the
+ * case's dtype, make its inputs, compile and run it on the backend and on
+ * `eager`, then classify. A compile error whose reason starts with
+ * "unsupported:" and names an op of the graph is UNSUPPORTED; any other
+ * error, a wrong type or a value outside the dtype's tolerance is FAIL; a
+ * case that `eager` itself cannot run is BROKEN (a corpus problem). Cases
+ * with `@expect error TEXT` pass when compile fails with TEXT in the reason. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conformance.h"
+
+const char *conformance_status_name(conformance_status status) {
+    static const char *const names[] = {"pass", "FAIL", "unsupported", "BROKEN", "not run"};
+    return status < CONFORMANCE_STATUS_COUNT ? names[status] : "?";
+}
+
+void conformance_tolerance(tp_dtype dtype, double *atol, double *rtol) {
+    switch (dtype) {
+    case TP_F32:
+        *atol = 1e-5;
+        *rtol = 1e-4;
+        break;
+    case TP_F64:
+        *atol = 1e-12;
+        *rtol = 1e-10;
+        break;
+    default: /* integers and bool: exact */
+        *atol = 0;
+        *rtol = 0;
+        break;
+    }
+}
+
+/* The backend's own words: what follows "failed to compile graph 'G': ". */
+static const char *compile_reason(const char *message) {
+    const char *start = strstr(message, "failed to compile graph '");
+    if (!start) return message;
+    const char *end = strstr(start, "': ");
+    return end ? end + 3 : message;
+}
+
+/* An op of `graph` named in `reason` (as 'op' or as a word), or NULL. */
+static const char *named_op(const tp_graph *graph, const char *reason) {
+    for (int v = 0; v < tp_graph_num_values(graph); v++) {
+        const char *op = tp_graph_value_op(graph, v);
+        if (!op) continue;
+        size_t length = strlen(op);
+        for (const char *at = strstr(reason, op); at; at = strstr(at + 1, op)) {
+            bool start = at == reason || !(at[-1] == '_' || (at[-1] >= 'a' && at[-1] <= 'z'));
+            char after = at[length];
+            bool end = !(after == '_' || (after >= 'a' && after <= 'z'));
+            if (start && end) return op;
+        }
+    }
+    return NULL;
+}
+
+static void set_result(conformance_result *result, conformance_status status, const char *format,
+                       const char *a, const char *b) {
+    result->status = status;
+    snprintf(result->detail, sizeof result->detail, format, a, b);
+    for (char *c = result->detail; *c; c++)
+        if (*c == '\n') *c = ' ';
+}
+
+/* Compares one output; false (with the detail) on the first mismatch. */
+static bool compare_output(int index, const tp_tensor *got, const tp_tensor *want,
+                           conformance_result *result) {
+    char got_text[96], want_text[96];
+    tp_tensor_describe(got, got_text, sizeof got_text);
+    tp_tensor_describe(want, want_text, sizeof want_text);
+    if (strcmp(got_text, want_text) != 0) {
+        snprintf(result->detail, sizeof result->detail, "output %d is %s, eager gives %s", index,
+                 got_text, want_text);
+        return false;
+    }
+    double atol, rtol;
+    conformance_tolerance(tp_tensor_dtype(want), &atol, &rtol);
+    for (int64_t i = 0; i < tp_tensor_numel(want); i++) {
+        double g = tp_tensor_get_f64(got, i), w = tp_tensor_get_f64(want, i);
+        if (isnan(g) && isnan(w)) continue;
+        if (isinf(w) && g == w) continue;
+        double error = fabs(g - w);
+        if (error > result->max_error || isnan(error)) result->max_error = error;
+        if (error <= atol + rtol * fabs(w)) continue;
+        snprintf(result->detail, sizeof result->detail,
+                 "output %d element %lld is %.9g, eager gives %.9g (|error| %.3g > %.3g for %s)",
+                 index, (long long)i, g, w, error, atol + rtol * fabs(w),
+                 tp_dtype_name(tp_tensor_dtype(want)));
+        return false;
+    }
+    return true;
+}
+
+typedef struct case_run {
+    const conformance_case *item;
+    tp_graph *graph;
+    int num_inputs, num_outputs;
+    tp_tensor **inputs, **got, **want;
+    const char *options[CONFORMANCE_MAX_OPTIONS];
+} case_run;
+
+static tp_status compile_and_run(tp_backend *backend, case_run *run, bool with_options,
+                                 tp_tensor **outputs) {
+    tp_executable *executable = NULL;
+    int num_options = with_options ? run->item->file->num_options : 0;
+    tp_status status =
+        tp_backend_compile(backend, run->graph, run->inputs, run->num_inputs,
+                           num_options ? run->options : NULL, num_options, &executable);
+    if (status != TP_OK) return status;
+    status = tp_executable_run(executable, run->inputs, run->num_inputs, outputs);
+    tp_executable_destroy(executable);
+    return status == TP_OK ? TP_OK : TP_ERR_STATE; /* TP_ERR_STATE: compiled, failed to run */
+}
+
+static void expect_compile_error(tp_backend *backend, case_run *run, conformance_result *result) {
+    const char *text = run->item->file->expect_error;
+    tp_executable *executable = NULL;
+    tp_status status = tp_backend_compile(backend, run->graph, run->inputs, run->num_inputs,
+                                          run->options, run->item->file->num_options, &executable);
+    if (status == TP_OK) {
+        tp_executable_destroy(executable);
+        set_result(result, CONFORMANCE_FAIL, "compile succeeded; it must fail naming '%s'%s", text,
+                   "");
+    } else if (!strstr(tp_last_error(), text)) {
+        set_result(result, CONFORMANCE_FAIL, "compile failed without naming '%s': %s", text,
+                   tp_last_error());
+    } else {
+        set_result(result, CONFORMANCE_PASS, "compile failed as expected: %s%s", tp_last_error(),
+                   "");
+    }
+}
+
+static void classify_compile_failure(const case_run *run, conformance_result *result) {
+    const char *reason = compile_reason(tp_last_error());
+    if (strncmp(reason, "unsupported:", 12) != 0) {
+        set_result(result, CONFORMANCE_FAIL, "compile failed: %s%s", tp_last_error(), "");
+        return;
+    }
+    if (!named_op(run->graph, reason)) {
+        set_result(result, CONFORMANCE_FAIL,
+                   "compile said unsupported without naming an op of the graph: %s%s", reason, "");
+        return;
+    }
+    set_result(result, CONFORMANCE_UNSUPPORTED, "%s%s", reason, "");
+}
+
+static void run_case(tp_backend *backend, tp_backend *eager, case_run *run,
+                     conformance_result *result) {
+    if (run->item->file->expect_error) {
+        expect_compile_error(backend, run, result);
+        return;
+    }
+    if (compile_and_run(eager, run, false, run->want) != TP_OK) {
+        set_result(result, CONFORMANCE_BROKEN, "eager cannot run this case: %s%s", tp_last_error(),
+                   "");
+        return;
+    }
+    tp_status status = compile_and_run(backend, run, true, run->got);
+    if (status == TP_ERR_STATE) {
+        set_result(result, CONFORMANCE_FAIL, "run failed: %s%s", tp_last_error(), "");
+        return;
+    }
+    if (status != TP_OK) {
+        classify_compile_failure(run, result);
+        return;
+    }
+    result->status = CONFORMANCE_PASS;
+    for (int i = 0; i < run->num_outputs; i++)
+        if (!compare_output(i, run->got[i], run->want[i], result)) {
+            result->status = CONFORMANCE_FAIL;
+            return;
+        }
+    snprintf(result->detail, sizeof result->detail, "%d output%s within tolerance",
+             run->num_outputs, run->num_outputs == 1 ? "" : "s");
+}
+
+void conformance_run_case(tp_backend *backend, tp_backend *eager, const conformance_case *item,
+                          conformance_result *result) {
+    memset(result, 0, sizeof *result);
+    case_run run = {.item = item};
+    for (int o = 0; o < item->file->num_options; o++) run.options[o] = item->file->options[o];
+    bool changed;
+    if (conformance_retype(item->file, item->dtype, &run.graph, &changed) != TP_OK) {
+        set_result(result, CONFORMANCE_BROKEN, "cannot build the %s variant: %s",
+                   tp_dtype_name(item->dtype), tp_last_error());
+        return;
+    }
+    run.num_inputs = tp_graph_num_inputs(run.graph);
+    run.num_outputs = tp_graph_num_outputs(run.graph);
+    run.inputs = calloc((size_t)run.num_inputs + 1, sizeof *run.inputs);
+    run.got = calloc((size_t)run.num_outputs + 1, sizeof *run.got);
+    run.want = calloc((size_t)run.num_outputs + 1, sizeof *run.want);
+    if (!run.inputs || !run.got || !run.want) {
+        set_result(result, CONFORMANCE_BROKEN, "out of memory%s%s", "", "");
+    } else if (conformance_make_inputs(item, run.graph, run.inputs) != TP_OK) {
+        set_result(result, CONFORMANCE_BROKEN,
+                   "cannot make the inputs (is every symbol bound by @bind?)%s%s", "", "");
+    } else {
+        run_case(backend, eager, &run, result);
+    }
+    for (int i = 0; run.inputs && i < run.num_inputs; i++) tp_tensor_release(run.inputs[i]);
+    for (int i = 0; run.got && run.want && i < run.num_outputs; i++) {
+        tp_tensor_release(run.got[i]);
+        tp_tensor_release(run.want[i]);
+    }
+    free(run.inputs);
+    free(run.got);
+    free(run.want);
+    tp_graph_destroy(run.graph);
+}
