@@ -2,7 +2,9 @@
  *
  * TP_BACKENDS_FILES (colon-separated files or folders) replaces everything.
  * Otherwise, in order: TP_BACKENDS_PATH entries, $XDG_CONFIG_HOME/tensorplay/
- * backends.d (default ~/.config), /etc/tensorplay/backends.d,
+ * backends.d (default ~/.config), /etc/tensorplay/backends.d, the
+ * share/tensorplay/backends.d of the prefix libtensorplay actually runs
+ * from (when it differs from the configured one: a relocated install),
  * <prefix>/share/tensorplay/backends.d, and the build tree's registry when
  * this code runs from the build tree. A folder contributes its *.ini files in
  * name order. Environment variables are read with secure_getenv, so a setuid
@@ -42,13 +44,12 @@ static tp_status add_colon_list(tp_search_path *out, const char *list, const cha
     return status;
 }
 
-#ifdef TP_BUILD_TREE_REGISTRY
-/* True when the code that is running (libtensorplay or an executable that
- * links its objects) lives inside the build tree that holds the registry. */
-static bool running_from_build_tree(void) {
+/* Real path of the module running this code (libtensorplay, or the
+ * executable that links the core's objects); false when unknown. */
+static bool running_module_path(char *module, size_t size) {
     Dl_info info;
-    if (!dladdr((void *)running_from_build_tree, &info) || !info.dli_fname) return false;
-    char module[PATH_MAX], registry[PATH_MAX];
+    if (size < PATH_MAX) return false;
+    if (!dladdr((void *)running_module_path, &info) || !info.dli_fname) return false;
     const char *module_path = info.dli_fname;
     char self[PATH_MAX];
     if (!strchr(module_path, '/')) { /* the main program: dladdr gives argv[0] */
@@ -57,7 +58,52 @@ static bool running_from_build_tree(void) {
         self[length] = '\0';
         module_path = self;
     }
-    if (!realpath(module_path, module)) return false;
+    return realpath(module_path, module) != NULL;
+}
+
+/* The prefix the running library is installed in, derived from its own
+ * location (<P>/lib, <P>/lib64 or <P>/lib/<multiarch>), so a tree installed
+ * with `cmake --install --prefix P` or moved elsewhere finds its own
+ * backends.d. NULL when the module is not in such a folder. */
+static char *relocated_registry(void) {
+    char module[PATH_MAX];
+    if (!running_module_path(module, sizeof module)) return NULL;
+    char *slash = strrchr(module, '/');
+    if (!slash) return NULL;
+    *slash = '\0'; /* the module's folder */
+    for (int depth = 0; depth < 2; depth++) {
+        slash = strrchr(module, '/');
+        if (!slash) return NULL;
+        if (strcmp(slash + 1, "lib") == 0 || strcmp(slash + 1, "lib64") == 0) {
+            *slash = '\0';
+            return tp_format("%s/share/tensorplay/backends.d", module[0] ? module : "");
+        }
+        *slash = '\0'; /* try the parent: <P>/lib/<multiarch> */
+    }
+    return NULL;
+}
+
+/* Adds the relocated prefix's registry when it exists and is not the
+ * configured prefix's. */
+static tp_status add_relocated_registry(tp_search_path *out) {
+    char *registry = relocated_registry();
+    if (!registry) return TP_OK;
+    char found[PATH_MAX], configured[PATH_MAX];
+    tp_status status = TP_OK;
+    if (realpath(registry, found) &&
+        (!realpath(TP_INSTALL_PREFIX "/share/tensorplay/backends.d", configured) ||
+         strcmp(found, configured) != 0))
+        status = add_part(out, registry, "prefix of libtensorplay's location");
+    free(registry);
+    return status;
+}
+
+#ifdef TP_BUILD_TREE_REGISTRY
+/* True when the code that is running (libtensorplay or an executable that
+ * links its objects) lives inside the build tree that holds the registry. */
+static bool running_from_build_tree(void) {
+    char module[PATH_MAX], registry[PATH_MAX];
+    if (!running_module_path(module, sizeof module)) return false;
     char build_dir[PATH_MAX];
     snprintf(build_dir, sizeof build_dir, "%s/..", TP_BUILD_TREE_REGISTRY);
     if (!realpath(build_dir, registry)) return false;
@@ -90,6 +136,7 @@ tp_status tp_search_path_build(tp_search_path *out) {
         TP_TRY(status);
     }
     TP_TRY(add_part(out, "/etc/tensorplay/backends.d", "system"));
+    TP_TRY(add_relocated_registry(out));
     TP_TRY(add_part(out, TP_INSTALL_PREFIX "/share/tensorplay/backends.d", "install prefix"));
 #ifdef TP_BUILD_TREE_REGISTRY
     if (running_from_build_tree()) TP_TRY(add_part(out, TP_BUILD_TREE_REGISTRY, "build tree"));

@@ -39,6 +39,15 @@ soname=$(objdump -p "$prefix/lib/libtensorplay.so" | awk '/SONAME/ {print $2}')
 [ "$(ls "$prefix/include/tensorplay-plugin/tensorplay")" = "plugin.h" ] || fail "the plugin include folder holds more than plugin.h"
 echo "ok: files, SONAME $soname"
 
+step "the installed tree finds its own registry from where it is installed"
+clean_env "$prefix/bin/tp-backends" paths | tee "$work/paths.txt"
+grep -q "$prefix/share/tensorplay/backends.d" "$work/paths.txt" ||
+    fail "tp-backends paths does not list $prefix/share/tensorplay/backends.d"
+clean_env "$prefix/bin/tp-backends" list --all | grep -Eq "^eager " || fail "eager is not listed"
+clean_env "$prefix/bin/tp-backends" list | grep -q "$prefix/share/tensorplay/backends.d/tensorplay.ini" ||
+    fail "the installed in-tree entries are not read from $prefix"
+echo "ok: $prefix/share/tensorplay/backends.d is on the search path"
+
 step "pkg-config: build a program against tensorplay.pc"
 pc() { clean_env PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config "$@"; }
 [ "$(pc --modversion tensorplay)" = "$(pc --modversion tensorplay-plugin)" ] || fail "pc versions differ"
