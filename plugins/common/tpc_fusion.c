@@ -1,0 +1,183 @@
+/* plugins/common — computing fusion regions on a graph view (tpc_fusion.h). */
+#include "tpc_fusion.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpc_text.h"
+
+/* The consumer of a value with exactly one use (-1 if none is a node). */
+static int32_t only_consumer(const tp_plugin_graph *graph, int32_t value, int32_t *operand) {
+    for (int32_t v = value + 1; v < graph->num_values; v++)
+        for (int32_t k = 0; k < graph->values[v].num_operands; k++)
+            if (graph->values[v].operands[k] == value) {
+                *operand = k;
+                return v;
+            }
+    return -1;
+}
+
+static tpc_region_kind kind_of_root(tpc_op op) {
+    switch (tpc_op_kind(op)) {
+    case TPC_KIND_REDUCTION:
+        return TPC_REGION_REDUCTION;
+    case TPC_KIND_ROW:
+        return TPC_REGION_ROW;
+    case TPC_KIND_MATMUL:
+        return TPC_REGION_MATMUL;
+    case TPC_KIND_SHAPE:
+        return TPC_REGION_SHAPE;
+    case TPC_KIND_CREATION:
+        return TPC_REGION_CREATION;
+    default:
+        return TPC_REGION_POINTWISE;
+    }
+}
+
+/* root_of[v] for every node: the value whose region v joins (v itself when v
+ * is a root). Decided from the last value back, so a consumer is settled
+ * before its producers. */
+static void assign_roots(const tp_plugin_graph *graph, const int32_t *uses, int32_t *root_of,
+                         int32_t *matmul_of_root) {
+    for (int32_t v = graph->num_values - 1; v >= 0; v--) {
+        const tp_plugin_value *value = &graph->values[v];
+        root_of[v] = v;
+        matmul_of_root[v] = -1;
+        if (!value->op) continue;
+        tpc_op op = tpc_op_of(value);
+        tpc_kind kind = tpc_op_kind(op);
+        if ((kind != TPC_KIND_POINTWISE && kind != TPC_KIND_MATMUL) || uses[v] != 1 ||
+            tpc_is_output(graph, v))
+            continue;
+        int32_t operand = -1;
+        int32_t consumer = only_consumer(graph, v, &operand);
+        if (consumer < 0) continue;
+        const tp_plugin_value *user = &graph->values[consumer];
+        tpc_kind user_kind = tpc_op_kind(tpc_op_of(user));
+        int32_t user_root = root_of[consumer];
+        tpc_kind root_kind = tpc_op_kind(tpc_op_of(&graph->values[user_root]));
+        if (kind == TPC_KIND_POINTWISE) {
+            bool into_pointwise =
+                user_kind == TPC_KIND_POINTWISE && tpc_same_shape(&value->type, &user->type);
+            bool into_reduction =
+                (user_kind == TPC_KIND_REDUCTION || user_kind == TPC_KIND_ROW) && operand == 0;
+            if (into_pointwise || into_reduction) root_of[v] = user_root;
+            continue;
+        }
+        /* matmul + pointwise epilogue: one matmul per region, epilogue all pointwise */
+        if (user_kind == TPC_KIND_POINTWISE && root_kind == TPC_KIND_POINTWISE &&
+            tpc_same_shape(&value->type, &user->type) && matmul_of_root[user_root] < 0) {
+            root_of[v] = user_root;
+            matmul_of_root[user_root] = v;
+        }
+    }
+}
+
+static int32_t build_regions(const tp_plugin_graph *graph, const int32_t *root_of,
+                             const int32_t *matmul_of_root, tpc_fusion *out) {
+    int32_t n = graph->num_values;
+    int32_t *region_of_root = malloc(sizeof(int32_t) * ((size_t)n + 1));
+    int32_t *counts = calloc((size_t)n + 1, sizeof(int32_t));
+    out->region_of = malloc(sizeof(int32_t) * ((size_t)n + 1));
+    out->regions = calloc((size_t)n + 1, sizeof(tpc_region));
+    if (!region_of_root || !counts || !out->region_of || !out->regions) {
+        free(region_of_root);
+        free(counts);
+        return TP_PLUGIN_ERROR;
+    }
+    out->num_regions = 0;
+    for (int32_t v = 0; v < n; v++) {
+        region_of_root[v] = -1;
+        if (graph->values[v].op && root_of[v] == v) {
+            tpc_region *region = &out->regions[out->num_regions];
+            region->root = v;
+            region->matmul = matmul_of_root[v];
+            tpc_op op = tpc_op_of(&graph->values[v]);
+            region->kind = region->matmul >= 0 ? TPC_REGION_MATMUL : kind_of_root(op);
+            if (region->kind == TPC_REGION_MATMUL && region->matmul < 0) region->matmul = v;
+            region_of_root[v] = out->num_regions++;
+        }
+    }
+    for (int32_t v = 0; v < n; v++) {
+        out->region_of[v] = graph->values[v].op ? region_of_root[root_of[v]] : -1;
+        if (out->region_of[v] >= 0) counts[out->region_of[v]]++;
+    }
+    int32_t status = TP_PLUGIN_OK;
+    for (int32_t r = 0; r < out->num_regions; r++) {
+        out->regions[r].members = malloc(sizeof(int32_t) * ((size_t)counts[r] + 1));
+        if (!out->regions[r].members) status = TP_PLUGIN_ERROR;
+    }
+    for (int32_t v = 0; v < n && status == TP_PLUGIN_OK; v++) {
+        int32_t r = out->region_of[v];
+        if (r >= 0) out->regions[r].members[out->regions[r].num_members++] = v;
+    }
+    free(region_of_root);
+    free(counts);
+    return status;
+}
+
+/* Regions given by the view: grouped by id, root = last member. */
+static int32_t regions_from_view(const tp_plugin_graph *graph, int32_t *root_of,
+                                 int32_t *matmul_of_root) {
+    int32_t n = graph->num_values;
+    for (int32_t v = 0; v < n; v++) {
+        root_of[v] = v;
+        matmul_of_root[v] = -1;
+    }
+    for (int32_t v = n - 1; v >= 0; v--) {
+        const tp_plugin_value *value = &graph->values[v];
+        if (!value->op || root_of[v] != v) continue;
+        for (int32_t u = v - 1; u >= 0; u--) {
+            if (!graph->values[u].op || graph->values[u].fusion_region != value->fusion_region)
+                continue;
+            root_of[u] = v;
+            if (tpc_op_kind(tpc_op_of(&graph->values[u])) == TPC_KIND_MATMUL &&
+                matmul_of_root[v] < 0)
+                matmul_of_root[v] = u;
+        }
+    }
+    return TP_PLUGIN_OK;
+}
+
+int32_t tpc_fusion_compute(const tp_plugin_graph *graph, tpc_fusion *out, char *error,
+                           size_t error_size) {
+    memset(out, 0, sizeof *out);
+    int32_t n = graph->num_values;
+    int32_t *uses = tpc_count_uses(graph);
+    int32_t *root_of = malloc(sizeof(int32_t) * ((size_t)n + 1));
+    int32_t *matmul_of_root = malloc(sizeof(int32_t) * ((size_t)n + 1));
+    int32_t status = uses && root_of && matmul_of_root ? TP_PLUGIN_OK : TP_PLUGIN_ERROR;
+    if (status == TP_PLUGIN_OK) {
+        bool from_view = n > 0;
+        for (int32_t v = 0; v < n; v++)
+            if (graph->values[v].op && graph->values[v].fusion_region < 0) from_view = false;
+        if (from_view)
+            regions_from_view(graph, root_of, matmul_of_root);
+        else
+            assign_roots(graph, uses, root_of, matmul_of_root);
+        status = build_regions(graph, root_of, matmul_of_root, out);
+    }
+    free(uses);
+    free(root_of);
+    free(matmul_of_root);
+    if (status != TP_PLUGIN_OK) {
+        tpc_fusion_free(out);
+        return tpc_error(error, error_size, "fusion: out of memory for %d values", (int)n);
+    }
+    return TP_PLUGIN_OK;
+}
+
+void tpc_fusion_free(tpc_fusion *fusion) {
+    if (fusion->regions)
+        for (int32_t r = 0; r < fusion->num_regions; r++) free(fusion->regions[r].members);
+    free(fusion->regions);
+    free(fusion->region_of);
+    memset(fusion, 0, sizeof *fusion);
+}
+
+int tpc_fusion_is_inlined(const tpc_fusion *fusion, int32_t value) {
+    int32_t r = fusion->region_of[value];
+    if (r < 0) return 0;
+    const tpc_region *region = &fusion->regions[r];
+    return value != region->root && value != region->matmul;
+}

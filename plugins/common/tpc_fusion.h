@@ -1,0 +1,58 @@
+/* plugins/common — fusion regions: which nodes of a graph view one kernel
+ * computes. Backend-neutral: a backend emits one kernel (LLVM IR, OpenCL C,
+ * CUDA C) per region.
+ *
+ * When the view carries regions (tp_plugin_value.fusion_region >= 0 on every
+ * node) they are used as given; otherwise (the core of this release always
+ * passes -1) they are computed here:
+ *   - a pointwise node is inlined into its consumer when it has exactly one
+ *     use (and is not a graph output) and the consumer is pointwise with the
+ *     same shape, or is a reduction / row op reading it as its first operand
+ *     (a reduction fused with its pointwise producers);
+ *   - a matmul whose one use is a pointwise node of the same shape that ends
+ *     in a pointwise region joins that region as its matmul (matmul +
+ *     pointwise epilogue: bias, activation, the following pointwise chain);
+ *   - every other node is a region of its own.
+ * Regions are numbered in an order in which they can run (by their root). */
+#ifndef TPC_FUSION_H
+#define TPC_FUSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tensorplay/plugin.h"
+#include "tpc_graph.h"
+
+typedef enum tpc_region_kind {
+    TPC_REGION_POINTWISE = 0, /* root is pointwise; members are pointwise */
+    TPC_REGION_REDUCTION,     /* root is a reduction; other members its pointwise producers */
+    TPC_REGION_ROW,           /* root is softmax/log_softmax/layer_norm, plus producers */
+    TPC_REGION_MATMUL,        /* `matmul` plus (when root != matmul) a pointwise epilogue */
+    TPC_REGION_SHAPE,         /* one shape op */
+    TPC_REGION_CREATION,      /* one creation op */
+} tpc_region_kind;
+
+typedef struct tpc_region {
+    tpc_region_kind kind;
+    int32_t root;        /* the value the region materializes */
+    int32_t matmul;      /* MATMUL: the matmul/linear value; -1 otherwise */
+    int32_t num_members; /* values computed by the region, SSA order, root last */
+    int32_t *members;
+} tpc_region;
+
+typedef struct tpc_fusion {
+    int32_t num_regions;
+    tpc_region *regions;
+    int32_t *region_of; /* per value: its region, -1 for graph inputs */
+} tpc_fusion;
+
+/* Computes (or reads) the regions of `graph`. On failure writes the reason
+ * into error and returns TP_PLUGIN_ERROR. Free with tpc_fusion_free. */
+int32_t tpc_fusion_compute(const tp_plugin_graph *graph, tpc_fusion *out, char *error,
+                           size_t error_size);
+void tpc_fusion_free(tpc_fusion *fusion);
+/* True when `value` is computed inside its region without being stored
+ * (a member other than the root and the matmul). */
+int tpc_fusion_is_inlined(const tpc_fusion *fusion, int32_t value);
+
+#endif

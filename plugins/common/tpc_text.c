@@ -1,0 +1,114 @@
+/* plugins/common — the string buffer, error text, kernel names and hashing
+ * declared in tpc_text.h. */
+#include "tpc_text.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tpc_buf_init(tpc_buf *buf) {
+    memset(buf, 0, sizeof *buf);
+}
+
+void tpc_buf_free(tpc_buf *buf) {
+    free(buf->data);
+    tpc_buf_init(buf);
+}
+
+static bool reserve(tpc_buf *buf, size_t extra) {
+    if (buf->failed) return false;
+    size_t need = buf->length + extra + 1;
+    if (need <= buf->capacity) return true;
+    size_t capacity = buf->capacity ? buf->capacity : 4096;
+    while (capacity < need) capacity *= 2;
+    char *data = realloc(buf->data, capacity);
+    if (!data) {
+        buf->failed = true;
+        return false;
+    }
+    buf->data = data;
+    buf->capacity = capacity;
+    return true;
+}
+
+void tpc_buf_append(tpc_buf *buf, const char *text) {
+    size_t length = strlen(text);
+    if (!reserve(buf, length)) return;
+    memcpy(buf->data + buf->length, text, length + 1);
+    buf->length += length;
+}
+
+void tpc_buf_vprintf(tpc_buf *buf, const char *format, va_list args) {
+    va_list copy;
+    va_copy(copy, args);
+    int length = vsnprintf(NULL, 0, format, copy);
+    va_end(copy);
+    if (length < 0) {
+        buf->failed = true;
+        return;
+    }
+    if (!reserve(buf, (size_t)length)) return;
+    vsnprintf(buf->data + buf->length, (size_t)length + 1, format, args);
+    buf->length += (size_t)length;
+}
+
+void tpc_buf_printf(tpc_buf *buf, const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    tpc_buf_vprintf(buf, format, args);
+    va_end(args);
+}
+
+char *tpc_buf_take(tpc_buf *buf) {
+    if (buf->failed || !reserve(buf, 0)) {
+        tpc_buf_free(buf);
+        return NULL;
+    }
+    char *data = buf->data;
+    tpc_buf_init(buf);
+    return data;
+}
+
+int32_t tpc_error(char *error, size_t size, const char *format, ...) {
+    if (error && size > 0) {
+        va_list args;
+        va_start(args, format);
+        vsnprintf(error, size, format, args);
+        va_end(args);
+    }
+    return TP_PLUGIN_ERROR;
+}
+
+static void append_identifier(char *buf, size_t size, size_t *used, const char *text) {
+    for (; *text && *used + 1 < size; text++) {
+        char c = *text;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        buf[(*used)++] = ok ? c : '_';
+    }
+    buf[*used] = '\0';
+}
+
+char *tpc_kernel_name(const char *graph_name, int32_t region, const char *const *ops,
+                      int32_t num_ops, char *buf, size_t size) {
+    if (size == 0) return buf;
+    size_t used = 0;
+    buf[0] = '\0';
+    append_identifier(buf, size, &used, graph_name && *graph_name ? graph_name : "graph");
+    char number[32];
+    snprintf(number, sizeof number, "_r%d", (int)region);
+    append_identifier(buf, size, &used, number);
+    for (int32_t i = 0; i < num_ops; i++) {
+        append_identifier(buf, size, &used, "_");
+        append_identifier(buf, size, &used, ops[i]);
+    }
+    return buf;
+}
+
+uint64_t tpc_hash_bytes(uint64_t hash, const void *data, size_t size) {
+    const unsigned char *bytes = data;
+    for (size_t i = 0; i < size; i++) {
+        hash ^= bytes[i];
+        hash *= 1099511628211ull;
+    }
+    return hash;
+}
