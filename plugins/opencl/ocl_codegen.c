@@ -358,12 +358,12 @@ static void reduction_kernel(region_code *code) {
         ocl_emit_line(e, "part[lid] = acc;");
         if (argmax) ocl_emit_line(e, "part_at[lid] = at;");
         ocl_emit_line(e, "barrier(CLK_LOCAL_MEM_FENCE);");
-        ocl_emit_line(e, "for (int half = %zu; half > 0; half >>= 1) {", local / 2);
+        ocl_emit_line(e, "for (int span = %zu; span > 0; span >>= 1) {", local / 2);
         e->indent++;
-        ocl_emit_line(e, "if (lid < half) {");
+        ocl_emit_line(e, "if (lid < span) {");
         e->indent++;
-        ocl_emit_line(e, "%s x = part[lid + half];", acc.acc_type);
-        ocl_emit_line(e, "long xk = %s;", argmax ? "part_at[lid + half]" : "0");
+        ocl_emit_line(e, "%s x = part[lid + span];", acc.acc_type);
+        ocl_emit_line(e, "long xk = %s;", argmax ? "part_at[lid + span]" : "0");
         ocl_emit_line(e, "acc = part[lid];");
         if (argmax) ocl_emit_line(e, "at = part_at[lid];");
         fold(code, &acc, "acc", "at", "x", "xk");
@@ -390,15 +390,15 @@ static void group_combine(ocl_emitter *e, const char *type, const char *name, co
                           size_t local, bool maximum) {
     ocl_emit_line(e, "%s[lid] = %s;", scratch, name);
     ocl_emit_line(e, "barrier(CLK_LOCAL_MEM_FENCE);");
-    ocl_emit_line(e, "for (int half = %zu; half > 0; half >>= 1) {", local / 2);
+    ocl_emit_line(e, "for (int span = %zu; span > 0; span >>= 1) {", local / 2);
     e->indent++;
     if (maximum)
         ocl_emit_line(e,
-                      "if (lid < half) { %s y = %s[lid + half], z = %s[lid]; %s[lid] = (y > z || "
+                      "if (lid < span) { %s y = %s[lid + span], z = %s[lid]; %s[lid] = (y > z || "
                       "isnan(y)) ? y : z; }",
                       type, scratch, scratch, scratch);
     else
-        ocl_emit_line(e, "if (lid < half) %s[lid] += %s[lid + half];", scratch, scratch);
+        ocl_emit_line(e, "if (lid < span) %s[lid] += %s[lid + span];", scratch, scratch);
     ocl_emit_line(e, "barrier(CLK_LOCAL_MEM_FENCE);");
     e->indent--;
     ocl_emit_line(e, "}");

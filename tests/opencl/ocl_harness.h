@@ -29,5 +29,22 @@ void oclt_check_against_eager(const tp_graph *graph, tp_tensor *const *inputs, i
                               const char *const *options, int num_options);
 /* Parses `text`, makes random inputs from `seed` and checks. */
 void oclt_check_text(const char *text, uint32_t seed);
+/* Random inputs from `seed`, then oclt_check_against_eager (no options). */
+void oclt_check_graph(const tp_graph *graph, uint32_t seed);
+
+/* ---- building graphs (failures fail the test) ---- */
+tp_graph *oclt_graph(const char *name);
+tp_value_id oclt_input(tp_graph *graph, const char *name, tp_dtype dtype, int ndim,
+                       const int64_t *dims);
+/* A node; returns TP_NO_VALUE (and clears the error) when the op's dtype
+ * rule refuses these operands, so tests can skip combinations the op table
+ * does not define. */
+tp_value_id oclt_try_node(tp_graph *graph, const char *op, const tp_value_id *operands, int count,
+                          const tp_attrs *attrs);
+tp_value_id oclt_node(tp_graph *graph, const char *op, const tp_value_id *operands, int count,
+                      const tp_attrs *attrs);
+tp_value_id oclt_unary(tp_graph *graph, const char *op, tp_value_id x);
+tp_value_id oclt_binary(tp_graph *graph, const char *op, tp_value_id a, tp_value_id b);
+void oclt_outputs(tp_graph *graph, const tp_value_id *values, int count);
 
 #endif

@@ -143,3 +143,59 @@ void oclt_check_text(const char *text, uint32_t seed) {
     for (int i = 0; i < tp_graph_num_inputs(graph); i++) tp_tensor_release(inputs[i]);
     tp_graph_destroy(graph);
 }
+
+void oclt_check_graph(const tp_graph *graph, uint32_t seed) {
+    tp_tensor *inputs[16] = {NULL};
+    oclt_random_inputs(graph, inputs, seed);
+    oclt_check_against_eager(graph, inputs, tp_graph_num_inputs(graph), NULL, 0);
+    for (int i = 0; i < tp_graph_num_inputs(graph); i++) tp_tensor_release(inputs[i]);
+}
+
+tp_graph *oclt_graph(const char *name) {
+    tp_graph *graph = NULL;
+    ck_assert_int_eq(tp_graph_create(name, &graph), TP_OK);
+    return graph;
+}
+
+tp_value_id oclt_input(tp_graph *graph, const char *name, tp_dtype dtype, int ndim,
+                       const int64_t *dims) {
+    tp_type type = {.dtype = dtype, .ndim = ndim};
+    for (int d = 0; d < ndim; d++) type.dims[d] = dims[d];
+    tp_value_id id = TP_NO_VALUE;
+    ck_assert_msg(tp_graph_add_input(graph, name, &type, &id) == TP_OK, "input: %s",
+                  tp_last_error());
+    return id;
+}
+
+tp_value_id oclt_try_node(tp_graph *graph, const char *op, const tp_value_id *operands, int count,
+                          const tp_attrs *attrs) {
+    tp_value_id id = TP_NO_VALUE;
+    tp_status status = tp_graph_add_node(graph, op, operands, count, attrs, NULL, &id);
+    if (status == TP_ERR_DTYPE) {
+        tp_clear_error();
+        return TP_NO_VALUE;
+    }
+    ck_assert_msg(status == TP_OK, "%s: %s", op, tp_last_error());
+    return id;
+}
+
+tp_value_id oclt_node(tp_graph *graph, const char *op, const tp_value_id *operands, int count,
+                      const tp_attrs *attrs) {
+    tp_value_id id = oclt_try_node(graph, op, operands, count, attrs);
+    ck_assert_msg(id != TP_NO_VALUE, "%s refused its operand dtypes", op);
+    return id;
+}
+
+tp_value_id oclt_unary(tp_graph *graph, const char *op, tp_value_id x) {
+    return oclt_node(graph, op, &x, 1, NULL);
+}
+
+tp_value_id oclt_binary(tp_graph *graph, const char *op, tp_value_id a, tp_value_id b) {
+    tp_value_id operands[2] = {a, b};
+    return oclt_node(graph, op, operands, 2, NULL);
+}
+
+void oclt_outputs(tp_graph *graph, const tp_value_id *values, int count) {
+    ck_assert_msg(tp_graph_set_outputs(graph, values, count) == TP_OK, "outputs: %s",
+                  tp_last_error());
+}
