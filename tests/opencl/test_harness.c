@@ -199,3 +199,11 @@ void oclt_outputs(tp_graph *graph, const tp_value_id *values, int count) {
     ck_assert_msg(tp_graph_set_outputs(graph, values, count) == TP_OK, "outputs: %s",
                   tp_last_error());
 }
+
+/* The OpenCL driver (PoCL and the LLVM it compiles with) keeps allocations
+ * until the process ends; LeakSanitizer (sanitizer builds) would report
+ * them. Only stacks that pass through those libraries are suppressed. */
+__attribute__((visibility("default"))) const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void) {
+    return "leak:libpocl.so\nleak:libLLVM\nleak:libOpenCL.so\nleak:libclang-cpp\n";
+}
