@@ -99,7 +99,8 @@ bool tpc_op_is_composite(tpc_op op) {
 
 const tp_plugin_attr *tpc_attr_find(const tp_plugin_value *value, const char *name) {
     for (int32_t i = 0; i < value->num_attrs; i++)
-        if (value->attrs[i].name && strcmp(value->attrs[i].name, name) == 0) return &value->attrs[i];
+        if (value->attrs[i].name && strcmp(value->attrs[i].name, name) == 0)
+            return &value->attrs[i];
     return NULL;
 }
 
@@ -168,18 +169,42 @@ int32_t tpc_compute_dtype(const tp_plugin_graph *graph, const tp_plugin_value *v
         in[k] = graph->values[value->operands[k]].type.dtype;
     tpc_op op = tpc_op_of(value);
     switch (op) {
-    case TPC_OP_EXP: case TPC_OP_LOG: case TPC_OP_SQRT: case TPC_OP_RSQRT: case TPC_OP_SIN:
-    case TPC_OP_COS: case TPC_OP_TANH: case TPC_OP_SIGMOID: case TPC_OP_ERF: case TPC_OP_GELU:
-    case TPC_OP_SILU: case TPC_OP_SOFTPLUS: case TPC_OP_SOFTMAX: case TPC_OP_LOG_SOFTMAX:
+    case TPC_OP_EXP:
+    case TPC_OP_LOG:
+    case TPC_OP_SQRT:
+    case TPC_OP_RSQRT:
+    case TPC_OP_SIN:
+    case TPC_OP_COS:
+    case TPC_OP_TANH:
+    case TPC_OP_SIGMOID:
+    case TPC_OP_ERF:
+    case TPC_OP_GELU:
+    case TPC_OP_SILU:
+    case TPC_OP_SOFTPLUS:
+    case TPC_OP_SOFTMAX:
+    case TPC_OP_LOG_SOFTMAX:
         return float_or_f32(in[0]);
     case TPC_OP_LAYER_NORM: {
         int32_t dtype = in[0];
         for (int32_t k = 1; k < value->num_operands; k++) dtype = tpc_dtype_promote(dtype, in[k]);
         return float_or_f32(dtype);
     }
-    case TPC_OP_ADD: case TPC_OP_SUB: case TPC_OP_MUL: case TPC_OP_POW: case TPC_OP_MAXIMUM:
-    case TPC_OP_MINIMUM: case TPC_OP_LT: case TPC_OP_LE: case TPC_OP_GT: case TPC_OP_GE:
-    case TPC_OP_EQ: case TPC_OP_NE: case TPC_OP_MATMUL: case TPC_OP_LINEAR:
+    case TPC_OP_ADD:
+    case TPC_OP_SUB:
+    case TPC_OP_MUL:
+    case TPC_OP_POW:
+    case TPC_OP_MAXIMUM:
+    case TPC_OP_MINIMUM:
+    case TPC_OP_LT:
+    case TPC_OP_LE:
+    case TPC_OP_GT:
+    case TPC_OP_GE:
+    case TPC_OP_EQ:
+    case TPC_OP_NE:
+    case TPC_OP_MATMUL:
+    case TPC_OP_LINEAR:
+    case TPC_OP_LOGICAL_AND:
+    case TPC_OP_LOGICAL_OR:
         return tpc_dtype_promote(in[0], in[1]);
     case TPC_OP_DIV:
         return float_or_f32(tpc_dtype_promote(in[0], in[1]));
@@ -189,7 +214,10 @@ int32_t tpc_compute_dtype(const tp_plugin_graph *graph, const tp_plugin_value *v
         return tpc_dtype_is_float(in[0]) ? in[0] : TP_PLUGIN_I64;
     case TPC_OP_MEAN:
         return float_or_f32(in[0]);
-    case TPC_OP_NONE: case TPC_OP_CONSTANT: case TPC_OP_FULL: case TPC_OP_ARANGE:
+    case TPC_OP_NONE:
+    case TPC_OP_CONSTANT:
+    case TPC_OP_FULL:
+    case TPC_OP_ARANGE:
         return value->type.dtype;
     default: /* neg abs relu floor ceil sign logical_* cast max min argmax, shape ops */
         return value->num_operands > 0 ? in[0] : value->type.dtype;

@@ -8,9 +8,8 @@
 
 #include "tpc_text.h"
 
-int32_t tpc_options_check(const tp_plugin_option *options, int32_t count,
-                          const char *const *known, int32_t num_known, char *error,
-                          size_t error_size) {
+int32_t tpc_options_check(const tp_plugin_option *options, int32_t count, const char *const *known,
+                          int32_t num_known, char *error, size_t error_size) {
     for (int32_t i = 0; i < count; i++) {
         const char *key = options[i].key ? options[i].key : "";
         int32_t k = 0;
@@ -33,17 +32,16 @@ const char *tpc_option_get(const tp_plugin_option *options, int32_t count, const
     return value;
 }
 
-int32_t tpc_option_int(const tp_plugin_option *options, int32_t count, const char *key,
-                       int64_t min, int64_t max, int64_t *out, char *error, size_t error_size) {
+int32_t tpc_option_int(const tp_plugin_option *options, int32_t count, const char *key, int64_t min,
+                       int64_t max, int64_t *out, char *error, size_t error_size) {
     const char *text = tpc_option_get(options, count, key);
     if (!text) return TP_PLUGIN_OK;
     char *end = NULL;
     errno = 0;
     long long value = strtoll(text, &end, 10);
     if (!*text || *end || errno || value < min || value > max)
-        return tpc_error(error, error_size,
-                         "option %s=%s: expected an integer from %lld to %lld", key, text,
-                         (long long)min, (long long)max);
+        return tpc_error(error, error_size, "option %s=%s: expected an integer from %lld to %lld",
+                         key, text, (long long)min, (long long)max);
     *out = value;
     return TP_PLUGIN_OK;
 }

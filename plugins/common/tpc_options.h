@@ -11,13 +11,12 @@
 
 /* TP_PLUGIN_OK when every option key is one of `known`; otherwise writes
  * "unknown option 'X' (known: a, b, c)" into error. */
-int32_t tpc_options_check(const tp_plugin_option *options, int32_t count,
-                          const char *const *known, int32_t num_known, char *error,
-                          size_t error_size);
+int32_t tpc_options_check(const tp_plugin_option *options, int32_t count, const char *const *known,
+                          int32_t num_known, char *error, size_t error_size);
 /* The value of the last option named `key`, or NULL. */
 const char *tpc_option_get(const tp_plugin_option *options, int32_t count, const char *key);
 /* Reads an integer option in [min, max]; absent leaves *out unchanged. */
-int32_t tpc_option_int(const tp_plugin_option *options, int32_t count, const char *key,
-                       int64_t min, int64_t max, int64_t *out, char *error, size_t error_size);
+int32_t tpc_option_int(const tp_plugin_option *options, int32_t count, const char *key, int64_t min,
+                       int64_t max, int64_t *out, char *error, size_t error_size);
 
 #endif

@@ -1,0 +1,498 @@
+/* stax-llvm — kernel emitters: one LLVM IR function per fusion region.
+ *   pointwise  one loop nest over the root's shape; every inlined member is
+ *              computed in registers, materialized operands are loaded through
+ *              their strided views (broadcast dims have stride 0); when every
+ *              view is contiguous (or a scalar) the nest collapses to one flat
+ *              loop. Flat index ranges [begin, end) let host->parallel_for split
+ *              the work anywhere.
+ *   reduction  per output element, nested loops over the reduced axes with the
+ *              pointwise producers computed inline (accumulators in allocas
+ *              that LLVM promotes to registers; sums reassociate so the loop
+ *              vectorizes).
+ *   row        softmax / log_softmax / layer_norm per row: statistics passes
+ *              and one writing pass, producers inlined.
+ *   matmul     a generic i-k-j kernel for any dtype, and the f32 6x16 AVX2/FMA
+ *              micro-kernel used by stax_gemm.c. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "stax_emit_core.h"
+
+/* ---- pointwise ---- */
+
+static bool view_is_contiguous(const stax_view *view) {
+    int64_t expect = 1;
+    for (int32_t d = view->ndim - 1; d >= 0; d--) {
+        if (view->dims[d] != 1 && view->strides[d] != expect) return false;
+        expect *= view->dims[d];
+    }
+    return true;
+}
+
+static int64_t view_numel(const stax_view *view) {
+    int64_t n = 1;
+    for (int32_t d = 0; d < view->ndim; d++) n *= view->dims[d];
+    return n;
+}
+
+/* Whether a load of `view` can use the flat index of the space. */
+static bool flat_compatible(const stax_view *view, int64_t space_numel) {
+    int64_t n = view_numel(view);
+    return n == 1 || (n == space_numel && view_is_contiguous(view));
+}
+
+/* Every stored value the expression of `v` reads (recursing into inlined members). */
+static bool loads_flat(stax_emit_graph *g, int32_t v, int32_t region_matmul, int64_t numel,
+                       bool top) {
+    const stax_value *info = &g->values[v];
+    if (!top && info->view.slot >= 0) return flat_compatible(&info->view, numel);
+    const tp_plugin_value *value = &g->graph->values[v];
+    if (tpc_op_kind(tpc_op_of(value)) == TPC_KIND_MATMUL) {
+        if (!flat_compatible(&info->raw, numel)) return false;
+        if (value->num_operands > 2 && !loads_flat(g, value->operands[2], -1, numel, false))
+            return false;
+        return true;
+    }
+    for (int32_t k = 0; k < value->num_operands; k++)
+        if (!loads_flat(g, value->operands[k], region_matmul, numel, false)) return false;
+    return true;
+}
+
+static void set_space(fn_ctx *f, int32_t ndim, const int64_t *dims) {
+    f->ndim = ndim;
+    for (int32_t d = 0; d < ndim; d++) f->dims[d] = dims[d];
+}
+
+int32_t stax_emit_pointwise(stax_emit_graph *g, const char *name, int32_t root,
+                            const stax_view *target, int64_t *count) {
+    fn_ctx f;
+    fn_init(&f, g);
+    bool copy = root < 0; /* a copy kernel: the expression is a load of value -1-root */
+    int32_t v = copy ? -1 - root : root;
+    int64_t numel = view_numel(target);
+    *count = numel;
+    f.flat = flat_compatible(target, numel) && (copy ? flat_compatible(&g->values[v].view, numel)
+                                                     : loads_flat(g, v, -1, numel, true));
+    if (f.flat || target->ndim == 0) {
+        int64_t one[1] = {numel};
+        set_space(&f, 1, one);
+        f.flat = true;
+    } else {
+        set_space(&f, target->ndim, target->dims);
+    }
+    int64_t inner = f.dims[f.ndim - 1];
+    ir_val iv = var_new(&f, TP_PLUGIN_I64, (ir_val){.s = "%begin", .t = TP_PLUGIN_I64});
+    int head = f.next_label++;
+    emit(&f, "  br label %%oh%d", head);
+    emit(&f, "oh%d:", head);
+    ir_val i = var_get(&f, iv);
+    emit(&f, "  %%oc%d = icmp slt i64 %s, %%end", head, i.s);
+    emit(&f, "  br i1 %%oc%d, label %%ob%d, label %%ox%d", head, head, head);
+    emit(&f, "ob%d:", head);
+    ir_val inner_v = lit_int(TP_PLUGIN_I64, inner);
+    ir_val row = bin(&f, "udiv", i, inner_v);
+    ir_val j0 = bin(&f, "urem", i, inner_v);
+    ir_val left = bin(&f, "sub", (ir_val){.s = "%end", .t = TP_PLUGIN_I64}, i);
+    ir_val jl = bin(&f, "add", j0, left);
+    ir_val jn = sel(&f, cmp(&f, "icmp slt", jl, inner_v), jl, inner_v);
+    for (int32_t d = f.ndim - 2; d >= 0; d--) {
+        if (d == 0) {
+            snprintf(f.idx[0], sizeof f.idx[0], "%s", row.s);
+            break;
+        }
+        ir_val size = lit_int(TP_PLUGIN_I64, f.dims[d]);
+        ir_val index = bin(&f, "urem", row, size);
+        snprintf(f.idx[d], sizeof f.idx[d], "%s", index.s);
+        row = bin(&f, "udiv", row, size);
+    }
+    int loop = loop_open(&f, j0.s, jn.s, f.idx[f.ndim - 1]);
+    ir_val value = copy ? lower_value(&f, v) : lower_compute(&f, v);
+    store_view(&f, target, value);
+    loop_close(&f, loop);
+    ir_val next = bin(&f, "add", i, bin(&f, "sub", jn, j0));
+    var_set(&f, iv, next);
+    emit(&f, "  br label %%oh%d", head);
+    emit(&f, "ox%d:", head);
+    int32_t status = fn_finish(&f, name);
+    fn_free(&f);
+    return status;
+}
+
+/* ---- reductions ---- */
+
+/* Decomposes flat index `flat` over dims[which[0..count)] into f->idx. */
+static void decompose(fn_ctx *f, ir_val flat, const int32_t *which, int32_t count) {
+    ir_val rest = flat;
+    for (int32_t k = count - 1; k >= 0; k--) {
+        int32_t axis = which[k];
+        if (k == 0) {
+            snprintf(f->idx[axis], sizeof f->idx[axis], "%s", rest.s);
+            break;
+        }
+        ir_val size = lit_int(TP_PLUGIN_I64, f->dims[axis]);
+        ir_val index = bin(f, "urem", rest, size);
+        snprintf(f->idx[axis], sizeof f->idx[axis], "%s", index.s);
+        rest = bin(f, "udiv", rest, size);
+    }
+}
+
+static int32_t reduced_axes(const tp_plugin_value *value, int32_t ndim, bool *reduced) {
+    tpc_op op = tpc_op_of(value);
+    for (int32_t d = 0; d < STAX_MAX_DIMS; d++) reduced[d] = false;
+    if (op == TPC_OP_ARGMAX) {
+        int64_t axis = tpc_attr_int(value, "axis", 0);
+        if (axis < 0) axis += ndim;
+        if (axis >= 0 && axis < ndim) reduced[axis] = true;
+        return 1;
+    }
+    int32_t count = 0;
+    const int64_t *axes = tpc_attr_ints(value, "axes", &count);
+    if (count == 0)
+        for (int32_t d = 0; d < ndim; d++) reduced[d] = true;
+    for (int32_t i = 0; i < count; i++) {
+        int64_t axis = axes[i] < 0 ? axes[i] + ndim : axes[i];
+        if (axis >= 0 && axis < ndim) reduced[axis] = true;
+    }
+    return count;
+}
+
+/* Opens one loop per reduced axis (outermost first); returns how many. */
+static int32_t open_axes(fn_ctx *f, const bool *reduced, int *ids) {
+    int32_t open = 0;
+    for (int32_t d = 0; d < f->ndim; d++) {
+        if (!reduced[d]) continue;
+        char hi[32];
+        snprintf(hi, sizeof hi, "%lld", (long long)f->dims[d]);
+        ids[open++] = loop_open(f, "0", hi, f->idx[d]);
+    }
+    return open;
+}
+
+static void close_axes(fn_ctx *f, const int *ids, int32_t open) {
+    for (int32_t k = open - 1; k >= 0; k--) loop_close(f, ids[k]);
+}
+
+/* Iterates rows: sets the space to x's dims, decomposes the row index `%begin`
+ * loop over the kept axes, and returns the loop id. */
+static int open_rows(fn_ctx *f, const tp_plugin_type *x, const bool *reduced) {
+    set_space(f, x->ndim, x->dims);
+    char row[32];
+    int id = loop_open(f, "%begin", "%end", row);
+    int32_t kept[STAX_MAX_DIMS], count = 0;
+    for (int32_t d = 0; d < x->ndim; d++)
+        if (!reduced[d]) kept[count++] = d;
+    ir_val flat = {.t = TP_PLUGIN_I64};
+    snprintf(flat.s, sizeof flat.s, "%s", row);
+    decompose(f, flat, kept, count);
+    return id;
+}
+
+static int64_t reduced_count(const tp_plugin_type *x, const bool *reduced) {
+    int64_t n = 1;
+    for (int32_t d = 0; d < x->ndim; d++)
+        if (reduced[d]) n *= x->dims[d];
+    return n;
+}
+
+int32_t stax_emit_reduction(stax_emit_graph *g, const char *name, int32_t root, int64_t *count) {
+    const tp_plugin_value *value = &g->graph->values[root];
+    const stax_value *info = &g->values[root];
+    int32_t x = value->operands[0];
+    const tp_plugin_type *xt = &g->values[x].type;
+    tpc_op op = tpc_op_of(value);
+    bool reduced[STAX_MAX_DIMS];
+    reduced_axes(value, xt->ndim, reduced);
+    int64_t length = reduced_count(xt, reduced);
+    int64_t rows = 1;
+    for (int32_t d = 0; d < xt->ndim; d++)
+        if (!reduced[d]) rows *= xt->dims[d];
+    *count = rows;
+    fn_ctx f;
+    fn_init(&f, g);
+    int row_loop = open_rows(&f, xt, reduced);
+    char row_index[32];
+    snprintf(row_index, sizeof row_index, "%%li%d", row_loop);
+    int32_t in_t = xt->dtype;
+    bool fl = tpc_dtype_is_float(in_t);
+    int32_t acc_t = op == TPC_OP_SUM    ? (fl ? TP_PLUGIN_F64 : TP_PLUGIN_I64)
+                    : op == TPC_OP_MEAN ? TP_PLUGIN_F64
+                                        : in_t;
+    ir_val init;
+    if (op == TPC_OP_SUM || op == TPC_OP_MEAN)
+        init = tpc_dtype_is_float(acc_t) ? lit_float(acc_t, 0.0) : lit_int(acc_t, 0);
+    else if (fl)
+        init = lit_float(acc_t, op == TPC_OP_MIN ? INFINITY : -INFINITY);
+    else if (in_t == TP_PLUGIN_BOOL)
+        init = lit_int(acc_t, op == TPC_OP_MIN ? 1 : 0);
+    else if (in_t == TP_PLUGIN_I32)
+        init = lit_int(acc_t, op == TPC_OP_MIN ? INT32_MAX : INT32_MIN);
+    else
+        init = lit_int(acc_t, op == TPC_OP_MIN ? INT64_MAX : INT64_MIN);
+    ir_val acc = var_new(&f, acc_t, init);
+    ir_val best_index = var_new(&f, TP_PLUGIN_I64, lit_int(TP_PLUGIN_I64, 0));
+    int ids[STAX_MAX_DIMS];
+    int32_t open = open_axes(&f, reduced, ids);
+    ir_val v = lower_value(&f, x);
+    ir_val a = var_get(&f, acc);
+    if (op == TPC_OP_SUM || op == TPC_OP_MEAN) {
+        ir_val xv = conv(&f, v, acc_t);
+        var_set(&f, acc,
+                tpc_dtype_is_float(acc_t) ? bin(&f, "fadd reassoc contract", a, xv)
+                                          : bin(&f, "add", a, xv));
+    } else {
+        const char *pred = fl                       ? (op == TPC_OP_MIN ? "fcmp olt" : "fcmp ogt")
+                           : in_t == TP_PLUGIN_BOOL ? (op == TPC_OP_MIN ? "icmp ult" : "icmp ugt")
+                                                    : (op == TPC_OP_MIN ? "icmp slt" : "icmp sgt");
+        ir_val better = cmp(&f, pred, v, a);
+        if (fl) {
+            ir_val nan = cmp(&f, "fcmp uno", v, v);
+            better = bin(&f, "or", better, nan);
+            if (op == TPC_OP_ARGMAX) { /* a NaN best stays: the first NaN wins */
+                ir_val best_nan = cmp(&f, "fcmp uno", a, a);
+                ir_val keep = bin(&f, "xor", best_nan, (ir_val){.s = "true", .t = STAX_I1});
+                better = bin(&f, "and", better, keep);
+            }
+        }
+        var_set(&f, acc, sel(&f, better, v, a));
+        if (op == TPC_OP_ARGMAX) {
+            /* flat position along the reduced axis: argmax reduces exactly one axis */
+            ir_val pos = {.t = TP_PLUGIN_I64};
+            for (int32_t d = 0; d < xt->ndim; d++)
+                if (reduced[d]) snprintf(pos.s, sizeof pos.s, "%s", f.idx[d]);
+            var_set(&f, best_index, sel(&f, better, pos, var_get(&f, best_index)));
+        }
+    }
+    close_axes(&f, ids, open);
+    ir_val result = var_get(&f, op == TPC_OP_ARGMAX ? best_index : acc);
+    if (op == TPC_OP_MEAN)
+        result = bin(&f, "fdiv", result, lit_float(TP_PLUGIN_F64, (double)length));
+    result = conv(&f, result, value->type.dtype);
+    /* the root's storage is contiguous: element `row` */
+    stax_view out = info->view;
+    ir_val r = {.t = TP_PLUGIN_I64};
+    snprintf(r.s, sizeof r.s, "%s", row_index);
+    ir_val at = bin(&f, "add", r, lit_int(TP_PLUGIN_I64, out.offset));
+    ir_val p = slot_gep(&f, out.slot, result.t, at.s);
+    emit(&f, "  store %s %s, ptr %s", stax_ty(result.t), result.s, p.s);
+    loop_close(&f, row_loop);
+    int32_t status = fn_finish(&f, name);
+    fn_free(&f);
+    return status;
+}
+
+/* ---- rows: softmax, log_softmax, layer_norm ---- */
+
+int32_t stax_emit_row(stax_emit_graph *g, const char *name, int32_t root, int64_t *count) {
+    const tp_plugin_value *value = &g->graph->values[root];
+    const stax_value *info = &g->values[root];
+    tpc_op op = tpc_op_of(value);
+    int32_t x = value->operands[0];
+    const tp_plugin_type *xt = &g->values[x].type;
+    int64_t axis = tpc_attr_int(value, "axis", -1);
+    if (axis < 0) axis += xt->ndim;
+    bool reduced[STAX_MAX_DIMS] = {false};
+    for (int32_t d = 0; d < xt->ndim; d++)
+        reduced[d] = op == TPC_OP_LAYER_NORM ? d >= axis : d == axis;
+    int64_t length = reduced_count(xt, reduced);
+    *count = 1;
+    for (int32_t d = 0; d < xt->ndim; d++)
+        if (!reduced[d]) *count *= xt->dims[d];
+    int32_t t = info->compute;                                   /* f32 or f64 */
+    int32_t acc_t = op == TPC_OP_LAYER_NORM ? TP_PLUGIN_F64 : t; /* statistics */
+    fn_ctx f;
+    fn_init(&f, g);
+    int row_loop = open_rows(&f, xt, reduced);
+    int ids[STAX_MAX_DIMS];
+    int32_t open;
+    ir_val out_value;
+    if (op == TPC_OP_LAYER_NORM) {
+        ir_val sum = var_new(&f, acc_t, lit_float(acc_t, 0.0));
+        open = open_axes(&f, reduced, ids);
+        ir_val v = conv(&f, lower_value(&f, x), acc_t);
+        var_set(&f, sum, bin(&f, "fadd reassoc contract", var_get(&f, sum), v));
+        close_axes(&f, ids, open);
+        ir_val mean = bin(&f, "fdiv", var_get(&f, sum), lit_float(acc_t, (double)length));
+        ir_val sq = var_new(&f, acc_t, lit_float(acc_t, 0.0));
+        open = open_axes(&f, reduced, ids);
+        ir_val d = bin(&f, "fsub", conv(&f, lower_value(&f, x), acc_t), mean);
+        var_set(&f, sq, bin(&f, "fadd reassoc contract", var_get(&f, sq), bin(&f, "fmul", d, d)));
+        close_axes(&f, ids, open);
+        ir_val var = bin(&f, "fdiv", var_get(&f, sq), lit_float(acc_t, (double)length));
+        ir_val ve = bin(&f, "fadd", var, lit_float(acc_t, tpc_attr_float(value, "eps", 1e-5)));
+        ir_val rstd = bin(&f, "fdiv", lit_float(acc_t, 1.0), call1(&f, "llvm.sqrt.f64", ve));
+        ir_val mean_t = conv(&f, mean, t), rstd_t = conv(&f, rstd, t);
+        open = open_axes(&f, reduced, ids);
+        ir_val xv = conv(&f, lower_value(&f, x), t);
+        out_value = bin(&f, "fmul contract", bin(&f, "fsub contract", xv, mean_t), rstd_t);
+        if (value->num_operands > 1)
+            out_value = bin(&f, "fmul contract", out_value,
+                            conv(&f, lower_value(&f, value->operands[1]), t));
+        if (value->num_operands > 2)
+            out_value = bin(&f, "fadd contract", out_value,
+                            conv(&f, lower_value(&f, value->operands[2]), t));
+    } else {
+        ir_val max = var_new(&f, t, lit_float(t, -INFINITY));
+        open = open_axes(&f, reduced, ids);
+        ir_val v = conv(&f, lower_value(&f, x), t);
+        char fn[32];
+        snprintf(fn, sizeof fn, "llvm.maxnum.%s", t == TP_PLUGIN_F32 ? "f32" : "f64");
+        var_set(&f, max, call2(&f, fn, var_get(&f, max), v));
+        close_axes(&f, ids, open);
+        ir_val m = var_get(&f, max);
+        /* a row of -inf (or empty): shift by 0 so the result is NaN/empty like the reference */
+        ir_val sum = var_new(&f, t, lit_float(t, 0.0));
+        open = open_axes(&f, reduced, ids);
+        ir_val e = lower_exp(&f, bin(&f, "fsub", conv(&f, lower_value(&f, x), t), m));
+        var_set(&f, sum, bin(&f, "fadd reassoc contract", var_get(&f, sum), e));
+        close_axes(&f, ids, open);
+        ir_val s = var_get(&f, sum);
+        ir_val scale =
+            op == TPC_OP_SOFTMAX ? bin(&f, "fdiv", lit_float(t, 1.0), s) : lower_log(&f, s);
+        open = open_axes(&f, reduced, ids);
+        ir_val shifted = bin(&f, "fsub", conv(&f, lower_value(&f, x), t), m);
+        out_value = op == TPC_OP_SOFTMAX ? bin(&f, "fmul", lower_exp(&f, shifted), scale)
+                                         : bin(&f, "fsub", shifted, scale);
+    }
+    store_view(&f, &info->view, conv(&f, out_value, value->type.dtype));
+    close_axes(&f, ids, open);
+    loop_close(&f, row_loop);
+    int32_t status = fn_finish(&f, name);
+    fn_free(&f);
+    return status;
+}
+
+/* ---- matmul ---- */
+
+/* Reads the gemm description the planner stored for `value` (stax_plan.c). */
+const stax_gemm *stax_plan_gemm_of(const stax_emit_graph *g, int32_t value);
+
+int32_t stax_emit_matmul_generic(stax_emit_graph *g, const char *name, int32_t value,
+                                 int64_t *count) {
+    const stax_gemm *gm = stax_plan_gemm_of(g, value);
+    const tp_plugin_value *node = &g->graph->values[value];
+    int32_t t = g->values[value].compute;
+    int32_t a_t = g->values[node->operands[0]].type.dtype;
+    int32_t b_t = g->values[node->operands[1]].type.dtype;
+    bool fl = tpc_dtype_is_float(t);
+    *count = gm->batch * gm->m;
+    fn_ctx f;
+    fn_init(&f, g);
+    f.ndim = 0;
+    char row_name[32];
+    int row_loop = loop_open(&f, "%begin", "%end", row_name);
+    ir_val row = {.t = TP_PLUGIN_I64};
+    snprintf(row.s, sizeof row.s, "%s", row_name);
+    ir_val b = bin(&f, "udiv", row, lit_int(TP_PLUGIN_I64, gm->m));
+    ir_val i = bin(&f, "urem", row, lit_int(TP_PLUGIN_I64, gm->m));
+    ir_val a_off = lit_int(TP_PLUGIN_I64, gm->a_offset),
+           b_off = lit_int(TP_PLUGIN_I64, gm->b_offset);
+    ir_val rest = b;
+    for (int32_t d = gm->batch_ndim - 1; d >= 0; d--) {
+        ir_val size = lit_int(TP_PLUGIN_I64, gm->batch_dims[d]);
+        ir_val index = bin(&f, "urem", rest, size);
+        rest = bin(&f, "udiv", rest, size);
+        a_off = bin(&f, "add", a_off,
+                    bin(&f, "mul", index, lit_int(TP_PLUGIN_I64, gm->a_batch_strides[d])));
+        b_off = bin(&f, "add", b_off,
+                    bin(&f, "mul", index, lit_int(TP_PLUGIN_I64, gm->b_batch_strides[d])));
+    }
+    a_off = bin(&f, "add", a_off, bin(&f, "mul", i, lit_int(TP_PLUGIN_I64, gm->a_rs)));
+    ir_val c_off = bin(&f, "add", lit_int(TP_PLUGIN_I64, gm->c_offset),
+                       bin(&f, "mul", row, lit_int(TP_PLUGIN_I64, gm->n)));
+    char n_text[32], k_text[32], j_name[32], k_name[32];
+    snprintf(n_text, sizeof n_text, "%lld", (long long)gm->n);
+    snprintf(k_text, sizeof k_text, "%lld", (long long)gm->k);
+    ir_val zero = fl ? lit_float(t, 0.0) : lit_int(t, 0);
+    int jz = loop_open(&f, "0", n_text, j_name);
+    ir_val jv = {.t = TP_PLUGIN_I64};
+    snprintf(jv.s, sizeof jv.s, "%s", j_name);
+    ir_val cz = slot_gep(&f, gm->c_slot, t, bin(&f, "add", c_off, jv).s);
+    emit(&f, "  store %s %s, ptr %s", stax_ty(t), zero.s, cz.s);
+    loop_close(&f, jz);
+    int kl = loop_open(&f, "0", k_text, k_name);
+    ir_val kv = {.t = TP_PLUGIN_I64};
+    snprintf(kv.s, sizeof kv.s, "%s", k_name);
+    ir_val ak = bin(&f, "add", a_off, bin(&f, "mul", kv, lit_int(TP_PLUGIN_I64, gm->a_cs)));
+    ir_val ap = slot_gep(&f, gm->a_slot, a_t, ak.s);
+    ir_val av = fresh(&f, a_t);
+    emit(&f, "  %s = load %s, ptr %s", av.s, stax_ty(a_t), ap.s);
+    ir_val a = conv(&f, av, t);
+    ir_val bk = bin(&f, "add", b_off, bin(&f, "mul", kv, lit_int(TP_PLUGIN_I64, gm->b_rs)));
+    int jl = loop_open(&f, "0", n_text, j_name);
+    snprintf(jv.s, sizeof jv.s, "%s", j_name);
+    ir_val bj = bin(&f, "add", bk, bin(&f, "mul", jv, lit_int(TP_PLUGIN_I64, gm->b_cs)));
+    ir_val bp = slot_gep(&f, gm->b_slot, b_t, bj.s);
+    ir_val bv = fresh(&f, b_t);
+    emit(&f, "  %s = load %s, ptr %s", bv.s, stax_ty(b_t), bp.s);
+    ir_val bconv = conv(&f, bv, t);
+    ir_val cp = slot_gep(&f, gm->c_slot, t, bin(&f, "add", c_off, jv).s);
+    ir_val cv = fresh(&f, t);
+    emit(&f, "  %s = load %s, ptr %s", cv.s, stax_ty(t), cp.s);
+    ir_val prod = bin(&f, fl ? "fmul contract" : "mul", a, bconv);
+    ir_val sum = bin(&f, fl ? "fadd contract" : "add", cv, prod);
+    emit(&f, "  store %s %s, ptr %s", stax_ty(t), sum.s, cp.s);
+    loop_close(&f, jl);
+    loop_close(&f, kl);
+    loop_close(&f, row_loop);
+    int32_t status = fn_finish(&f, name);
+    fn_free(&f);
+    return status;
+}
+
+/* C[0..6)[0..16) (+)= sum_k A[r*rsa + k*csa] * B[k*16 + j]: 12 <8 x float>
+ * accumulators held in registers across the k loop. */
+void stax_emit_gemm_microkernel(tpc_buf *m) {
+    const int mr = STAX_GEMM_MR;
+    tpc_buf_printf(m,
+                   "define void @%s(ptr noalias %%a, i64 %%rsa, i64 %%csa, ptr noalias %%b, "
+                   "ptr noalias %%c, i64 %%ldc, i64 %%kc, i64 %%acc) #0 {\n"
+                   "entry:\n  br label %%loop\nloop:\n",
+                   STAX_GEMM_KERNEL_NAME);
+    tpc_buf_printf(m, "  %%k = phi i64 [0, %%entry], [%%kn, %%body]\n");
+    for (int r = 0; r < mr; r++)
+        for (int h = 0; h < 2; h++)
+            tpc_buf_printf(m,
+                           "  %%c%d_%d = phi <8 x float> [zeroinitializer, %%entry], "
+                           "[%%d%d_%d, %%body]\n",
+                           r, h, r, h);
+    tpc_buf_printf(m, "  %%more = icmp slt i64 %%k, %%kc\n  br i1 %%more, label %%body, "
+                      "label %%done\nbody:\n");
+    tpc_buf_printf(m, "  %%bo = mul i64 %%k, 16\n"
+                      "  %%bp0 = getelementptr inbounds float, ptr %%b, i64 %%bo\n"
+                      "  %%bp1 = getelementptr inbounds float, ptr %%bp0, i64 8\n"
+                      "  %%b0 = load <8 x float>, ptr %%bp0, align 32\n"
+                      "  %%b1 = load <8 x float>, ptr %%bp1, align 32\n"
+                      "  %%ak = mul i64 %%k, %%csa\n");
+    for (int r = 0; r < mr; r++) {
+        tpc_buf_printf(m,
+                       "  %%ar%d = mul i64 %%rsa, %d\n  %%ao%d = add i64 %%ar%d, %%ak\n"
+                       "  %%ap%d = getelementptr inbounds float, ptr %%a, i64 %%ao%d\n"
+                       "  %%as%d = load float, ptr %%ap%d\n"
+                       "  %%ai%d = insertelement <8 x float> poison, float %%as%d, i64 0\n"
+                       "  %%av%d = shufflevector <8 x float> %%ai%d, <8 x float> poison, "
+                       "<8 x i32> zeroinitializer\n",
+                       r, r, r, r, r, r, r, r, r, r, r, r);
+        for (int h = 0; h < 2; h++)
+            tpc_buf_printf(m,
+                           "  %%d%d_%d = call <8 x float> @llvm.fma.v8f32(<8 x float> %%av%d, "
+                           "<8 x float> %%b%d, <8 x float> %%c%d_%d)\n",
+                           r, h, r, h, r, h);
+    }
+    tpc_buf_printf(m, "  %%kn = add i64 %%k, 1\n  br label %%loop\ndone:\n"
+                      "  %%add = icmp ne i64 %%acc, 0\n");
+    for (int r = 0; r < mr; r++)
+        for (int h = 0; h < 2; h++) {
+            tpc_buf_printf(m,
+                           "  %%co%d_%d = mul i64 %%ldc, %d\n  %%cq%d_%d = add i64 %%co%d_%d, %d\n"
+                           "  %%cp%d_%d = getelementptr inbounds float, ptr %%c, i64 %%cq%d_%d\n"
+                           "  %%old%d_%d = load <8 x float>, ptr %%cp%d_%d, align 4\n"
+                           "  %%sum%d_%d = fadd <8 x float> %%old%d_%d, %%c%d_%d\n"
+                           "  %%new%d_%d = select i1 %%add, <8 x float> %%sum%d_%d, "
+                           "<8 x float> %%c%d_%d\n"
+                           "  store <8 x float> %%new%d_%d, ptr %%cp%d_%d, align 4\n",
+                           r, h, r, r, h, r, h, h * 8, r, h, r, h, r, h, r, h, r, h, r, h, r, h, r,
+                           h, r, h, r, h, r, h, r, h);
+        }
+    tpc_buf_printf(m, "  ret void\n}\n\n");
+}

@@ -1,0 +1,248 @@
+/* stax-llvm — IR text building blocks (stax_emit_core.h): temporaries,
+ * literals, conversions with tensor.h's semantics, alloca loops, strided
+ * loads and stores, and the kernel function frame with noalias buffers. */
+#include "stax_emit_core.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *stax_ty(int32_t t) {
+    static const char *const names[] = {"float", "double", "i32", "i64", "i8", "i1"};
+    return t >= 0 && t <= STAX_I1 ? names[t] : "void";
+}
+
+void fn_init(fn_ctx *f, stax_emit_graph *g) {
+    memset(f, 0, sizeof *f);
+    f->g = g;
+    tpc_buf_init(&f->body);
+    tpc_buf_init(&f->allocas);
+    f->slot_used = calloc((size_t)g->num_slots + 1, sizeof(bool));
+    f->region_matmul = -1;
+    if (!f->slot_used) f->failed = true;
+}
+
+void fn_free(fn_ctx *f) {
+    tpc_buf_free(&f->body);
+    tpc_buf_free(&f->allocas);
+    free(f->slot_used);
+    f->slot_used = NULL;
+}
+
+void emit(fn_ctx *f, const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    tpc_buf_vprintf(&f->body, format, args);
+    va_end(args);
+    tpc_buf_append(&f->body, "\n");
+}
+
+ir_val fresh(fn_ctx *f, int32_t t) {
+    ir_val v;
+    snprintf(v.s, sizeof v.s, "%%t%d", f->next_tmp++);
+    v.t = t;
+    return v;
+}
+
+ir_val lit_float(int32_t t, double value) {
+    ir_val v;
+    double exact = t == TP_PLUGIN_F32 ? (double)(float)value : value;
+    uint64_t bits;
+    memcpy(&bits, &exact, sizeof bits);
+    snprintf(v.s, sizeof v.s, "0x%016llX", (unsigned long long)bits);
+    v.t = t;
+    return v;
+}
+
+ir_val lit_int(int32_t t, int64_t value) {
+    ir_val v;
+    snprintf(v.s, sizeof v.s, "%lld", (long long)value);
+    v.t = t;
+    return v;
+}
+
+ir_val to_i1(fn_ctx *f, ir_val v) {
+    if (v.t == STAX_I1) return v;
+    ir_val r = fresh(f, STAX_I1);
+    if (tpc_dtype_is_float(v.t))
+        emit(f, "  %s = fcmp une %s %s, 0.0", r.s, stax_ty(v.t), v.s);
+    else
+        emit(f, "  %s = icmp ne %s %s, 0", r.s, stax_ty(v.t), v.s);
+    return r;
+}
+
+ir_val bool_of(fn_ctx *f, ir_val i1) {
+    ir_val r = fresh(f, TP_PLUGIN_BOOL);
+    emit(f, "  %s = zext i1 %s to i8", r.s, i1.s);
+    return r;
+}
+
+/* Conversions as the reference kernels do them: ints sign-extend or wrap,
+ * bools are 0/1, float -> int saturates with NaN -> 0, -> bool is != 0. */
+ir_val conv(fn_ctx *f, ir_val v, int32_t to) {
+    if (v.t == to) return v;
+    if (to == TP_PLUGIN_BOOL) return bool_of(f, to_i1(f, v));
+    if (v.t == STAX_I1) v = bool_of(f, v);
+    if (v.t == to) return v;
+    ir_val r = fresh(f, to);
+    bool from_float = tpc_dtype_is_float(v.t), to_float = tpc_dtype_is_float(to);
+    const char *from_ty = stax_ty(v.t), *to_ty = stax_ty(to);
+    if (from_float && to_float)
+        emit(f, "  %s = %s %s %s to %s", r.s, to == TP_PLUGIN_F64 ? "fpext" : "fptrunc", from_ty,
+             v.s, to_ty);
+    else if (from_float)
+        emit(f, "  %s = call %s @llvm.fptosi.sat.%s.%s(%s %s)", r.s, to_ty, to_ty,
+             v.t == TP_PLUGIN_F32 ? "f32" : "f64", from_ty, v.s);
+    else if (to_float)
+        emit(f, "  %s = %s %s %s to %s", r.s, v.t == TP_PLUGIN_BOOL ? "uitofp" : "sitofp", from_ty,
+             v.s, to_ty);
+    else if (tpc_dtype_size(v.t) < tpc_dtype_size(to))
+        emit(f, "  %s = %s %s %s to %s", r.s, v.t == TP_PLUGIN_BOOL ? "zext" : "sext", from_ty, v.s,
+             to_ty);
+    else
+        emit(f, "  %s = trunc %s %s to %s", r.s, from_ty, v.s, to_ty);
+    return r;
+}
+
+ir_val bin(fn_ctx *f, const char *opcode, ir_val a, ir_val b) {
+    ir_val r = fresh(f, a.t);
+    emit(f, "  %s = %s %s %s, %s", r.s, opcode, stax_ty(a.t), a.s, b.s);
+    return r;
+}
+
+ir_val cmp(fn_ctx *f, const char *predicate, ir_val a, ir_val b) {
+    ir_val r = fresh(f, STAX_I1);
+    emit(f, "  %s = %s %s %s, %s", r.s, predicate, stax_ty(a.t), a.s, b.s);
+    return r;
+}
+
+ir_val sel(fn_ctx *f, ir_val c, ir_val a, ir_val b) {
+    ir_val r = fresh(f, a.t);
+    emit(f, "  %s = select i1 %s, %s %s, %s %s", r.s, c.s, stax_ty(a.t), a.s, stax_ty(b.t), b.s);
+    return r;
+}
+
+ir_val call1(fn_ctx *f, const char *fn, ir_val a) {
+    ir_val r = fresh(f, a.t);
+    emit(f, "  %s = call %s @%s(%s %s)", r.s, stax_ty(a.t), fn, stax_ty(a.t), a.s);
+    return r;
+}
+
+ir_val call2(fn_ctx *f, const char *fn, ir_val a, ir_val b) {
+    ir_val r = fresh(f, a.t);
+    emit(f, "  %s = call %s @%s(%s %s, %s %s)", r.s, stax_ty(a.t), fn, stax_ty(a.t), a.s,
+         stax_ty(b.t), b.s);
+    return r;
+}
+
+int loop_open(fn_ctx *f, const char *lo, const char *hi, char *index) {
+    int id = f->next_label++;
+    tpc_buf_printf(&f->allocas, "  %%lv%d = alloca i64\n", id);
+    emit(f, "  store i64 %s, ptr %%lv%d", lo, id);
+    emit(f, "  br label %%lh%d", id);
+    emit(f, "lh%d:", id);
+    emit(f, "  %%li%d = load i64, ptr %%lv%d", id, id);
+    emit(f, "  %%lc%d = icmp slt i64 %%li%d, %s", id, id, hi);
+    emit(f, "  br i1 %%lc%d, label %%lb%d, label %%lx%d", id, id, id);
+    emit(f, "lb%d:", id);
+    snprintf(index, 32, "%%li%d", id);
+    return id;
+}
+
+void loop_close(fn_ctx *f, int id) {
+    emit(f, "  %%ln%d = add nuw nsw i64 %%li%d, 1", id, id);
+    emit(f, "  store i64 %%ln%d, ptr %%lv%d", id, id);
+    emit(f, "  br label %%lh%d", id);
+    emit(f, "lx%d:", id);
+}
+
+ir_val var_new(fn_ctx *f, int32_t t, ir_val init) {
+    ir_val var;
+    snprintf(var.s, sizeof var.s, "%%var%d", f->next_tmp++);
+    var.t = t;
+    tpc_buf_printf(&f->allocas, "  %s = alloca %s\n", var.s, stax_ty(t));
+    var_set(f, var, init);
+    return var;
+}
+
+ir_val var_get(fn_ctx *f, ir_val var) {
+    ir_val r = fresh(f, var.t);
+    emit(f, "  %s = load %s, ptr %s", r.s, stax_ty(var.t), var.s);
+    return r;
+}
+
+void var_set(fn_ctx *f, ir_val var, ir_val v) {
+    emit(f, "  store %s %s, ptr %s", stax_ty(var.t), v.s, var.s);
+}
+
+ir_val view_index(fn_ctx *f, const stax_view *view) {
+    ir_val index = lit_int(TP_PLUGIN_I64, view->offset);
+    if (f->flat) {
+        int64_t numel = 1;
+        for (int32_t d = 0; d < view->ndim; d++) numel *= view->dims[d];
+        if (numel <= 1 && f->dims[0] != 1) return index;
+        ir_val i = {.t = TP_PLUGIN_I64};
+        snprintf(i.s, sizeof i.s, "%s", f->idx[0]);
+        return view->offset ? bin(f, "add nsw", i, index) : i;
+    }
+    int32_t shift = f->ndim - view->ndim;
+    for (int32_t d = 0; d < view->ndim; d++) {
+        int32_t axis = d + shift;
+        if (axis < 0 || view->dims[d] == 1 || view->strides[d] == 0) continue;
+        ir_val i = {.t = TP_PLUGIN_I64};
+        snprintf(i.s, sizeof i.s, "%s", f->idx[axis]);
+        ir_val term = view->strides[d] == 1
+                          ? i
+                          : bin(f, "mul nsw", i, lit_int(TP_PLUGIN_I64, view->strides[d]));
+        index = bin(f, "add nsw", index, term);
+    }
+    return index;
+}
+
+ir_val slot_gep(fn_ctx *f, int32_t slot, int32_t dtype, const char *index) {
+    f->slot_used[slot] = true;
+    ir_val p = fresh(f, TP_PLUGIN_I64);
+    emit(f, "  %s = getelementptr inbounds %s, ptr %%s%d, i64 %s", p.s, stax_ty(dtype), slot,
+         index);
+    return p;
+}
+
+ir_val load_view(fn_ctx *f, const stax_view *view, int32_t dtype) {
+    ir_val index = view_index(f, view);
+    ir_val p = slot_gep(f, view->slot, dtype, index.s);
+    ir_val r = fresh(f, dtype);
+    emit(f, "  %s = load %s, ptr %s", r.s, stax_ty(dtype), p.s);
+    return r;
+}
+
+void store_view(fn_ctx *f, const stax_view *view, ir_val value) {
+    ir_val index = view_index(f, view);
+    ir_val p = slot_gep(f, view->slot, value.t, index.s);
+    emit(f, "  store %s %s, ptr %s", stax_ty(value.t), value.s, p.s);
+}
+
+int32_t fn_finish(fn_ctx *f, const char *name) {
+    tpc_buf *m = f->g->module;
+    tpc_buf_printf(m, "define internal void @%s_body(", name);
+    for (int32_t s = 0; s < f->g->num_slots; s++)
+        if (f->slot_used[s]) tpc_buf_printf(m, "ptr noalias %%s%d, ", s);
+    tpc_buf_printf(m, "i64 %%begin, i64 %%end) #1 {\nentry:\n");
+    tpc_buf_append(m, f->allocas.data ? f->allocas.data : "");
+    tpc_buf_append(m, f->body.data ? f->body.data : "");
+    tpc_buf_printf(m, "  ret void\n}\n\n");
+    tpc_buf_printf(m, "define void @%s(ptr %%slots, i64 %%begin, i64 %%end) #0 {\n", name);
+    for (int32_t s = 0; s < f->g->num_slots; s++)
+        if (f->slot_used[s]) {
+            tpc_buf_printf(m, "  %%a%d = getelementptr ptr, ptr %%slots, i64 %d\n", s, s);
+            tpc_buf_printf(m, "  %%s%d = load ptr, ptr %%a%d\n", s, s);
+        }
+    tpc_buf_printf(m, "  call void @%s_body(", name);
+    for (int32_t s = 0; s < f->g->num_slots; s++)
+        if (f->slot_used[s]) tpc_buf_printf(m, "ptr %%s%d, ", s);
+    tpc_buf_printf(m, "i64 %%begin, i64 %%end)\n  ret void\n}\n\n");
+    bool failed = f->failed || f->body.failed || f->allocas.failed || m->failed;
+    return failed
+               ? tpc_error(f->g->error, f->g->error_size, "stax: out of memory emitting %s", name)
+               : TP_PLUGIN_OK;
+}

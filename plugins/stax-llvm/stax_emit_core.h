@@ -1,0 +1,72 @@
+/* stax-llvm — the IR text emitter's building blocks, shared by the kernel
+ * emitters (stax_emit.c) and the scalar op lowering (stax_lower.c): SSA
+ * temporaries, literals, conversions, loops over allocas, strided loads and
+ * stores. Internal. */
+#ifndef STAX_EMIT_CORE_H
+#define STAX_EMIT_CORE_H
+
+#include "stax_internal.h"
+
+#define STAX_I1 5 /* pseudo dtype of comparison results */
+
+typedef struct ir_val {
+    char s[48];
+    int32_t t; /* TP_PLUGIN_* dtype or STAX_I1 */
+} ir_val;
+
+/* One function being emitted. */
+typedef struct fn_ctx {
+    stax_emit_graph *g;
+    tpc_buf body, allocas;
+    int next_tmp, next_label;
+    bool *slot_used;
+    int32_t ndim; /* iteration space */
+    int64_t dims[STAX_MAX_DIMS];
+    bool flat; /* space collapsed to one flat dim over contiguous views */
+    char idx[STAX_MAX_DIMS][48];
+    int32_t region_matmul; /* the matmul computed as raw product in this kernel (-1) */
+    bool failed;
+} fn_ctx;
+
+const char *stax_ty(int32_t t);
+void fn_init(fn_ctx *f, stax_emit_graph *g);
+void fn_free(fn_ctx *f);
+/* Appends `define internal void @NAME_body(...)` + the wrapper @NAME. */
+int32_t fn_finish(fn_ctx *f, const char *name);
+__attribute__((format(printf, 2, 3))) void emit(fn_ctx *f, const char *format, ...);
+ir_val fresh(fn_ctx *f, int32_t t);
+ir_val lit_float(int32_t t, double value);
+ir_val lit_int(int32_t t, int64_t value);
+ir_val conv(fn_ctx *f, ir_val v, int32_t to);
+ir_val to_i1(fn_ctx *f, ir_val v);    /* nonzero test */
+ir_val bool_of(fn_ctx *f, ir_val i1); /* i1 -> i8 0/1 */
+ir_val bin(fn_ctx *f, const char *opcode, ir_val a, ir_val b);
+ir_val cmp(fn_ctx *f, const char *predicate, ir_val a, ir_val b);
+ir_val sel(fn_ctx *f, ir_val c, ir_val a, ir_val b);
+ir_val call1(fn_ctx *f, const char *fn, ir_val a);
+ir_val call2(fn_ctx *f, const char *fn, ir_val a, ir_val b);
+/* Loops over [lo, hi) with an alloca counter; the index name is written to
+ * `index` (at least 32 bytes). Returns the loop id for loop_close. */
+int loop_open(fn_ctx *f, const char *lo, const char *hi, char *index);
+void loop_close(fn_ctx *f, int id);
+/* An alloca'd variable of dtype t initialised to `init`; its name is returned. */
+ir_val var_new(fn_ctx *f, int32_t t, ir_val init);
+ir_val var_get(fn_ctx *f, ir_val var);
+void var_set(fn_ctx *f, ir_val var, ir_val v);
+/* Element index (i64 text) of `view` at the current iteration indices (the
+ * view's dims right-aligned with the space; size-1 dims broadcast). */
+ir_val view_index(fn_ctx *f, const stax_view *view);
+ir_val load_view(fn_ctx *f, const stax_view *view, int32_t dtype);
+void store_view(fn_ctx *f, const stax_view *view, ir_val value);
+/* Pointer to element `index` of slot. */
+ir_val slot_gep(fn_ctx *f, int32_t slot, int32_t dtype, const char *index);
+
+/* stax_lower.c: value `v` at the current indices, converted to nothing. */
+ir_val lower_value(fn_ctx *f, int32_t v);
+/* The node's own result (not a load), for roots. */
+ir_val lower_compute(fn_ctx *f, int32_t v);
+/* Scalar math helpers the row kernels share. */
+ir_val lower_exp(fn_ctx *f, ir_val x);
+ir_val lower_log(fn_ctx *f, ir_val x);
+
+#endif

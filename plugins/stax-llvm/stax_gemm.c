@@ -1,0 +1,134 @@
+/* stax-llvm — the f32 matmul driver: blocked and packed around the JIT's
+ * 6x16 AVX2/FMA micro-kernel (stax_emit.c). Per batch and per block of
+ * STAX_GEMM_KC along k, the calling thread packs B into 16-column panels
+ * (zero-padded), then host->parallel_for splits the rows into 6-row blocks;
+ * each task sweeps the panels over its rows (the panel stays in L1, the rows
+ * of A in L2). After the last k block a task runs the fused epilogue kernel
+ * (bias, activation, the following pointwise region) on the rows it just
+ * finished, while they are still in cache. Edge tiles go through small
+ * padded copies. A and B may be any strided views (a transposed weight is
+ * free). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "stax_internal.h"
+
+#define MR STAX_GEMM_MR
+#define NR STAX_GEMM_NR
+#define KC STAX_GEMM_KC
+
+size_t stax_gemm_workspace_bytes(const stax_gemm *gemm) {
+    int64_t panels = (gemm->n + NR - 1) / NR;
+    return (size_t)(panels * KC * NR) * sizeof(float);
+}
+
+typedef struct gemm_task {
+    const stax_gemm *gemm;
+    void **slots;
+    stax_ukernel_fn ukernel;
+    stax_kernel_fn epilogue;
+    const float *a; /* A of this batch at row 0, column pc */
+    const float *packed;
+    float *c;              /* C of this batch, row 0 */
+    int64_t kc, batch_row; /* rows of earlier batches */
+    bool first, last;
+} gemm_task;
+
+static void tile(const gemm_task *t, int64_t i0, int64_t panel) {
+    const stax_gemm *g = t->gemm;
+    int64_t rows = g->m - i0 < MR ? g->m - i0 : MR;
+    int64_t j0 = panel * NR, cols = g->n - j0 < NR ? g->n - j0 : NR;
+    const float *a = t->a + i0 * g->a_rs;
+    int64_t rsa = g->a_rs, csa = g->a_cs;
+    float a_edge[MR * KC];
+    if (rows < MR) {
+        memset(a_edge, 0, sizeof a_edge);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < t->kc; k++) a_edge[r * t->kc + k] = a[r * rsa + k * csa];
+        a = a_edge, rsa = t->kc, csa = 1;
+    }
+    const float *b = t->packed + panel * t->kc * NR;
+    float *c = t->c + i0 * g->n + j0;
+    if (rows == MR && cols == NR) {
+        t->ukernel(a, rsa, csa, b, c, g->n, t->kc, t->first ? 0 : 1);
+        return;
+    }
+    float c_edge[MR * NR];
+    memset(c_edge, 0, sizeof c_edge);
+    if (!t->first)
+        for (int64_t r = 0; r < rows; r++)
+            memcpy(c_edge + r * NR, c + r * g->n, sizeof(float) * (size_t)cols);
+    t->ukernel(a, rsa, csa, b, c_edge, NR, t->kc, t->first ? 0 : 1);
+    for (int64_t r = 0; r < rows; r++)
+        memcpy(c + r * g->n, c_edge + r * NR, sizeof(float) * (size_t)cols);
+}
+
+static void rows_task(void *context, int64_t begin, int64_t end) {
+    const gemm_task *t = context;
+    const stax_gemm *g = t->gemm;
+    int64_t panels = (g->n + NR - 1) / NR;
+    for (int64_t p = 0; p < panels; p++)
+        for (int64_t block = begin; block < end; block++) tile(t, block * MR, p);
+    if (t->last && t->epilogue) {
+        int64_t r0 = begin * MR, r1 = end * MR < g->m ? end * MR : g->m;
+        t->epilogue(t->slots, (t->batch_row + r0) * g->n, (t->batch_row + r1) * g->n);
+    }
+}
+
+static void pack_b(const stax_gemm *g, const float *b, int64_t kc, float *packed) {
+    int64_t panels = (g->n + NR - 1) / NR;
+    for (int64_t p = 0; p < panels; p++) {
+        float *out = packed + p * kc * NR;
+        int64_t j0 = p * NR, cols = g->n - j0 < NR ? g->n - j0 : NR;
+        for (int64_t k = 0; k < kc; k++) {
+            const float *row = b + k * g->b_rs + j0 * g->b_cs;
+            float *dst = out + k * NR;
+            if (g->b_cs == 1) {
+                memcpy(dst, row, sizeof(float) * (size_t)cols);
+            } else {
+                for (int64_t j = 0; j < cols; j++) dst[j] = row[j * g->b_cs];
+            }
+            for (int64_t j = cols; j < NR; j++) dst[j] = 0.0f;
+        }
+    }
+}
+
+void stax_gemm_run(const stax_gemm *g, void **slots, float *workspace, stax_ukernel_fn ukernel,
+                   stax_kernel_fn epilogue, int64_t threads) {
+    const float *a_base = (const float *)slots[g->a_slot] + g->a_offset;
+    const float *b_base = (const float *)slots[g->b_slot] + g->b_offset;
+    float *c_base = (float *)slots[g->c_slot] + g->c_offset;
+    int64_t blocks = (g->m + MR - 1) / MR;
+    int64_t grain = threads > 1 ? (blocks + threads - 1) / threads : blocks;
+    if (grain < 1) grain = 1;
+    for (int64_t batch = 0; batch < g->batch; batch++) {
+        int64_t a_off = 0, b_off = 0, rest = batch;
+        for (int32_t d = g->batch_ndim - 1; d >= 0; d--) {
+            int64_t index = rest % g->batch_dims[d];
+            rest /= g->batch_dims[d];
+            a_off += index * g->a_batch_strides[d];
+            b_off += index * g->b_batch_strides[d];
+        }
+        for (int64_t pc = 0; pc < g->k; pc += KC) {
+            int64_t kc = g->k - pc < KC ? g->k - pc : KC;
+            pack_b(g, b_base + b_off + pc * g->b_rs, kc, workspace);
+            gemm_task task = {
+                .gemm = g,
+                .slots = slots,
+                .ukernel = ukernel,
+                .epilogue = epilogue,
+                .a = a_base + a_off + pc * g->a_cs,
+                .packed = workspace,
+                .c = c_base + batch * g->m * g->n,
+                .kc = kc,
+                .batch_row = batch * g->m,
+                .first = pc == 0,
+                .last = pc + KC >= g->k,
+            };
+            if (threads > 1 && blocks > 1 && stax_host && stax_host->parallel_for)
+                stax_host->parallel_for(blocks, grain, rows_task, &task);
+            else
+                rows_task(&task, 0, blocks);
+        }
+    }
+}

@@ -1,0 +1,171 @@
+/* stax-llvm — what the backend's files share: the compiled program (slots,
+ * views, steps), the IR emitter's entry points, the JIT, the disk cache and
+ * the matmul driver. Internal to the plugin; built only on plugin.h and the
+ * LLVM C API. */
+#ifndef STAX_INTERNAL_H
+#define STAX_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tensorplay/plugin.h"
+#include "tpc_fusion.h"
+#include "tpc_graph.h"
+#include "tpc_options.h"
+#include "tpc_text.h"
+
+#ifndef STAX_VERSION
+#define STAX_VERSION "0.1.0"
+#endif
+#define STAX_MAX_DIMS TP_PLUGIN_MAX_DIMS
+
+extern const char *const stax_mathlib_ir;
+/* The host table given to init (NULL before). */
+extern const tp_plugin_host *stax_host;
+
+/* ---- memory: slots and strided views ---- */
+
+typedef enum stax_slot_kind {
+    STAX_SLOT_INPUT = 0, /* run()'s input buffer `index` */
+    STAX_SLOT_OUTPUT,    /* run()'s output buffer `index` */
+    STAX_SLOT_SCRATCH,   /* owned by the executable, reused across runs */
+    STAX_SLOT_CONST,     /* owned by the executable, filled at compile time */
+} stax_slot_kind;
+
+typedef struct stax_slot {
+    stax_slot_kind kind;
+    int32_t index;
+    size_t bytes;
+    void *data; /* SCRATCH, CONST */
+} stax_slot;
+
+/* Elements of `slot` (of the value's dtype) at offset + sum(i_d * strides[d]). */
+typedef struct stax_view {
+    int32_t slot; /* -1: not stored (computed inside a kernel) */
+    int64_t offset;
+    int32_t ndim;
+    int64_t dims[STAX_MAX_DIMS];
+    int64_t strides[STAX_MAX_DIMS];
+} stax_view;
+
+/* What the planner knows about one graph value. */
+typedef struct stax_value {
+    tp_plugin_type type; /* concrete (symbols bound) */
+    int32_t compute;     /* dtype the node computes in */
+    stax_view view;      /* where the value lives; slot -1 when inlined */
+    stax_view raw;       /* matmul/linear: where the product is written (before bias) */
+} stax_value;
+
+/* ---- steps ---- */
+
+typedef enum stax_step_kind {
+    STAX_STEP_KERNEL = 0, /* kernels[kernel](slots, begin, end) over [0, count) */
+    STAX_STEP_GEMM,       /* f32 blocked matmul (stax_gemm.c) + optional epilogue kernel */
+} stax_step_kind;
+
+typedef struct stax_gemm {
+    int64_t batch, m, n, k;
+    int32_t batch_ndim;
+    int64_t batch_dims[STAX_MAX_DIMS];
+    int64_t a_batch_strides[STAX_MAX_DIMS], b_batch_strides[STAX_MAX_DIMS];
+    int32_t a_slot, b_slot, c_slot;
+    int64_t a_offset, b_offset, c_offset;
+    int64_t a_rs, a_cs, b_rs, b_cs; /* element strides of the matrices */
+    int32_t epilogue;               /* kernel over the output's flat range, or -1 */
+} stax_gemm;
+
+typedef struct stax_step {
+    stax_step_kind kind;
+    int32_t kernel;
+    int64_t count, grain;
+    stax_gemm gemm;
+} stax_step;
+
+/* Everything compile derives from the graph and the input metadata. */
+typedef struct stax_program {
+    int32_t num_slots;
+    stax_slot *slots;
+    int32_t num_steps;
+    stax_step *steps;
+    int32_t num_kernels;
+    char **kernel_names;
+    char *ir; /* the LLVM module's text */
+    bool uses_gemm;
+} stax_program;
+
+/* Builds the program (and its IR text) for graph + inputs. */
+int32_t stax_program_build(const tp_plugin_graph *graph, const tp_plugin_tensor_meta *inputs,
+                           int32_t num_inputs, const char *cpu, const char *features,
+                           stax_program *out, char *error, size_t error_size);
+void stax_program_free(stax_program *program);
+
+/* ---- IR emission (stax_emit.c) ---- */
+
+typedef struct stax_emit_graph {
+    const tp_plugin_graph *graph;
+    const tpc_fusion *fusion;
+    stax_value *values;
+    const stax_slot *slots;
+    int32_t num_slots;
+    tpc_buf *module; /* functions are appended here */
+    char *error;
+    size_t error_size;
+} stax_emit_graph;
+
+/* Kernel computing `root`'s expression (members of its region inlined) over
+ * `target` (a view whose dims are the iteration space), `name`(slots, begin,
+ * end) over flat indices. Returns the number of indices (the step count). */
+int32_t stax_emit_pointwise(stax_emit_graph *g, const char *name, int32_t root,
+                            const stax_view *target, int64_t *count);
+/* Kernel for a reduction region rooted at `root`, over output indices. */
+int32_t stax_emit_reduction(stax_emit_graph *g, const char *name, int32_t root, int64_t *count);
+/* Kernel for softmax / log_softmax / layer_norm at `root`, over rows. */
+int32_t stax_emit_row(stax_emit_graph *g, const char *name, int32_t root, int64_t *count);
+/* Generic matmul kernel (any dtype) for `value` writing its raw view, over
+ * batch*m output rows. */
+int32_t stax_emit_matmul_generic(stax_emit_graph *g, const char *name, int32_t value,
+                                 int64_t *count);
+/* The f32 micro-kernel used by stax_gemm.c (one per module that needs it). */
+void stax_emit_gemm_microkernel(tpc_buf *module);
+#define STAX_GEMM_MR          6
+#define STAX_GEMM_NR          16
+#define STAX_GEMM_KERNEL_NAME "STAXKEY_gemm_ukernel_f32"
+#define STAX_GEMM_KC          256
+
+/* ---- JIT and cache (stax_jit.c, stax_cache.c) ---- */
+
+typedef void (*stax_kernel_fn)(void **slots, int64_t begin, int64_t end);
+typedef void (*stax_ukernel_fn)(const float *a, int64_t rsa, int64_t csa, const float *b, float *c,
+                                int64_t ldc, int64_t kc, int64_t accumulate);
+
+typedef struct stax_jit_options {
+    int opt_level; /* 0..3 */
+    const char *dump_ir, *dump_asm;
+} stax_jit_options;
+
+typedef struct stax_module stax_module; /* a loaded object, shared and refcounted */
+
+int32_t stax_jit_init(char *error, size_t error_size);
+void stax_jit_shutdown(void);
+const char *stax_jit_cpu(void);
+const char *stax_jit_features(void);
+/* Compiles (or finds in the memory/disk cache) `ir` and resolves `names`.
+ * `cache_hit` says where it came from: 0 compiled, 1 memory, 2 disk. */
+int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const char *const *names,
+                      int32_t num_names, void **addresses, stax_module **module, int *cache_hit,
+                      char *error, size_t error_size);
+void stax_module_release(stax_module *module);
+void stax_jit_drop_memory_cache(void);
+
+/* Disk cache: `key` is a hex string. Read returns malloc'd bytes or NULL. */
+void *stax_cache_read(const char *key, size_t *size);
+void stax_cache_write(const char *key, const void *data, size_t size);
+
+/* ---- running ---- */
+
+size_t stax_gemm_workspace_bytes(const stax_gemm *gemm);
+void stax_gemm_run(const stax_gemm *gemm, void **slots, float *workspace, stax_ukernel_fn ukernel,
+                   stax_kernel_fn epilogue, int64_t threads);
+
+#endif

@@ -1,0 +1,265 @@
+/* stax-llvm — lowering one node to scalar LLVM IR at the current iteration
+ * indices: every pointwise op (and the pointwise composites gelu, silu,
+ * softplus) for every dtype tensor.h's promotion rules allow, following the
+ * reference kernels' numerics (NaN-propagating maximum/minimum, sign(NaN) =
+ * NaN, saturating float -> int casts, wrapping integers, integer pow rules).
+ * f32 transcendentals call the vectorizable functions of stax_mathlib.c;
+ * f64 ones call the C library. Floating adds and multiplies carry the
+ * `contract` flag (FMA formation); nothing else is relaxed. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "stax_emit_core.h"
+
+static bool is_f32(ir_val x) {
+    return x.t == TP_PLUGIN_F32;
+}
+
+static ir_val f_op(fn_ctx *f, const char *op, ir_val a, ir_val b) {
+    char opcode[32];
+    snprintf(opcode, sizeof opcode, "%s contract", op);
+    return bin(f, opcode, a, b);
+}
+
+static ir_val fk(ir_val like, double value) {
+    return lit_float(like.t, value);
+}
+
+/* llvm.NAME.f32 / .f64 intrinsic call. */
+static ir_val intrinsic1(fn_ctx *f, const char *name, ir_val x) {
+    char fn[64];
+    snprintf(fn, sizeof fn, "llvm.%s.%s", name, is_f32(x) ? "f32" : "f64");
+    return call1(f, fn, x);
+}
+
+ir_val lower_exp(fn_ctx *f, ir_val x) {
+    return call1(f, is_f32(x) ? "stax_expf" : "exp", x);
+}
+
+ir_val lower_log(fn_ctx *f, ir_val x) {
+    return call1(f, is_f32(x) ? "stax_logf" : "log", x);
+}
+
+static ir_val lower_tanh(fn_ctx *f, ir_val x) {
+    return call1(f, is_f32(x) ? "stax_tanhf" : "tanh", x);
+}
+
+static ir_val lower_erf(fn_ctx *f, ir_val x) {
+    return call1(f, is_f32(x) ? "stax_erff" : "erf", x);
+}
+
+static ir_val lower_sigmoid(fn_ctx *f, ir_val x) {
+    if (is_f32(x)) return call1(f, "stax_sigmoidf", x);
+    /* x >= 0: 1/(1+e^-x); else e^x/(1+e^x): exp of a non-positive number only */
+    ir_val a = intrinsic1(f, "fabs", x);
+    ir_val na = fresh(f, x.t);
+    emit(f, "  %s = fneg double %s", na.s, a.s);
+    ir_val e = lower_exp(f, na);
+    ir_val d = f_op(f, "fadd", e, fk(x, 1.0));
+    ir_val r = f_op(f, "fdiv", fk(x, 1.0), d);
+    ir_val tr = f_op(f, "fdiv", e, d);
+    return sel(f, cmp(f, "fcmp uge", x, fk(x, 0.0)), r, tr);
+}
+
+static ir_val lower_neg(fn_ctx *f, ir_val x) {
+    if (tpc_dtype_is_float(x.t)) {
+        ir_val r = fresh(f, x.t);
+        emit(f, "  %s = fneg %s %s", r.s, stax_ty(x.t), x.s);
+        return r;
+    }
+    return bin(f, "sub", lit_int(x.t, 0), x);
+}
+
+static ir_val lower_sign(fn_ctx *f, ir_val x) {
+    if (tpc_dtype_is_float(x.t)) {
+        ir_val r0 = sel(f, cmp(f, "fcmp oeq", x, fk(x, 0.0)), fk(x, 0.0), x);
+        ir_val r1 = sel(f, cmp(f, "fcmp olt", x, fk(x, 0.0)), fk(x, -1.0), r0);
+        return sel(f, cmp(f, "fcmp ogt", x, fk(x, 0.0)), fk(x, 1.0), r1);
+    }
+    ir_val pos = conv(f, cmp(f, "icmp sgt", x, lit_int(x.t, 0)), x.t);
+    ir_val neg = conv(f, cmp(f, "icmp slt", x, lit_int(x.t, 0)), x.t);
+    return bin(f, "sub", pos, neg);
+}
+
+static ir_val lower_minmax(fn_ctx *f, bool is_max, ir_val x, ir_val y) {
+    if (x.t == TP_PLUGIN_BOOL) return bin(f, is_max ? "or" : "and", x, y);
+    if (tpc_dtype_is_float(x.t)) {
+        ir_val c = cmp(f, is_max ? "fcmp oge" : "fcmp ole", x, y);
+        ir_val nan = cmp(f, "fcmp uno", x, x);
+        return sel(f, bin(f, "or", c, nan), x, y);
+    }
+    return sel(f, cmp(f, is_max ? "icmp sge" : "icmp sle", x, y), x, y);
+}
+
+static ir_val lower_compare(fn_ctx *f, tpc_op op, ir_val x, ir_val y) {
+    static const char *const fpred[] = {"olt", "ole", "ogt", "oge", "oeq", "une"};
+    static const char *const spred[] = {"slt", "sle", "sgt", "sge", "eq", "ne"};
+    static const char *const upred[] = {"ult", "ule", "ugt", "uge", "eq", "ne"};
+    int k = (int)(op - TPC_OP_LT);
+    char predicate[32];
+    if (tpc_dtype_is_float(x.t))
+        snprintf(predicate, sizeof predicate, "fcmp %s", fpred[k]);
+    else
+        snprintf(predicate, sizeof predicate, "icmp %s",
+                 x.t == TP_PLUGIN_BOOL ? upred[k] : spred[k]);
+    return bool_of(f, cmp(f, predicate, x, y));
+}
+
+static ir_val lower_pow(fn_ctx *f, ir_val x, ir_val y) {
+    if (tpc_dtype_is_float(x.t)) return call2(f, is_f32(x) ? "powf" : "pow", x, y);
+    ir_val r = fresh(f, TP_PLUGIN_I64);
+    ir_val a = conv(f, x, TP_PLUGIN_I64), b = conv(f, y, TP_PLUGIN_I64);
+    emit(f, "  %s = call i64 @stax_ipow(i64 %s, i64 %s)", r.s, a.s, b.s);
+    return conv(f, r, x.t);
+}
+
+/* log1p(t) for t >= 0 without losing small t: log(u) * t / (u - 1), u = 1 + t. */
+static ir_val lower_log1p(fn_ctx *f, ir_val t) {
+    ir_val u = f_op(f, "fadd", t, fk(t, 1.0));
+    ir_val um1 = f_op(f, "fsub", u, fk(t, 1.0));
+    ir_val l = lower_log(f, u);
+    ir_val q = f_op(f, "fdiv", f_op(f, "fmul", l, t), um1);
+    ir_val exact = cmp(f, "fcmp oeq", u, fk(t, 1.0));
+    ir_val big = cmp(f, "fcmp oeq", t, fk(t, INFINITY));
+    return sel(f, exact, t, sel(f, big, t, q));
+}
+
+static ir_val lower_gelu(fn_ctx *f, const tp_plugin_value *value, ir_val x) {
+    ir_val half_x = f_op(f, "fmul", x, fk(x, 0.5));
+    ir_val inner;
+    if (tpc_attr_int(value, "approximate", TP_PLUGIN_GELU_NONE) == TP_PLUGIN_GELU_TANH) {
+        ir_val x3 = f_op(f, "fmul", f_op(f, "fmul", x, x), x);
+        ir_val poly = f_op(f, "fadd", x, f_op(f, "fmul", x3, fk(x, 0.044715)));
+        inner = lower_tanh(f, f_op(f, "fmul", poly, fk(x, 0.79788456080286535588)));
+    } else {
+        inner = lower_erf(f, f_op(f, "fmul", x, fk(x, 0.70710678118654752440)));
+    }
+    return f_op(f, "fmul", half_x, f_op(f, "fadd", inner, fk(x, 1.0)));
+}
+
+static ir_val lower_softplus(fn_ctx *f, const tp_plugin_value *value, ir_val x) {
+    double beta = tpc_attr_float(value, "beta", 1.0);
+    double threshold = tpc_attr_float(value, "threshold", 20.0);
+    ir_val scaled = f_op(f, "fmul", x, fk(x, beta));
+    ir_val soft = f_op(f, "fdiv", lower_log1p(f, lower_exp(f, scaled)), fk(x, beta));
+    return sel(f, cmp(f, "fcmp ogt", scaled, fk(x, threshold)), x, soft);
+}
+
+/* The node's result from its operands, already converted to `compute`. */
+static ir_val lower_op(fn_ctx *f, const tp_plugin_value *value, tpc_op op, const ir_val *in) {
+    ir_val x = in[0], y = in[1];
+    bool fl = tpc_dtype_is_float(x.t);
+    switch (op) {
+    case TPC_OP_NEG:
+        return lower_neg(f, x);
+    case TPC_OP_ABS:
+        return fl ? intrinsic1(f, "fabs", x)
+                  : sel(f, cmp(f, "icmp slt", x, lit_int(x.t, 0)), lower_neg(f, x), x);
+    case TPC_OP_EXP:
+        return lower_exp(f, x);
+    case TPC_OP_LOG:
+        return lower_log(f, x);
+    case TPC_OP_SQRT:
+        return intrinsic1(f, "sqrt", x);
+    case TPC_OP_RSQRT:
+        return f_op(f, "fdiv", fk(x, 1.0), intrinsic1(f, "sqrt", x));
+    case TPC_OP_SIN:
+        return call1(f, is_f32(x) ? "stax_sinf" : "sin", x);
+    case TPC_OP_COS:
+        return call1(f, is_f32(x) ? "stax_cosf" : "cos", x);
+    case TPC_OP_TANH:
+        return lower_tanh(f, x);
+    case TPC_OP_SIGMOID:
+        return lower_sigmoid(f, x);
+    case TPC_OP_ERF:
+        return lower_erf(f, x);
+    case TPC_OP_RELU:
+        if (x.t == TP_PLUGIN_BOOL) return x;
+        return fl ? sel(f, cmp(f, "fcmp olt", x, fk(x, 0.0)), fk(x, 0.0), x)
+                  : sel(f, cmp(f, "icmp slt", x, lit_int(x.t, 0)), lit_int(x.t, 0), x);
+    case TPC_OP_FLOOR:
+        return fl ? intrinsic1(f, "floor", x) : x;
+    case TPC_OP_CEIL:
+        return fl ? intrinsic1(f, "ceil", x) : x;
+    case TPC_OP_SIGN:
+        return lower_sign(f, x);
+    case TPC_OP_LOGICAL_NOT:
+        return bool_of(f,
+                       cmp(f, fl ? "fcmp oeq" : "icmp eq", x, fl ? fk(x, 0.0) : lit_int(x.t, 0)));
+    case TPC_OP_CAST:
+        return conv(f, x, value->type.dtype);
+    case TPC_OP_ADD:
+        return fl ? f_op(f, "fadd", x, y) : bin(f, "add", x, y);
+    case TPC_OP_SUB:
+        return fl ? f_op(f, "fsub", x, y) : bin(f, "sub", x, y);
+    case TPC_OP_MUL:
+        return fl ? f_op(f, "fmul", x, y) : bin(f, "mul", x, y);
+    case TPC_OP_DIV:
+        return bin(f, "fdiv", x, y);
+    case TPC_OP_POW:
+        return lower_pow(f, x, y);
+    case TPC_OP_MAXIMUM:
+    case TPC_OP_MINIMUM:
+        return lower_minmax(f, op == TPC_OP_MAXIMUM, x, y);
+    case TPC_OP_LT:
+    case TPC_OP_LE:
+    case TPC_OP_GT:
+    case TPC_OP_GE:
+    case TPC_OP_EQ:
+    case TPC_OP_NE:
+        return lower_compare(f, op, x, y);
+    case TPC_OP_LOGICAL_AND:
+        return bool_of(f, bin(f, "and", to_i1(f, x), to_i1(f, y)));
+    case TPC_OP_LOGICAL_OR:
+        return bool_of(f, bin(f, "or", to_i1(f, x), to_i1(f, y)));
+    case TPC_OP_WHERE:
+        return sel(f, to_i1(f, in[0]), in[1], in[2]);
+    case TPC_OP_GELU:
+        return lower_gelu(f, value, x);
+    case TPC_OP_SILU:
+        return f_op(f, "fmul", x, lower_sigmoid(f, x));
+    case TPC_OP_SOFTPLUS:
+        return lower_softplus(f, value, x);
+    default:
+        f->failed = true;
+        return x;
+    }
+}
+
+/* A matmul/linear value inside its own region: the raw product (+ bias). */
+static ir_val lower_product(fn_ctx *f, int32_t v) {
+    const stax_value *info = &f->g->values[v];
+    ir_val r = load_view(f, &info->raw, info->type.dtype);
+    const tp_plugin_value *value = &f->g->graph->values[v];
+    if (tpc_op_of(value) == TPC_OP_LINEAR && value->num_operands > 2) {
+        ir_val bias = conv(f, lower_value(f, value->operands[2]), r.t);
+        r = tpc_dtype_is_float(r.t) ? f_op(f, "fadd", r, bias) : bin(f, "add", r, bias);
+    }
+    return r;
+}
+
+ir_val lower_compute(fn_ctx *f, int32_t v) {
+    const tp_plugin_value *value = &f->g->graph->values[v];
+    tpc_op op = tpc_op_of(value);
+    if (tpc_op_kind(op) == TPC_KIND_MATMUL) return lower_product(f, v);
+    int32_t compute = f->g->values[v].compute;
+    ir_val in[3];
+    memset(in, 0, sizeof in);
+    for (int32_t k = 0; k < value->num_operands && k < 3; k++) {
+        ir_val operand = lower_value(f, value->operands[k]);
+        bool keep = op == TPC_OP_CAST || (op == TPC_OP_WHERE && k == 0);
+        in[k] = keep ? operand : conv(f, operand, compute);
+    }
+    if (tpc_op_kind(op) != TPC_KIND_POINTWISE) {
+        f->failed = true;
+        return in[0];
+    }
+    return conv(f, lower_op(f, value, op, in), value->type.dtype);
+}
+
+ir_val lower_value(fn_ctx *f, int32_t v) {
+    const stax_value *info = &f->g->values[v];
+    if (info->view.slot < 0) return lower_compute(f, v);
+    return load_view(f, &info->view, info->type.dtype);
+}

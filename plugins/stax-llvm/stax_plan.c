@@ -1,0 +1,721 @@
+/* stax-llvm — planning a compile: binds the graph's symbols to the input
+ * metadata, gives every value a concrete type, groups nodes into fusion
+ * regions (plugins/common), decides where each value lives (input, output or
+ * scratch buffer, a constant, or a strided view of another value for the
+ * shape ops, which then cost nothing), and emits one kernel per region into
+ * one LLVM module. Composites are lowered directly (softmax, log_softmax and
+ * layer_norm as row kernels, gelu/silu/softplus as pointwise expressions,
+ * linear as a matmul with a transposed weight view and a bias epilogue), so
+ * the pass pipeline's decomposition is not needed. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stax_emit_core.h"
+
+typedef struct planner {
+    const tp_plugin_graph *graph;
+    tpc_fusion fusion;
+    stax_value *values;
+    stax_gemm *gemms; /* per value (matmul/linear) */
+    int32_t *out_position;
+    stax_program *program;
+    int32_t slot_capacity, step_capacity, kernel_capacity;
+    tpc_buf module;
+    stax_emit_graph eg;
+    char *error;
+    size_t error_size;
+} planner;
+
+const stax_gemm *stax_plan_gemm_of(const stax_emit_graph *g, int32_t value) {
+    const planner *p = (const planner *)((const char *)g - offsetof(planner, eg));
+    return &p->gemms[value];
+}
+
+static int32_t oom(planner *p) {
+    return tpc_error(p->error, p->error_size, "stax: out of memory while compiling graph '%s'",
+                     p->graph->name ? p->graph->name : "?");
+}
+
+static int32_t add_slot(planner *p, stax_slot_kind kind, int32_t index, size_t bytes) {
+    stax_program *prog = p->program;
+    if (prog->num_slots == p->slot_capacity) {
+        int32_t capacity = p->slot_capacity ? p->slot_capacity * 2 : 16;
+        stax_slot *slots = realloc(prog->slots, sizeof *slots * (size_t)capacity);
+        if (!slots) return -1;
+        prog->slots = slots;
+        p->slot_capacity = capacity;
+        p->eg.slots = slots;
+    }
+    stax_slot *slot = &prog->slots[prog->num_slots];
+    memset(slot, 0, sizeof *slot);
+    slot->kind = kind;
+    slot->index = index;
+    slot->bytes = bytes ? bytes : 1;
+    if (kind == STAX_SLOT_SCRATCH || kind == STAX_SLOT_CONST) {
+        slot->data = stax_host && stax_host->aligned_alloc
+                         ? stax_host->aligned_alloc(slot->bytes)
+                         : aligned_alloc(64, (slot->bytes + 63) / 64 * 64);
+        if (!slot->data) return -1;
+        memset(slot->data, 0, slot->bytes);
+    }
+    p->eg.num_slots = prog->num_slots + 1;
+    return prog->num_slots++;
+}
+
+static stax_step *add_step(planner *p) {
+    stax_program *prog = p->program;
+    if (prog->num_steps == p->step_capacity) {
+        int32_t capacity = p->step_capacity ? p->step_capacity * 2 : 16;
+        stax_step *steps = realloc(prog->steps, sizeof *steps * (size_t)capacity);
+        if (!steps) return NULL;
+        prog->steps = steps;
+        p->step_capacity = capacity;
+    }
+    stax_step *step = &prog->steps[prog->num_steps++];
+    memset(step, 0, sizeof *step);
+    step->kernel = -1;
+    return step;
+}
+
+/* A new kernel name; returns its index, or -1. */
+static int32_t add_kernel(planner *p, int32_t region, const char *suffix) {
+    stax_program *prog = p->program;
+    if (prog->num_kernels == p->kernel_capacity) {
+        int32_t capacity = p->kernel_capacity ? p->kernel_capacity * 2 : 16;
+        char **names = realloc(prog->kernel_names, sizeof *names * (size_t)capacity);
+        if (!names) return -1;
+        prog->kernel_names = names;
+        p->kernel_capacity = capacity;
+    }
+    const char *ops[8];
+    int32_t num_ops = 0;
+    if (region >= 0) {
+        const tpc_region *r = &p->fusion.regions[region];
+        for (int32_t i = 0; i < r->num_members && num_ops < 6; i++)
+            ops[num_ops++] = p->graph->values[r->members[i]].op;
+    }
+    if (suffix) ops[num_ops++] = suffix;
+    char name[128], unique[160];
+    tpc_kernel_name(p->graph->name, region, ops, num_ops, name, sizeof name);
+    snprintf(unique, sizeof unique, "STAXKEY_%s_k%d", name, (int)prog->num_kernels);
+    prog->kernel_names[prog->num_kernels] = strdup(unique);
+    if (!prog->kernel_names[prog->num_kernels]) return -1;
+    return prog->num_kernels++;
+}
+
+static stax_view contiguous_view(int32_t slot, int64_t offset, const tp_plugin_type *type) {
+    stax_view view = {.slot = slot, .offset = offset, .ndim = type->ndim};
+    int64_t stride = 1;
+    for (int32_t d = type->ndim - 1; d >= 0; d--) {
+        view.dims[d] = type->dims[d];
+        view.strides[d] = stride;
+        stride *= type->dims[d];
+    }
+    return view;
+}
+
+static size_t type_bytes(const tp_plugin_type *type) {
+    int64_t n = tpc_numel(type);
+    return (size_t)(n < 0 ? 0 : n) * tpc_dtype_size(type->dtype);
+}
+
+/* ---- binding symbols and checking ops ---- */
+
+static int32_t bind_types(planner *p, const tp_plugin_tensor_meta *inputs, int32_t num_inputs) {
+    const tp_plugin_graph *graph = p->graph;
+    int64_t bound[64];
+    for (int i = 0; i < 64; i++) bound[i] = -1;
+    if (num_inputs != graph->num_inputs)
+        return tpc_error(p->error, p->error_size,
+                         "stax: graph '%s' has %d inputs, got metadata for %d", graph->name,
+                         (int)graph->num_inputs, (int)num_inputs);
+    for (int32_t i = 0; i < num_inputs; i++) {
+        const tp_plugin_type *declared = &graph->values[graph->inputs[i]].type;
+        const tp_plugin_tensor_meta *meta = &inputs[i];
+        char text[128];
+        bool ok = meta->dtype == declared->dtype && meta->ndim == declared->ndim;
+        for (int32_t d = 0; ok && d < declared->ndim; d++) {
+            int64_t dim = declared->dims[d];
+            if (dim >= 0) {
+                ok = dim == meta->dims[d];
+            } else {
+                int64_t symbol = -dim - 1;
+                if (symbol >= 64)
+                    ok = false;
+                else if (bound[symbol] < 0)
+                    bound[symbol] = meta->dims[d];
+                else
+                    ok = bound[symbol] == meta->dims[d];
+            }
+        }
+        if (!ok)
+            return tpc_error(
+                p->error, p->error_size,
+                "stax: input %d (%%%s) is declared %s but the metadata says %s[%d dims]", (int)i,
+                graph->values[graph->inputs[i]].name,
+                tpc_type_text(graph, declared, text, sizeof text), tpc_dtype_name(meta->dtype),
+                (int)meta->ndim);
+    }
+    for (int32_t v = 0; v < graph->num_values; v++) {
+        tp_plugin_type type = graph->values[v].type;
+        for (int32_t d = 0; d < type.ndim; d++) {
+            if (type.dims[d] >= 0) continue;
+            int64_t symbol = -type.dims[d] - 1;
+            if (symbol >= 64 || bound[symbol] < 0)
+                return tpc_error(p->error, p->error_size,
+                                 "stax: %%%s has a dimension symbol no input binds",
+                                 graph->values[v].name);
+            type.dims[d] = bound[symbol];
+        }
+        p->values[v].type = type;
+        p->values[v].view.slot = -1;
+        p->values[v].raw.slot = -1;
+        p->values[v].compute = tpc_compute_dtype(graph, &graph->values[v]);
+    }
+    return TP_PLUGIN_OK;
+}
+
+/* Whether stax can lower `op` computing in `dtype` (tensor.h's rules). */
+static bool supported(tpc_op op, int32_t dtype) {
+    bool is_bool = dtype == TP_PLUGIN_BOOL;
+    switch (tpc_op_kind(op)) {
+    case TPC_KIND_UNKNOWN:
+        return false;
+    case TPC_KIND_INPUT:
+    case TPC_KIND_SHAPE:
+    case TPC_KIND_CREATION:
+    case TPC_KIND_REDUCTION:
+        return dtype >= TP_PLUGIN_F32 && dtype <= TP_PLUGIN_BOOL;
+    case TPC_KIND_ROW:
+        return tpc_dtype_is_float(dtype);
+    case TPC_KIND_MATMUL:
+        return !is_bool;
+    default:
+        break;
+    }
+    switch (op) {
+    case TPC_OP_NEG:
+    case TPC_OP_ABS:
+    case TPC_OP_SIGN:
+    case TPC_OP_ADD:
+    case TPC_OP_SUB:
+    case TPC_OP_MUL:
+    case TPC_OP_POW:
+        return !is_bool && dtype >= TP_PLUGIN_F32 && dtype <= TP_PLUGIN_I64;
+    case TPC_OP_EXP:
+    case TPC_OP_LOG:
+    case TPC_OP_SQRT:
+    case TPC_OP_RSQRT:
+    case TPC_OP_SIN:
+    case TPC_OP_COS:
+    case TPC_OP_TANH:
+    case TPC_OP_SIGMOID:
+    case TPC_OP_ERF:
+    case TPC_OP_DIV:
+    case TPC_OP_GELU:
+    case TPC_OP_SILU:
+    case TPC_OP_SOFTPLUS:
+        return tpc_dtype_is_float(dtype);
+    default:
+        return dtype >= TP_PLUGIN_F32 && dtype <= TP_PLUGIN_BOOL;
+    }
+}
+
+static int32_t check_ops(planner *p) {
+    for (int32_t v = 0; v < p->graph->num_values; v++) {
+        const tp_plugin_value *value = &p->graph->values[v];
+        if (!value->op) continue;
+        tpc_op op = tpc_op_of(value);
+        int32_t dtype = p->values[v].compute;
+        if (op == TPC_OP_UNKNOWN)
+            return tpc_error(p->error, p->error_size,
+                             "stax: op '%s' (value %%%s) is not supported by stax %s", value->op,
+                             value->name, STAX_VERSION);
+        if (!supported(op, dtype))
+            return tpc_error(p->error, p->error_size,
+                             "stax: cannot lower op '%s' for dtype %s (value %%%s)", value->op,
+                             tpc_dtype_name(dtype), value->name);
+        if (value->type.ndim > STAX_MAX_DIMS)
+            return tpc_error(p->error, p->error_size, "stax: %%%s has too many dimensions",
+                             value->name);
+    }
+    return TP_PLUGIN_OK;
+}
+
+/* ---- storage ---- */
+
+/* A fresh contiguous home for a materialized value: its output buffer when it
+ * is returned (first position), else scratch. */
+static int32_t home_for(planner *p, int32_t v, stax_view *out) {
+    const tp_plugin_type *type = &p->values[v].type;
+    int32_t position = p->out_position[v];
+    int32_t slot;
+    if (position >= 0) {
+        slot = add_slot(p, STAX_SLOT_OUTPUT, position, type_bytes(type));
+        p->out_position[v] = -2; /* stored: the output is written */
+    } else {
+        slot = add_slot(p, STAX_SLOT_SCRATCH, -1, type_bytes(type));
+    }
+    if (slot < 0) return oom(p);
+    *out = contiguous_view(slot, 0, type);
+    return TP_PLUGIN_OK;
+}
+
+static int32_t kernel_step(planner *p, int32_t kernel, int64_t count, int64_t grain) {
+    stax_step *step = add_step(p);
+    if (!step) return oom(p);
+    step->kind = STAX_STEP_KERNEL;
+    step->kernel = kernel;
+    step->count = count;
+    step->grain = grain;
+    return TP_PLUGIN_OK;
+}
+
+/* Copies value v (any view) into `target` with a pointwise kernel. */
+static int32_t copy_into(planner *p, int32_t region, int32_t v, const stax_view *target) {
+    int64_t numel = 1;
+    for (int32_t d = 0; d < target->ndim; d++) numel *= target->dims[d];
+    if (numel == 0) return TP_PLUGIN_OK;
+    int32_t kernel = add_kernel(p, region, "copy");
+    if (kernel < 0) return oom(p);
+    stax_value saved = p->values[v];
+    int64_t count = 0;
+    /* the copy's expression is "load v": emit with v as an already stored root */
+    int32_t status =
+        stax_emit_pointwise(&p->eg, p->program->kernel_names[kernel], -1 - v, target, &count);
+    p->values[v] = saved;
+    if (status != TP_PLUGIN_OK) return status;
+    return kernel_step(p, kernel, count, 16384);
+}
+
+static int64_t slice_start(int64_t start, int64_t length) {
+    if (start < 0) start = start + length < 0 ? 0 : start + length;
+    return start > length ? length : start;
+}
+
+/* Views of the shape ops (concat copies). */
+static int32_t plan_shape(planner *p, int32_t region, int32_t v) {
+    const tp_plugin_value *value = &p->graph->values[v];
+    stax_value *info = &p->values[v];
+    tpc_op op = tpc_op_of(value);
+    int32_t x = value->operands[0];
+    stax_view in = p->values[x].view;
+    const tp_plugin_type *type = &info->type;
+    stax_view view = {.slot = in.slot, .offset = in.offset, .ndim = type->ndim};
+    for (int32_t d = 0; d < type->ndim; d++) view.dims[d] = type->dims[d];
+    switch (op) {
+    case TPC_OP_RESHAPE:
+    case TPC_OP_SQUEEZE:
+    case TPC_OP_UNSQUEEZE: {
+        bool contiguous = true;
+        int64_t expect = 1;
+        for (int32_t d = in.ndim - 1; d >= 0; d--) {
+            if (in.dims[d] != 1 && in.strides[d] != expect) contiguous = false;
+            expect *= in.dims[d];
+        }
+        if (!contiguous) {
+            int32_t slot = add_slot(p, STAX_SLOT_SCRATCH, -1, type_bytes(&p->values[x].type));
+            if (slot < 0) return oom(p);
+            stax_view copy = contiguous_view(slot, 0, &p->values[x].type);
+            int32_t status = copy_into(p, region, x, &copy);
+            if (status != TP_PLUGIN_OK) return status;
+            in = copy;
+        }
+        view = contiguous_view(in.slot, in.offset, type);
+        break;
+    }
+    case TPC_OP_PERMUTE:
+    case TPC_OP_TRANSPOSE: {
+        int64_t perm[STAX_MAX_DIMS];
+        for (int32_t d = 0; d < in.ndim; d++) perm[d] = d;
+        if (op == TPC_OP_PERMUTE) {
+            int32_t count = 0;
+            const int64_t *given = tpc_attr_ints(value, "perm", &count);
+            for (int32_t d = 0; d < count && d < in.ndim; d++)
+                perm[d] = given[d] < 0 ? given[d] + in.ndim : given[d];
+        } else {
+            int64_t a = tpc_attr_int(value, "dim0", 0), b = tpc_attr_int(value, "dim1", 0);
+            if (a < 0) a += in.ndim;
+            if (b < 0) b += in.ndim;
+            if (a >= 0 && b >= 0 && a < in.ndim && b < in.ndim) {
+                perm[a] = b;
+                perm[b] = a;
+            }
+        }
+        for (int32_t d = 0; d < type->ndim; d++) view.strides[d] = in.strides[perm[d]];
+        break;
+    }
+    case TPC_OP_EXPAND: {
+        int32_t shift = type->ndim - in.ndim;
+        for (int32_t d = 0; d < type->ndim; d++) {
+            int32_t src = d - shift;
+            view.strides[d] =
+                src < 0 || (in.dims[src] == 1 && type->dims[d] != 1) ? 0 : in.strides[src];
+        }
+        break;
+    }
+    case TPC_OP_SLICE: {
+        int64_t axis = tpc_attr_int(value, "axis", 0);
+        if (axis < 0) axis += in.ndim;
+        int64_t step = tpc_attr_int(value, "step", 1);
+        int64_t start = slice_start(tpc_attr_int(value, "start", 0), in.dims[axis]);
+        for (int32_t d = 0; d < type->ndim; d++) view.strides[d] = in.strides[d];
+        view.offset += start * in.strides[axis];
+        view.strides[axis] = in.strides[axis] * step;
+        break;
+    }
+    case TPC_OP_CONCAT: {
+        int32_t status = home_for(p, v, &view);
+        if (status != TP_PLUGIN_OK) return status;
+        int64_t axis = tpc_attr_int(value, "axis", 0);
+        if (axis < 0) axis += type->ndim;
+        int64_t position = 0;
+        for (int32_t k = 0; k < value->num_operands; k++) {
+            int32_t operand = value->operands[k];
+            stax_view part = view;
+            part.dims[axis] = p->values[operand].type.dims[axis];
+            part.offset += position * view.strides[axis];
+            position += part.dims[axis];
+            status = copy_into(p, region, operand, &part);
+            if (status != TP_PLUGIN_OK) return status;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    info->view = view;
+    return TP_PLUGIN_OK;
+}
+
+/* arange with the reference's element rules (creation.c in the core). */
+static void fill_arange(const tp_plugin_value *value, int32_t dtype, int64_t length, void *data) {
+    double start = tpc_attr_float(value, "start", 0.0), step = tpc_attr_float(value, "step", 1.0);
+    if (dtype == TP_PLUGIN_F32) {
+        float first = (float)start, second = (float)(start + step), delta = second - first;
+        float *out = data;
+        for (int64_t i = 0; i < length; i++) out[i] = first + (float)i * delta;
+        if (length > 1) out[1] = second;
+    } else if (dtype == TP_PLUGIN_F64) {
+        double first = start, second = start + step, delta = second - first;
+        double *out = data;
+        for (int64_t i = 0; i < length; i++) out[i] = first + (double)i * delta;
+        if (length > 1) out[1] = second;
+    } else {
+        int64_t first = (int64_t)start, delta = (int64_t)(start + step) - first;
+        for (int64_t i = 0; i < length; i++) {
+            int64_t x = first + i * delta;
+            if (dtype == TP_PLUGIN_I32)
+                ((int32_t *)data)[i] = (int32_t)x;
+            else
+                ((int64_t *)data)[i] = x;
+        }
+    }
+}
+
+static void store_scalar(void *data, int32_t dtype, double value) {
+    switch (dtype) {
+    case TP_PLUGIN_F32:
+        *(float *)data = (float)value;
+        break;
+    case TP_PLUGIN_F64:
+        *(double *)data = value;
+        break;
+    case TP_PLUGIN_I32:
+        *(int32_t *)data = (int32_t)value;
+        break;
+    case TP_PLUGIN_I64:
+        *(int64_t *)data = (int64_t)value;
+        break;
+    default:
+        *(uint8_t *)data = value != 0;
+        break;
+    }
+}
+
+static int32_t plan_creation(planner *p, int32_t v) {
+    const tp_plugin_value *value = &p->graph->values[v];
+    stax_value *info = &p->values[v];
+    tpc_op op = tpc_op_of(value);
+    size_t bytes = op == TPC_OP_FULL ? tpc_dtype_size(info->type.dtype) : type_bytes(&info->type);
+    int32_t slot = add_slot(p, STAX_SLOT_CONST, -1, bytes);
+    if (slot < 0) return oom(p);
+    void *data = p->program->slots[slot].data;
+    if (op == TPC_OP_CONSTANT) {
+        const tp_plugin_attr *attr = tpc_attr_find(value, "value");
+        if (!attr || attr->type != TP_PLUGIN_ATTR_TENSOR) attr = NULL;
+        for (int32_t i = 0; !attr && i < value->num_attrs; i++)
+            if (value->attrs[i].type == TP_PLUGIN_ATTR_TENSOR) attr = &value->attrs[i];
+        if (!attr || !attr->data || attr->nbytes != type_bytes(&info->type))
+            return tpc_error(p->error, p->error_size,
+                             "stax: constant %%%s has no payload of %zu bytes", value->name,
+                             type_bytes(&info->type));
+        memcpy(data, attr->data, attr->nbytes);
+        info->view = contiguous_view(slot, 0, &info->type);
+    } else if (op == TPC_OP_FULL) {
+        store_scalar(data, info->type.dtype, tpc_attr_float(value, "value", 0.0));
+        info->view = contiguous_view(slot, 0, &info->type);
+        for (int32_t d = 0; d < info->view.ndim; d++) info->view.strides[d] = 0;
+    } else {
+        fill_arange(value, info->type.dtype, info->type.ndim ? info->type.dims[0] : 1, data);
+        info->view = contiguous_view(slot, 0, &info->type);
+    }
+    return TP_PLUGIN_OK;
+}
+
+/* ---- matmul ---- */
+
+static void describe_gemm(planner *p, int32_t v) {
+    const tp_plugin_value *value = &p->graph->values[v];
+    stax_gemm *gm = &p->gemms[v];
+    memset(gm, 0, sizeof *gm);
+    stax_view a = p->values[value->operands[0]].view, b = p->values[value->operands[1]].view;
+    if (tpc_op_of(value) == TPC_OP_LINEAR && b.ndim == 2) { /* weight [out, in] -> [in, out] */
+        int64_t d0 = b.dims[0], s0 = b.strides[0];
+        b.dims[0] = b.dims[1];
+        b.strides[0] = b.strides[1];
+        b.dims[1] = d0;
+        b.strides[1] = s0;
+    }
+    int32_t a_batch = a.ndim > 2 ? a.ndim - 2 : 0, b_batch = b.ndim > 2 ? b.ndim - 2 : 0;
+    if (a.ndim == 1) {
+        gm->m = 1, gm->k = a.dims[0], gm->a_rs = 0, gm->a_cs = a.strides[0];
+    } else {
+        gm->m = a.dims[a.ndim - 2], gm->k = a.dims[a.ndim - 1];
+        gm->a_rs = a.strides[a.ndim - 2], gm->a_cs = a.strides[a.ndim - 1];
+    }
+    if (b.ndim == 1) {
+        gm->n = 1, gm->b_rs = b.strides[0], gm->b_cs = 0;
+    } else {
+        gm->n = b.dims[b.ndim - 1];
+        gm->b_rs = b.strides[b.ndim - 2], gm->b_cs = b.strides[b.ndim - 1];
+    }
+    int32_t batch_ndim = a_batch > b_batch ? a_batch : b_batch;
+    gm->batch_ndim = batch_ndim;
+    gm->batch = 1;
+    for (int32_t d = 0; d < batch_ndim; d++) {
+        int32_t da = d - (batch_ndim - a_batch), db = d - (batch_ndim - b_batch);
+        int64_t size_a = da >= 0 ? a.dims[da] : 1, size_b = db >= 0 ? b.dims[db] : 1;
+        gm->batch_dims[d] = size_a > size_b ? size_a : size_b;
+        gm->a_batch_strides[d] = da >= 0 && size_a != 1 ? a.strides[da] : 0;
+        gm->b_batch_strides[d] = db >= 0 && size_b != 1 ? b.strides[db] : 0;
+        gm->batch *= gm->batch_dims[d];
+    }
+    gm->a_slot = a.slot, gm->a_offset = a.offset;
+    gm->b_slot = b.slot, gm->b_offset = b.offset;
+    gm->c_slot = p->values[v].raw.slot, gm->c_offset = p->values[v].raw.offset;
+    gm->epilogue = -1;
+}
+
+static int32_t plan_matmul_region(planner *p, int32_t r) {
+    const tpc_region *region = &p->fusion.regions[r];
+    int32_t mm = region->matmul, root = region->root;
+    const tp_plugin_value *node = &p->graph->values[mm];
+    bool has_bias = tpc_op_of(node) == TPC_OP_LINEAR && node->num_operands > 2;
+    bool epilogue = root != mm || has_bias;
+    int32_t status = home_for(p, root, &p->values[root].view);
+    if (status != TP_PLUGIN_OK) return status;
+    if (epilogue) {
+        int32_t slot = add_slot(p, STAX_SLOT_SCRATCH, -1, type_bytes(&p->values[mm].type));
+        if (slot < 0) return oom(p);
+        p->values[mm].raw = contiguous_view(slot, 0, &p->values[mm].type);
+        if (root != mm) p->values[mm].view.slot = -1;
+    } else {
+        p->values[mm].raw = p->values[mm].view;
+    }
+    describe_gemm(p, mm);
+    stax_gemm *gm = &p->gemms[mm];
+    int64_t out_numel = gm->batch * gm->m * gm->n;
+    if (out_numel == 0) return TP_PLUGIN_OK;
+    int32_t epilogue_kernel = -1;
+    int64_t epilogue_count = 0;
+    if (epilogue) {
+        epilogue_kernel = add_kernel(p, r, "epilogue");
+        if (epilogue_kernel < 0) return oom(p);
+        status = stax_emit_pointwise(&p->eg, p->program->kernel_names[epilogue_kernel], root,
+                                     &p->values[root].view, &epilogue_count);
+        if (status != TP_PLUGIN_OK) return status;
+    }
+    bool fast = p->values[mm].compute == TP_PLUGIN_F32 &&
+                p->values[node->operands[0]].type.dtype == TP_PLUGIN_F32 &&
+                p->values[node->operands[1]].type.dtype == TP_PLUGIN_F32 && gm->k > 0;
+    if (fast) {
+        stax_step *step = add_step(p);
+        if (!step) return oom(p);
+        step->kind = STAX_STEP_GEMM;
+        step->gemm = *gm;
+        step->gemm.epilogue = epilogue_kernel;
+        p->program->uses_gemm = true;
+        return TP_PLUGIN_OK;
+    }
+    int32_t kernel = add_kernel(p, r, "matmul");
+    if (kernel < 0) return oom(p);
+    int64_t count = 0;
+    status = stax_emit_matmul_generic(&p->eg, p->program->kernel_names[kernel], mm, &count);
+    if (status == TP_PLUGIN_OK) status = kernel_step(p, kernel, count, 4);
+    if (status == TP_PLUGIN_OK && epilogue_kernel >= 0)
+        status = kernel_step(p, epilogue_kernel, epilogue_count, 16384);
+    return status;
+}
+
+/* ---- regions ---- */
+
+static int32_t plan_region(planner *p, int32_t r) {
+    const tpc_region *region = &p->fusion.regions[r];
+    int32_t root = region->root;
+    int64_t count = 0;
+    int32_t status = TP_PLUGIN_OK, kernel = -1;
+    switch (region->kind) {
+    case TPC_REGION_SHAPE:
+        return plan_shape(p, r, root);
+    case TPC_REGION_CREATION:
+        return plan_creation(p, root);
+    case TPC_REGION_MATMUL:
+        return plan_matmul_region(p, r);
+    default:
+        break;
+    }
+    status = home_for(p, root, &p->values[root].view);
+    if (status != TP_PLUGIN_OK) return status;
+    if (tpc_numel(&p->values[root].type) == 0) return TP_PLUGIN_OK;
+    kernel = add_kernel(p, r, NULL);
+    if (kernel < 0) return oom(p);
+    const char *name = p->program->kernel_names[kernel];
+    int64_t grain = 16384;
+    if (region->kind == TPC_REGION_POINTWISE) {
+        /* emit with the root "not stored yet" so its expression is computed */
+        stax_view home = p->values[root].view;
+        p->values[root].view.slot = -1;
+        status = stax_emit_pointwise(&p->eg, name, root, &home, &count);
+        p->values[root].view = home;
+    } else if (region->kind == TPC_REGION_REDUCTION) {
+        status = stax_emit_reduction(&p->eg, name, root, &count);
+        grain = 16;
+    } else {
+        status = stax_emit_row(&p->eg, name, root, &count);
+        grain = 4;
+    }
+    if (status != TP_PLUGIN_OK) return status;
+    return count > 0 ? kernel_step(p, kernel, count, grain) : TP_PLUGIN_OK;
+}
+
+/* Outputs not written by their region (inputs, views, constants, repeats). */
+static int32_t plan_outputs(planner *p) {
+    const tp_plugin_graph *graph = p->graph;
+    for (int32_t j = 0; j < graph->num_outputs; j++) {
+        int32_t v = graph->outputs[j];
+        const stax_view *view = &p->values[v].view;
+        if (view->slot >= 0 && p->program->slots[view->slot].kind == STAX_SLOT_OUTPUT &&
+            p->program->slots[view->slot].index == j)
+            continue;
+        int32_t slot = add_slot(p, STAX_SLOT_OUTPUT, j, type_bytes(&p->values[v].type));
+        if (slot < 0) return oom(p);
+        stax_view target = contiguous_view(slot, 0, &p->values[v].type);
+        int32_t status = copy_into(p, -1, v, &target);
+        if (status != TP_PLUGIN_OK) return status;
+    }
+    return TP_PLUGIN_OK;
+}
+
+static void module_prelude(tpc_buf *m) {
+    static const char *const declares =
+        "declare float @llvm.sqrt.f32(float)\ndeclare double @llvm.sqrt.f64(double)\n"
+        "declare float @llvm.floor.f32(float)\ndeclare double @llvm.floor.f64(double)\n"
+        "declare float @llvm.ceil.f32(float)\ndeclare double @llvm.ceil.f64(double)\n"
+        "declare float @llvm.maxnum.f32(float, float)\n"
+        "declare double @llvm.maxnum.f64(double, double)\n"
+        "declare <8 x float> @llvm.fma.v8f32(<8 x float>, <8 x float>, <8 x float>)\n"
+        "declare i32 @llvm.fptosi.sat.i32.f32(float)\ndeclare i32 "
+        "@llvm.fptosi.sat.i32.f64(double)\n"
+        "declare i64 @llvm.fptosi.sat.i64.f32(float)\ndeclare i64 "
+        "@llvm.fptosi.sat.i64.f64(double)\n"
+        "declare double @exp(double)\ndeclare double @log(double)\ndeclare double @tanh(double)\n"
+        "declare double @erf(double)\ndeclare double @sin(double)\ndeclare double @cos(double)\n"
+        "declare double @pow(double, double)\ndeclare float @powf(float, float)\n\n";
+    tpc_buf_append(m, declares);
+    tpc_buf_append(m, stax_mathlib_ir);
+    tpc_buf_append(m, "\n");
+}
+
+static int32_t plan_all(planner *p, const tp_plugin_tensor_meta *inputs, int32_t num_inputs,
+                        const char *cpu, const char *features) {
+    const tp_plugin_graph *graph = p->graph;
+    int32_t status = bind_types(p, inputs, num_inputs);
+    if (status == TP_PLUGIN_OK) status = check_ops(p);
+    if (status == TP_PLUGIN_OK)
+        status = tpc_fusion_compute(graph, &p->fusion, p->error, p->error_size);
+    if (status != TP_PLUGIN_OK) return status;
+    p->eg.fusion = &p->fusion;
+    for (int32_t j = graph->num_outputs - 1; j >= 0; j--) p->out_position[graph->outputs[j]] = j;
+    for (int32_t i = 0; i < graph->num_inputs; i++) {
+        int32_t v = graph->inputs[i];
+        int32_t slot = add_slot(p, STAX_SLOT_INPUT, i, type_bytes(&p->values[v].type));
+        if (slot < 0) return oom(p);
+        p->values[v].view = contiguous_view(slot, 0, &p->values[v].type);
+    }
+    module_prelude(&p->module);
+    for (int32_t r = 0; r < p->fusion.num_regions && status == TP_PLUGIN_OK; r++)
+        status = plan_region(p, r);
+    if (status == TP_PLUGIN_OK) status = plan_outputs(p);
+    if (status != TP_PLUGIN_OK) return status;
+    if (p->program->uses_gemm) stax_emit_gemm_microkernel(&p->module);
+    tpc_buf_printf(&p->module,
+                   "attributes #0 = { nounwind \"target-cpu\"=\"%s\" \"target-features\"=\"%s\" }\n"
+                   "attributes #1 = { alwaysinline nounwind \"target-cpu\"=\"%s\" "
+                   "\"target-features\"=\"%s\" }\n",
+                   cpu, features, cpu, features);
+    p->program->ir = tpc_buf_take(&p->module);
+    return p->program->ir ? TP_PLUGIN_OK : oom(p);
+}
+
+int32_t stax_program_build(const tp_plugin_graph *graph, const tp_plugin_tensor_meta *inputs,
+                           int32_t num_inputs, const char *cpu, const char *features,
+                           stax_program *out, char *error, size_t error_size) {
+    memset(out, 0, sizeof *out);
+    planner p;
+    memset(&p, 0, sizeof p);
+    p.graph = graph;
+    p.program = out;
+    p.error = error;
+    p.error_size = error_size;
+    size_t n = (size_t)graph->num_values + 1;
+    p.values = calloc(n, sizeof *p.values);
+    p.gemms = calloc(n, sizeof *p.gemms);
+    p.out_position = malloc(n * sizeof *p.out_position);
+    tpc_buf_init(&p.module);
+    int32_t status = p.values && p.gemms && p.out_position ? TP_PLUGIN_OK : oom(&p);
+    if (status == TP_PLUGIN_OK) {
+        for (size_t i = 0; i < n; i++) p.out_position[i] = -1;
+        p.eg = (stax_emit_graph){.graph = graph,
+                                 .values = p.values,
+                                 .module = &p.module,
+                                 .error = error,
+                                 .error_size = error_size};
+        status = plan_all(&p, inputs, num_inputs, cpu, features);
+    }
+    tpc_buf_free(&p.module);
+    tpc_fusion_free(&p.fusion);
+    free(p.values);
+    free(p.gemms);
+    free(p.out_position);
+    if (status != TP_PLUGIN_OK) stax_program_free(out);
+    return status;
+}
+
+void stax_program_free(stax_program *program) {
+    for (int32_t s = 0; s < program->num_slots; s++)
+        if (program->slots[s].data) {
+            if (stax_host && stax_host->aligned_free)
+                stax_host->aligned_free(program->slots[s].data);
+            else
+                free(program->slots[s].data);
+        }
+    for (int32_t k = 0; k < program->num_kernels; k++) free(program->kernel_names[k]);
+    free(program->slots);
+    free(program->steps);
+    free(program->kernel_names);
+    free(program->ir);
+    memset(program, 0, sizeof *program);
+}

@@ -1,0 +1,141 @@
+/* Shared by the stax suites: run a graph on a backend through the public
+ * registry API (exactly as a user would), random inputs per dtype, and
+ * comparison against the `eager` reference backend within a tolerance. */
+#ifndef TP_TESTS_STAX_HARNESS_H
+#define TP_TESTS_STAX_HARNESS_H
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensorplay/backend.h"
+#include "tensorplay/graph.h"
+#include "tensorplay/tensor.h"
+#include "tp_test.h"
+
+/* Points the disk cache at this process's temp folder. */
+static inline void stax_test_cache_dir(void) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/cache", tp_test_temp_dir());
+    setenv("TP_CACHE_DIR", path, 1);
+}
+
+static inline tp_backend *stax_test_backend(const char *name) {
+    tp_backend *backend = NULL;
+    tp_status status = tp_backend_lookup(name, &backend);
+    ck_assert_msg(status == TP_OK, "lookup %s: %s", name, tp_last_error());
+    return backend;
+}
+
+/* Deterministic pseudo-random values: floats in [-lo, hi], ints in [-5, 5], bools. */
+static inline uint64_t stax_test_next(uint64_t *state) {
+    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+    return *state >> 11;
+}
+
+static inline tp_tensor *stax_test_random(tp_dtype dtype, int ndim, const int64_t *shape,
+                                          uint64_t seed) {
+    tp_tensor *t = NULL;
+    ck_assert_int_eq(tp_tensor_create(dtype, ndim, shape, &t), TP_OK);
+    uint64_t state = seed * 2654435761u + 17;
+    void *data = tp_tensor_data_mut(t);
+    for (int64_t i = 0; i < tp_tensor_numel(t); i++) {
+        double u = (double)(stax_test_next(&state) % 1000003) / 1000003.0; /* [0, 1) */
+        switch (dtype) {
+        case TP_F32:
+            ((float *)data)[i] = (float)(u * 4.0 - 2.0);
+            break;
+        case TP_F64:
+            ((double *)data)[i] = u * 4.0 - 2.0;
+            break;
+        case TP_I32:
+            ((int32_t *)data)[i] = (int32_t)(u * 11.0) - 5;
+            break;
+        case TP_I64:
+            ((int64_t *)data)[i] = (int64_t)(u * 11.0) - 5;
+            break;
+        default:
+            ((uint8_t *)data)[i] = u < 0.5;
+            break;
+        }
+    }
+    return t;
+}
+
+/* Compiles and runs `graph` on `backend_name`; stores the outputs. Returns
+ * the compile status (run must succeed when compile did). */
+static inline tp_status stax_test_run(const char *backend_name, const tp_graph *graph,
+                                      tp_tensor *const *inputs, int num_inputs,
+                                      const char *const *options, int num_options,
+                                      tp_tensor **outputs) {
+    tp_backend *backend = stax_test_backend(backend_name);
+    tp_executable *exe = NULL;
+    tp_status status =
+        tp_backend_compile(backend, graph, inputs, num_inputs, options, num_options, &exe);
+    if (status != TP_OK) return status;
+    int n = tp_executable_num_outputs(exe);
+    for (int i = 0; i < n; i++) outputs[i] = NULL;
+    status = tp_executable_run(exe, inputs, num_inputs, outputs);
+    ck_assert_msg(status == TP_OK, "run on %s: %s", backend_name, tp_last_error());
+    tp_executable_destroy(exe);
+    return TP_OK;
+}
+
+/* Element-wise comparison: exact for integers/bools, |a-b| <= atol + rtol|b|
+ * for floats, NaN matching NaN and infinities matching exactly. */
+static inline void stax_test_expect_close(const tp_tensor *got, const tp_tensor *want, double rtol,
+                                          double atol, const char *what) {
+    char g[128], w[128];
+    ck_assert_msg(tp_tensor_dtype(got) == tp_tensor_dtype(want) &&
+                      tp_tensor_ndim(got) == tp_tensor_ndim(want) &&
+                      tp_tensor_numel(got) == tp_tensor_numel(want),
+                  "%s: got %s, want %s", what, tp_tensor_describe(got, g, sizeof g),
+                  tp_tensor_describe(want, w, sizeof w));
+    for (int d = 0; d < tp_tensor_ndim(got); d++)
+        ck_assert_int_eq(tp_tensor_dim(got, d), tp_tensor_dim(want, d));
+    bool floating = tp_dtype_is_float(tp_tensor_dtype(want));
+    for (int64_t i = 0; i < tp_tensor_numel(want); i++) {
+        double a = tp_tensor_get_f64(got, i), b = tp_tensor_get_f64(want, i);
+        bool ok;
+        if (!floating)
+            ok = a == b;
+        else if (isnan(b))
+            ok = isnan(a);
+        else if (isinf(b))
+            ok = a == b;
+        else
+            ok = fabs(a - b) <= atol + rtol * fabs(b);
+        ck_assert_msg(ok, "%s: element %lld is %.9g, eager gives %.9g (%s)", what, (long long)i, a,
+                      b, tp_tensor_describe(want, w, sizeof w));
+    }
+}
+
+/* Runs `graph` on stax and eager and compares every output. */
+static inline void stax_test_compare(const tp_graph *graph, tp_tensor *const *inputs,
+                                     int num_inputs, double rtol, double atol, const char *what) {
+    tp_tensor *got[16] = {0}, *want[16] = {0};
+    tp_status status = stax_test_run("eager", graph, inputs, num_inputs, NULL, 0, want);
+    ck_assert_msg(status == TP_OK, "%s: eager: %s", what, tp_last_error());
+    status = stax_test_run("stax", graph, inputs, num_inputs, NULL, 0, got);
+    ck_assert_msg(status == TP_OK, "%s: stax: %s", what, tp_last_error());
+    for (int i = 0; i < tp_graph_num_outputs(graph); i++) {
+        char label[256];
+        snprintf(label, sizeof label, "%s, output %d", what, i);
+        stax_test_expect_close(got[i], want[i], rtol, atol, label);
+        tp_tensor_release(got[i]);
+        tp_tensor_release(want[i]);
+    }
+}
+
+/* Tolerances by result dtype: f32 results allow a few ulp of the vectorized
+ * approximations; f64 results allow FMA contraction differences. */
+static inline double stax_test_rtol(tp_dtype dtype) {
+    return dtype == TP_F32 ? 2e-5 : 1e-11;
+}
+static inline double stax_test_atol(tp_dtype dtype) {
+    return dtype == TP_F32 ? 2e-6 : 1e-12;
+}
+
+#endif

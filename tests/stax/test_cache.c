@@ -1,0 +1,240 @@
+/* stax's disk cache (TP_CACHE_DIR: a miss writes one entry, a later compile
+ * reads it without rewriting, a corrupt entry is a miss and is replaced),
+ * its options (unknown option, bad values, dump_ir/dump_asm) and its compile
+ * errors for ops and dtypes it cannot lower (through the plugin table with a
+ * hand-made graph view, since the core's builder refuses such graphs). */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include "stax_harness.h"
+
+static tp_graph *small_graph(const char *name) {
+    tp_graph *g = NULL;
+    ck_assert_int_eq(tp_graph_create(name, &g), TP_OK);
+    tp_type t = {.dtype = TP_F32, .ndim = 2, .dims = {4, 9}};
+    tp_value_id x, y;
+    ck_assert_int_eq(tp_graph_add_input(g, "x", &t, &x), TP_OK);
+    ck_assert_int_eq(tp_graph_add_node(g, "tanh", &x, 1, NULL, NULL, &y), TP_OK);
+    ck_assert_int_eq(tp_graph_set_outputs(g, &y, 1), TP_OK);
+    return g;
+}
+
+/* The one entry of <cache>/stax (path written into `path`); fails unless exactly one. */
+static void only_entry(char *path, size_t size) {
+    char folder[4300];
+    snprintf(folder, sizeof folder, "%s/stax", getenv("TP_CACHE_DIR"));
+    DIR *dir = opendir(folder);
+    ck_assert_msg(dir != NULL, "no cache folder %s", folder);
+    int count = 0;
+    for (struct dirent *e; (e = readdir(dir));)
+        if (e->d_name[0] != '.') {
+            snprintf(path, size, "%s/%s", folder, e->d_name);
+            count++;
+        }
+    closedir(dir);
+    ck_assert_int_eq(count, 1);
+}
+
+static void compile_and_check(tp_graph *g) {
+    int64_t shape[2] = {4, 9};
+    tp_tensor *x = stax_test_random(TP_F32, 2, shape, 4);
+    stax_test_compare(g, &x, 1, 2e-5, 2e-6, "cached graph");
+    tp_tensor_release(x);
+}
+
+START_TEST(second_compile_reads_the_disk_entry_without_rewriting_it) {
+    stax_test_cache_dir();
+    tp_graph *g = small_graph("cache_hit");
+    compile_and_check(g);
+    char path[4400];
+    only_entry(path, sizeof path);
+    struct stat before, after;
+    ck_assert_int_eq(stat(path, &before), 0);
+    compile_and_check(g); /* the first executable is gone: this load comes from disk */
+    only_entry(path, sizeof path);
+    ck_assert_int_eq(stat(path, &after), 0);
+    ck_assert_msg(before.st_ino == after.st_ino, "a hit must not rewrite the entry");
+    tp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(corrupt_entry_is_a_miss_and_is_replaced) {
+    stax_test_cache_dir();
+    tp_graph *g = small_graph("cache_corrupt");
+    compile_and_check(g);
+    char path[4400];
+    only_entry(path, sizeof path);
+    struct stat good;
+    ck_assert_int_eq(stat(path, &good), 0);
+    static const char *const garbage[] = {"", "STAXOBJ1 truncated", "not an object at all"};
+    for (int i = 0; i < 3; i++) {
+        FILE *file = fopen(path, "wb");
+        ck_assert_ptr_nonnull(file);
+        fputs(garbage[i], file);
+        fclose(file);
+        compile_and_check(g); /* still correct */
+        struct stat now;
+        ck_assert_int_eq(stat(path, &now), 0);
+        ck_assert_int_eq(now.st_size, good.st_size); /* replaced by a good entry */
+    }
+    /* a flipped byte in the payload fails the checksum */
+    FILE *file = fopen(path, "r+b");
+    ck_assert_ptr_nonnull(file);
+    fseek(file, 100, SEEK_SET);
+    int c = fgetc(file);
+    fseek(file, 100, SEEK_SET);
+    fputc(c ^ 0x5a, file);
+    fclose(file);
+    compile_and_check(g);
+    tp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(unknown_option_is_an_error_naming_it_and_the_known_ones) {
+    stax_test_cache_dir();
+    tp_graph *g = small_graph("options");
+    tp_executable *exe = NULL;
+    const char *options[] = {"threads=1", "frobnicate=3"};
+    tp_status status = tp_backend_compile(stax_test_backend("stax"), g, NULL, 0, options, 2, &exe);
+    ck_assert_int_ne(status, TP_OK);
+    ck_assert_msg(strstr(tp_last_error(), "unknown option 'frobnicate' (known: threads, opt_level, "
+                                          "dump_ir, dump_asm)"),
+                  "%s", tp_last_error());
+    const char *bad[] = {"opt_level=7"};
+    status = tp_backend_compile(stax_test_backend("stax"), g, NULL, 0, bad, 1, &exe);
+    ck_assert_int_ne(status, TP_OK);
+    ck_assert_msg(strstr(tp_last_error(), "opt_level=7"), "%s", tp_last_error());
+    tp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(dump_ir_and_dump_asm_write_files) {
+    stax_test_cache_dir();
+    tp_graph *g = small_graph("dumps");
+    char ir[4300], asm_path[4300], opt_ir[4400], opt_asm[4400];
+    snprintf(ir, sizeof ir, "%s/k.ll", tp_test_temp_dir());
+    snprintf(asm_path, sizeof asm_path, "%s/k.s", tp_test_temp_dir());
+    snprintf(opt_ir, sizeof opt_ir, "dump_ir=%s", ir);
+    snprintf(opt_asm, sizeof opt_asm, "dump_asm=%s", asm_path);
+    const char *options[] = {opt_ir, opt_asm, "opt_level=2"};
+    tp_executable *exe = NULL;
+    tp_status status = tp_backend_compile(stax_test_backend("stax"), g, NULL, 0, options, 3, &exe);
+    ck_assert_msg(status == TP_OK, "%s", tp_last_error());
+    tp_executable_destroy(exe);
+    struct stat st;
+    ck_assert_int_eq(stat(ir, &st), 0);
+    ck_assert_int_gt(st.st_size, 100);
+    ck_assert_int_eq(stat(asm_path, &st), 0);
+    ck_assert_int_gt(st.st_size, 100);
+    tp_graph_destroy(g);
+}
+END_TEST
+
+/* ---- the plugin table directly, with hand-made views ---- */
+
+static char host_error[1024];
+static void host_log(const tp_plugin_host *h, int32_t level, const char *m) {}
+static void host_set_error(const tp_plugin_host *h, const char *m) {
+    snprintf(host_error, sizeof host_error, "%s", m);
+}
+static void host_parallel_for(int64_t n, int64_t grain, tp_plugin_range_fn fn, void *ctx) {
+    fn(ctx, 0, n);
+}
+static int32_t host_threads(void) {
+    return 1;
+}
+static void *host_alloc(size_t size) {
+    return aligned_alloc(64, (size + 63) / 64 * 64);
+}
+
+static const tp_plugin_backend *open_plugin(void **handle) {
+    char path[4300];
+    snprintf(path, sizeof path, "%s/plugins/stax-llvm.so", tp_test_build_dir());
+    *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(*handle != NULL, "%s", dlerror());
+    tp_plugin_entry_fn entry = (tp_plugin_entry_fn)dlsym(*handle, "tp_stax_backend");
+    ck_assert_ptr_nonnull(entry);
+    static tp_plugin_host host = {.struct_size = sizeof(tp_plugin_host),
+                                  .contract_version = TP_BACKEND_CONTRACT_VERSION,
+                                  .core_version = "0.1.0",
+                                  .log = host_log,
+                                  .set_error = host_set_error,
+                                  .parallel_for = host_parallel_for,
+                                  .num_threads = host_threads,
+                                  .aligned_alloc = host_alloc,
+                                  .aligned_free = free};
+    const tp_plugin_backend *table = entry();
+    ck_assert_int_eq(table->init(&host), TP_PLUGIN_OK);
+    return table;
+}
+
+static int32_t compile_view(const tp_plugin_backend *table, const char *op, int32_t dtype,
+                            char *error, size_t size) {
+    int32_t operands[2] = {0, 1}, inputs[2] = {0, 1}, outputs[1] = {2};
+    tp_plugin_value values[3] = {
+        {.name = "a", .type = {.dtype = dtype, .ndim = 1, .dims = {4}}, .fusion_region = -1},
+        {.name = "b", .type = {.dtype = dtype, .ndim = 1, .dims = {4}}, .fusion_region = -1},
+        {.name = "c",
+         .op = op,
+         .type = {.dtype = dtype, .ndim = 1, .dims = {4}},
+         .num_operands = 2,
+         .operands = operands,
+         .fusion_region = -1},
+    };
+    tp_plugin_graph graph = {.struct_size = sizeof graph,
+                             .name = "handmade",
+                             .num_values = 3,
+                             .values = values,
+                             .num_inputs = 2,
+                             .inputs = inputs,
+                             .num_outputs = 1,
+                             .outputs = outputs};
+    tp_plugin_tensor_meta meta[2] = {{.dtype = dtype, .ndim = 1, .dims = {4}},
+                                     {.dtype = dtype, .ndim = 1, .dims = {4}}};
+    tp_plugin_executable *exe = NULL;
+    int32_t status = table->compile(&graph, meta, 2, NULL, 0, &exe, error, size);
+    if (exe) table->release(exe);
+    return status;
+}
+
+START_TEST(unknown_op_fails_compile_naming_the_op) {
+    stax_test_cache_dir();
+    void *handle;
+    const tp_plugin_backend *table = open_plugin(&handle);
+    char error[512] = "";
+    ck_assert_int_eq(compile_view(table, "frobnicate", TP_PLUGIN_F32, error, sizeof error),
+                     TP_PLUGIN_ERROR);
+    ck_assert_msg(strstr(error, "op 'frobnicate'") && strstr(error, "%c"), "%s", error);
+    ck_assert_int_eq(compile_view(table, "add", TP_PLUGIN_F32, error, sizeof error), TP_PLUGIN_OK);
+    table->shutdown();
+    dlclose(handle);
+}
+END_TEST
+
+START_TEST(unsupported_dtype_fails_compile_naming_op_and_dtype) {
+    stax_test_cache_dir();
+    void *handle;
+    const tp_plugin_backend *table = open_plugin(&handle);
+    char error[512] = "";
+    ck_assert_int_eq(compile_view(table, "add", TP_PLUGIN_BOOL, error, sizeof error),
+                     TP_PLUGIN_ERROR);
+    ck_assert_msg(strstr(error, "'add'") && strstr(error, "dtype bool"), "%s", error);
+    table->shutdown();
+    dlclose(handle);
+}
+END_TEST
+
+TP_TEST_SUITE(stax_cache) {
+    Suite *s = suite_create("stax_cache");
+    TCase *c = tcase_create("cache");
+    tcase_set_timeout(c, 120);
+    tcase_add_test(c, second_compile_reads_the_disk_entry_without_rewriting_it);
+    tcase_add_test(c, corrupt_entry_is_a_miss_and_is_replaced);
+    tcase_add_test(c, unknown_option_is_an_error_naming_it_and_the_known_ones);
+    tcase_add_test(c, dump_ir_and_dump_asm_write_files);
+    tcase_add_test(c, unknown_op_fails_compile_naming_the_op);
+    tcase_add_test(c, unsupported_dtype_fails_compile_naming_op_and_dtype);
+    suite_add_tcase(s, c);
+    return s;
+}
