@@ -1,0 +1,666 @@
+/* The value emitter (see ocl_emit.h): pointwise expressions per op and
+ * dtype, index remapping of the shape ops and broadcasting, creation ops
+ * computed in place. The semantics are tensor.h's and the reference
+ * kernels': wrap-around integer arithmetic (through unsigned types),
+ * NaN-propagating maximum/minimum, saturating float->integer casts, the
+ * overflow-free sigmoid. Owns nothing else. */
+#include "ocl_emit.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ocl_memo_entry {
+    int32_t value;
+    char index[32];
+    char local[64]; /* a local's name or a literal */
+};
+
+struct ocl_index_entry {
+    char *expr;
+    char name[32];
+};
+
+void ocl_emitter_init(ocl_emitter *emitter, const ocl_graph *graph, int32_t region, tpc_buf *out,
+                      bool *loads) {
+    memset(emitter, 0, sizeof *emitter);
+    emitter->graph = graph;
+    emitter->region = region;
+    emitter->out = out;
+    emitter->loads = loads;
+    emitter->indent = 1;
+}
+
+void ocl_emitter_free(ocl_emitter *emitter) {
+    for (int32_t i = 0; i < emitter->index_count; i++) free(emitter->indices[i].expr);
+    free(emitter->indices);
+    free(emitter->memo);
+    emitter->indices = NULL;
+    emitter->memo = NULL;
+}
+
+static void fail(ocl_emitter *emitter, const char *format, ...) {
+    if (emitter->failed) return;
+    emitter->failed = true;
+    va_list args;
+    va_start(args, format);
+    vsnprintf(emitter->error, sizeof emitter->error, format, args);
+    va_end(args);
+}
+
+void ocl_emit_line(ocl_emitter *emitter, const char *format, ...) {
+    for (int i = 0; i < emitter->indent; i++) tpc_buf_append(emitter->out, "    ");
+    va_list args;
+    va_start(args, format);
+    tpc_buf_vprintf(emitter->out, format, args);
+    va_end(args);
+    tpc_buf_append(emitter->out, "\n");
+}
+
+const char *ocl_emit_fresh(ocl_emitter *emitter, const char *prefix, char *buf, size_t size) {
+    snprintf(buf, size, "%s%d", prefix, (int)emitter->next_local++);
+    return buf;
+}
+
+ocl_emit_scope ocl_emit_scope_begin(ocl_emitter *emitter) {
+    return (ocl_emit_scope){emitter->memo_count, emitter->index_count};
+}
+
+void ocl_emit_scope_end(ocl_emitter *emitter, ocl_emit_scope scope) {
+    emitter->memo_count = scope.memo_count;
+    for (int32_t i = scope.index_count; i < emitter->index_count; i++)
+        free(emitter->indices[i].expr);
+    emitter->index_count = scope.index_count;
+}
+
+/* ---- memo ---------------------------------------------------------------- */
+
+static const char *memo_find(const ocl_emitter *emitter, int32_t value, const char *index) {
+    for (int32_t i = emitter->memo_count - 1; i >= 0; i--)
+        if (emitter->memo[i].value == value && strcmp(emitter->memo[i].index, index) == 0)
+            return emitter->memo[i].local;
+    return NULL;
+}
+
+static const char *memo_add(ocl_emitter *emitter, int32_t value, const char *index,
+                            const char *local) {
+    if (emitter->memo_count == emitter->memo_capacity) {
+        int32_t capacity = emitter->memo_capacity ? emitter->memo_capacity * 2 : 64;
+        ocl_memo_entry *grown = realloc(emitter->memo, sizeof *grown * (size_t)capacity);
+        if (!grown) {
+            fail(emitter, "out of memory");
+            return "0";
+        }
+        emitter->memo = grown;
+        emitter->memo_capacity = capacity;
+    }
+    ocl_memo_entry *entry = &emitter->memo[emitter->memo_count++];
+    entry->value = value;
+    snprintf(entry->index, sizeof entry->index, "%s", index);
+    snprintf(entry->local, sizeof entry->local, "%s", local);
+    return entry->local;
+}
+
+void ocl_emit_bind(ocl_emitter *emitter, int32_t value, const char *index, const char *local) {
+    memo_add(emitter, value, index, local);
+}
+
+static bool is_token(const char *expr) {
+    if (strlen(expr) >= 24) return false;
+    for (const char *c = expr; *c; c++)
+        if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+              (*c >= '0' && *c <= '9')))
+            return false;
+    return *expr != '\0';
+}
+
+const char *ocl_emit_index(ocl_emitter *emitter, const char *expr) {
+    for (int32_t i = emitter->index_count - 1; i >= 0; i--)
+        if (strcmp(emitter->indices[i].expr, expr) == 0) return emitter->indices[i].name;
+    if (emitter->index_count == emitter->index_capacity) {
+        int32_t capacity = emitter->index_capacity ? emitter->index_capacity * 2 : 64;
+        ocl_index_entry *grown = realloc(emitter->indices, sizeof *grown * (size_t)capacity);
+        if (!grown) {
+            fail(emitter, "out of memory");
+            return "0";
+        }
+        emitter->indices = grown;
+        emitter->index_capacity = capacity;
+    }
+    ocl_index_entry *entry = &emitter->indices[emitter->index_count];
+    entry->expr = strdup(expr);
+    if (!entry->expr) {
+        fail(emitter, "out of memory");
+        return "0";
+    }
+    emitter->index_count++;
+    if (is_token(expr)) {
+        snprintf(entry->name, sizeof entry->name, "%s", expr);
+    } else {
+        ocl_emit_fresh(emitter, "j", entry->name, sizeof entry->name);
+        ocl_emit_line(emitter, "const long %s = %s;", entry->name, expr);
+    }
+    return entry->name;
+}
+
+/* ---- types and literals ------------------------------------------------------ */
+
+const char *ocl_ctype(int32_t dtype) {
+    switch (dtype) {
+    case TP_PLUGIN_F32:
+        return "float";
+    case TP_PLUGIN_F64:
+        return "double";
+    case TP_PLUGIN_I32:
+        return "int";
+    case TP_PLUGIN_I64:
+        return "long";
+    default:
+        return "uchar";
+    }
+}
+
+static const char *unsigned_ctype(int32_t dtype) {
+    return dtype == TP_PLUGIN_I64 ? "ulong" : dtype == TP_PLUGIN_I32 ? "uint" : "uchar";
+}
+
+static const char *dtype_suffix(int32_t dtype) {
+    return tpc_dtype_name(dtype);
+}
+
+void ocl_convert(int32_t from, int32_t to, const char *expr, char *out, size_t size) {
+    if (from == to)
+        snprintf(out, size, "%s", expr);
+    else if (to == TP_PLUGIN_BOOL)
+        snprintf(out, size, "(uchar)(%s != 0)", expr);
+    else if (tpc_dtype_is_float(from) && !tpc_dtype_is_float(to))
+        snprintf(out, size, "tp_sat_%s_%s(%s)", dtype_suffix(to), dtype_suffix(from), expr);
+    else
+        snprintf(out, size, "((%s)%s)", ocl_ctype(to), expr);
+}
+
+void ocl_literal(int32_t dtype, double value, char *out, size_t size) {
+    switch (dtype) {
+    case TP_PLUGIN_F32:
+    case TP_PLUGIN_F64: {
+        const char *type = dtype == TP_PLUGIN_F32 ? "float" : "double";
+        double rounded = dtype == TP_PLUGIN_F32 ? (double)(float)value : value;
+        if (isnan(rounded))
+            snprintf(out, size, "((%s)NAN)", type);
+        else if (isinf(rounded))
+            snprintf(out, size, "((%s)%sINFINITY)", type, rounded < 0 ? "-" : "");
+        else
+            snprintf(out, size, "((%s)%a%s)", type, rounded, dtype == TP_PLUGIN_F32 ? "f" : "");
+        break;
+    }
+    case TP_PLUGIN_I32:
+        snprintf(out, size, "((int)%lld)", (long long)(int32_t)(int64_t)value);
+        break;
+    case TP_PLUGIN_I64: {
+        int64_t integer = (value >= 9223372036854775808.0)    ? INT64_MAX
+                          : (value <= -9223372036854775808.0) ? INT64_MIN
+                                                              : (int64_t)value;
+        if (integer == INT64_MIN)
+            snprintf(out, size, "((long)(-9223372036854775807L - 1L))");
+        else
+            snprintf(out, size, "((long)%lldL)", (long long)integer);
+        break;
+    }
+    default:
+        snprintf(out, size, "((uchar)%d)", value != 0 ? 1 : 0);
+        break;
+    }
+}
+
+/* ---- index arithmetic ---------------------------------------------------------- */
+
+int64_t ocl_stride(const tp_plugin_type *type, int axis) {
+    int64_t stride = 1;
+    for (int d = axis + 1; d < type->ndim; d++) stride *= type->dims[d];
+    return stride;
+}
+
+void ocl_coordinate(const tp_plugin_type *type, int axis, const char *index, char *out,
+                    size_t size) {
+    int64_t stride = ocl_stride(type, axis);
+    char divided[64];
+    if (stride == 1)
+        snprintf(divided, sizeof divided, "%s", index);
+    else
+        snprintf(divided, sizeof divided, "(%s / %lldL)", index, (long long)stride);
+    /* The first axis needs no modulo: the index is below the element count. */
+    bool first = true;
+    for (int d = 0; d < axis; d++) first = first && type->dims[d] == 1;
+    if (first)
+        snprintf(out, size, "%s", divided);
+    else
+        snprintf(out, size, "(%s %% %lldL)", divided, (long long)type->dims[axis]);
+}
+
+static int64_t numel_of(const tp_plugin_type *type) {
+    int64_t count = 1;
+    for (int d = 0; d < type->ndim; d++) count *= type->dims[d];
+    return count;
+}
+
+/* Appends "+ term" to a sum expression. */
+static void add_term(tpc_buf *sum, const char *coordinate, int64_t stride) {
+    if (sum->length) tpc_buf_append(sum, " + ");
+    if (stride == 1)
+        tpc_buf_append(sum, coordinate);
+    else
+        tpc_buf_printf(sum, "%s * %lldL", coordinate, (long long)stride);
+}
+
+static const char *finish_index(ocl_emitter *emitter, tpc_buf *sum) {
+    if (sum->failed) fail(emitter, "out of memory");
+    const char *token = ocl_emit_index(emitter, sum->length ? sum->data : "0");
+    tpc_buf_free(sum);
+    return token;
+}
+
+const char *ocl_broadcast_index(ocl_emitter *emitter, const tp_plugin_type *out_type,
+                                const tp_plugin_type *in_type, const char *index) {
+    /* Broadcasting only adds or stretches size-1 axes: the same element count
+     * means the same C-order layout. */
+    if (numel_of(in_type) == numel_of(out_type)) return index;
+    if (numel_of(in_type) <= 1) return "0";
+    tpc_buf sum;
+    tpc_buf_init(&sum);
+    int offset = out_type->ndim - in_type->ndim;
+    for (int d = 0; d < in_type->ndim; d++) {
+        if (in_type->dims[d] == 1) continue;
+        char coordinate[128];
+        ocl_coordinate(out_type, d + offset, index, coordinate, sizeof coordinate);
+        add_term(&sum, coordinate, ocl_stride(in_type, d));
+    }
+    return finish_index(emitter, &sum);
+}
+
+/* ---- shape ops -------------------------------------------------------------------- */
+
+static int normalize_axis(int64_t axis, int ndim) {
+    return (int)(axis < 0 ? axis + ndim : axis);
+}
+
+static const char *permuted_index(ocl_emitter *emitter, int32_t v, const int64_t *perm,
+                                  const char *index) {
+    const tp_plugin_type *out_type = &emitter->graph->types[v];
+    const tp_plugin_type *in_type =
+        &emitter->graph->types[emitter->graph->view->values[v].operands[0]];
+    tpc_buf sum;
+    tpc_buf_init(&sum);
+    for (int d = 0; d < out_type->ndim; d++) {
+        if (out_type->dims[d] == 1) continue;
+        char coordinate[128];
+        ocl_coordinate(out_type, d, index, coordinate, sizeof coordinate);
+        add_term(&sum, coordinate, ocl_stride(in_type, normalize_axis(perm[d], in_type->ndim)));
+    }
+    return finish_index(emitter, &sum);
+}
+
+static const char *shape_operand_index(ocl_emitter *emitter, int32_t v, tpc_op op,
+                                       const char *index) {
+    const tp_plugin_value *value = &emitter->graph->view->values[v];
+    const tp_plugin_type *out_type = &emitter->graph->types[v];
+    const tp_plugin_type *in_type = &emitter->graph->types[value->operands[0]];
+    switch (op) {
+    case TPC_OP_PERMUTE: {
+        int32_t count = 0;
+        const int64_t *perm = tpc_attr_ints(value, "perm", &count);
+        return permuted_index(emitter, v, perm, index);
+    }
+    case TPC_OP_TRANSPOSE: {
+        int64_t perm[TP_PLUGIN_MAX_DIMS];
+        for (int d = 0; d < in_type->ndim; d++) perm[d] = d;
+        int dim0 = normalize_axis(tpc_attr_int(value, "dim0", 0), in_type->ndim);
+        int dim1 = normalize_axis(tpc_attr_int(value, "dim1", 1), in_type->ndim);
+        perm[dim0] = dim1;
+        perm[dim1] = dim0;
+        return permuted_index(emitter, v, perm, index);
+    }
+    case TPC_OP_EXPAND:
+        return ocl_broadcast_index(emitter, out_type, in_type, index);
+    case TPC_OP_SLICE: {
+        int axis = normalize_axis(tpc_attr_int(value, "axis", 0), in_type->ndim);
+        int64_t size = in_type->dims[axis];
+        int64_t start = tpc_attr_int(value, "start", 0);
+        int64_t step = tpc_attr_int(value, "step", 1);
+        if (start < 0) start += size;
+        start = start < 0 ? 0 : start > size ? size : start;
+        tpc_buf sum;
+        tpc_buf_init(&sum);
+        for (int d = 0; d < out_type->ndim; d++) {
+            char coordinate[160], shifted[200];
+            if (out_type->dims[d] == 1 && d != axis) continue;
+            ocl_coordinate(out_type, d, index, coordinate, sizeof coordinate);
+            if (d == axis) {
+                snprintf(shifted, sizeof shifted, "(%lldL + %s * %lldL)", (long long)start,
+                         coordinate, (long long)step);
+                add_term(&sum, shifted, ocl_stride(in_type, d));
+            } else {
+                add_term(&sum, coordinate, ocl_stride(in_type, d));
+            }
+        }
+        return finish_index(emitter, &sum);
+    }
+    default: /* reshape, squeeze, unsqueeze: C order is unchanged */
+        return index;
+    }
+}
+
+/* concat: picks the operand whose span holds the coordinate along the axis. */
+static const char *emit_concat(ocl_emitter *emitter, int32_t v, const char *index) {
+    const tp_plugin_value *value = &emitter->graph->view->values[v];
+    const tp_plugin_type *out_type = &emitter->graph->types[v];
+    int axis = normalize_axis(tpc_attr_int(value, "axis", 0), out_type->ndim);
+    char coordinate[128], result[16];
+    ocl_coordinate(out_type, axis, index, coordinate, sizeof coordinate);
+    const char *along = ocl_emit_index(emitter, coordinate);
+    ocl_emit_fresh(emitter, "t", result, sizeof result);
+    ocl_emit_line(emitter, "%s %s = 0;", ocl_ctype(out_type->dtype), result);
+    int64_t offset = 0;
+    int opened = 0;
+    for (int32_t k = 0; k < value->num_operands; k++) {
+        int32_t operand = value->operands[k];
+        const tp_plugin_type *in_type = &emitter->graph->types[operand];
+        int64_t span = in_type->dims[axis];
+        if (span == 0) continue;
+        bool last = true;
+        for (int32_t rest = k + 1; rest < value->num_operands; rest++)
+            last = last && emitter->graph->types[value->operands[rest]].dims[axis] == 0;
+        if (last)
+            ocl_emit_line(emitter, "%s{", opened ? "else " : "");
+        else
+            ocl_emit_line(emitter, "%sif (%s < %lldL) {", opened ? "else " : "", along,
+                          (long long)(offset + span));
+        opened++;
+        emitter->indent++;
+        ocl_emit_scope scope = ocl_emit_scope_begin(emitter);
+        tpc_buf sum;
+        tpc_buf_init(&sum);
+        for (int d = 0; d < out_type->ndim; d++) {
+            char term[200];
+            if (d == axis) {
+                snprintf(term, sizeof term, "(%s - %lldL)", along, (long long)offset);
+            } else {
+                if (out_type->dims[d] == 1) continue;
+                ocl_coordinate(out_type, d, index, term, sizeof term);
+            }
+            add_term(&sum, term, ocl_stride(in_type, d));
+        }
+        const char *inner = finish_index(emitter, &sum);
+        const char *local = ocl_emit_value(emitter, operand, inner);
+        ocl_emit_line(emitter, "%s = %s;", result, local);
+        ocl_emit_scope_end(emitter, scope);
+        emitter->indent--;
+        ocl_emit_line(emitter, "}");
+        offset += span;
+        if (last) break;
+    }
+    return memo_add(emitter, v, index, result);
+}
+
+/* ---- creation ops --------------------------------------------------------------- */
+
+static void arange_expr(const tp_plugin_value *value, int32_t dtype, const char *index, char *out,
+                        size_t size) {
+    double start = tpc_attr_float(value, "start", 0.0);
+    double step = tpc_attr_float(value, "step", 1.0);
+    char first[64], second[64], delta[64];
+    if (dtype == TP_PLUGIN_F32 || dtype == TP_PLUGIN_F64) {
+        double a = dtype == TP_PLUGIN_F32 ? (double)(float)start : start;
+        double b = dtype == TP_PLUGIN_F32 ? (double)(float)(start + step) : start + step;
+        double d = dtype == TP_PLUGIN_F32 ? (double)((float)b - (float)a) : b - a;
+        ocl_literal(dtype, a, first, sizeof first);
+        ocl_literal(dtype, b, second, sizeof second);
+        ocl_literal(dtype, d, delta, sizeof delta);
+        snprintf(out, size, "(%s == 1 ? %s : %s + (%s)%s * %s)", index, second, first,
+                 ocl_ctype(dtype), index, delta);
+        return;
+    }
+    int64_t first_int = (int64_t)start, delta_int = (int64_t)(start + step) - first_int;
+    snprintf(out, size, "((%s)(long)((ulong)%lldL + (ulong)%s * (ulong)%lldL))", ocl_ctype(dtype),
+             (long long)first_int, index, (long long)delta_int);
+}
+
+/* ---- pointwise ops ---------------------------------------------------------------- */
+
+static void float_fn(char *out, size_t size, const char *fn, const char *a) {
+    snprintf(out, size, "%s(%s)", fn, a);
+}
+
+/* The expression of a pointwise op over operands already in `c` (the
+ * compute dtype); `where`'s condition keeps its own dtype. */
+static bool pointwise_expr(const tp_plugin_value *value, tpc_op op, int32_t c, const char **x,
+                           int32_t result_dtype, char *out, size_t size) {
+    const char *t = ocl_ctype(c), *u = unsigned_ctype(c);
+    bool fl = tpc_dtype_is_float(c), in = tpc_dtype_is_integer(c);
+    const char *a = x[0], *b = x[1];
+    switch (op) {
+    case TPC_OP_NEG:
+        if (fl)
+            snprintf(out, size, "(-%s)", a);
+        else
+            snprintf(out, size, "((%s)((%s)0 - (%s)%s))", t, u, u, a);
+        return fl || in;
+    case TPC_OP_ABS:
+        if (fl)
+            snprintf(out, size, "fabs(%s)", a);
+        else
+            snprintf(out, size, "(%s < 0 ? (%s)((%s)0 - (%s)%s) : %s)", a, t, u, u, a, a);
+        return fl || in;
+    case TPC_OP_EXP:
+        float_fn(out, size, "exp", a);
+        return fl;
+    case TPC_OP_LOG:
+        float_fn(out, size, "log", a);
+        return fl;
+    case TPC_OP_SQRT:
+        float_fn(out, size, "sqrt", a);
+        return fl;
+    case TPC_OP_RSQRT:
+        snprintf(out, size, "((%s)1 / sqrt(%s))", t, a);
+        return fl;
+    case TPC_OP_SIN:
+        float_fn(out, size, "sin", a);
+        return fl;
+    case TPC_OP_COS:
+        float_fn(out, size, "cos", a);
+        return fl;
+    case TPC_OP_TANH:
+        float_fn(out, size, "tanh", a);
+        return fl;
+    case TPC_OP_ERF:
+        float_fn(out, size, "erf", a);
+        return fl;
+    case TPC_OP_SIGMOID:
+        snprintf(out, size,
+                 "(%s >= (%s)0 ? (%s)1 / ((%s)1 + exp(-%s)) : exp(%s) / ((%s)1 + exp(%s)))", a, t,
+                 t, t, a, a, t, a);
+        return fl;
+    case TPC_OP_RELU:
+        if (c == TP_PLUGIN_BOOL)
+            snprintf(out, size, "%s", a);
+        else
+            snprintf(out, size, "(%s < (%s)0 ? (%s)0 : %s)", a, t, t, a);
+        return true;
+    case TPC_OP_FLOOR:
+    case TPC_OP_CEIL:
+        if (fl)
+            float_fn(out, size, op == TPC_OP_FLOOR ? "floor" : "ceil", a);
+        else
+            snprintf(out, size, "%s", a);
+        return true;
+    case TPC_OP_SIGN:
+        if (fl)
+            snprintf(out, size,
+                     "(%s > (%s)0 ? (%s)1 : %s < (%s)0 ? (%s)-1 : %s == (%s)0 ? (%s)0 : %s)", a, t,
+                     t, a, t, t, a, t, t, a);
+        else
+            snprintf(out, size, "((%s)((%s > 0) - (%s < 0)))", t, a, a);
+        return fl || in;
+    case TPC_OP_LOGICAL_NOT:
+        snprintf(out, size, "(uchar)(%s == 0)", a);
+        return true;
+    case TPC_OP_CAST:
+        ocl_convert(c, result_dtype, a, out, size);
+        return true;
+    case TPC_OP_ADD:
+    case TPC_OP_SUB:
+    case TPC_OP_MUL: {
+        const char *sign = op == TPC_OP_ADD ? "+" : op == TPC_OP_SUB ? "-" : "*";
+        if (fl)
+            snprintf(out, size, "(%s %s %s)", a, sign, b);
+        else
+            snprintf(out, size, "((%s)((%s)%s %s (%s)%s))", t, u, a, sign, u, b);
+        return fl || in;
+    }
+    case TPC_OP_DIV:
+        snprintf(out, size, "(%s / %s)", a, b);
+        return fl;
+    case TPC_OP_POW:
+        if (fl)
+            snprintf(out, size, "pow(%s, %s)", a, b);
+        else
+            snprintf(out, size, "((%s)tp_ipow((long)%s, (long)%s))", t, a, b);
+        return fl || in;
+    case TPC_OP_MAXIMUM:
+    case TPC_OP_MINIMUM: {
+        const char *cmp = op == TPC_OP_MAXIMUM ? ">=" : "<=";
+        if (c == TP_PLUGIN_BOOL)
+            snprintf(out, size, "(uchar)(%s %s %s)", a, op == TPC_OP_MAXIMUM ? "|" : "&", b);
+        else if (fl)
+            snprintf(out, size, "((%s %s %s || isnan(%s)) ? %s : %s)", a, cmp, b, a, a, b);
+        else
+            snprintf(out, size, "(%s %s %s ? %s : %s)", a, cmp, b, a, b);
+        return true;
+    }
+    case TPC_OP_LT:
+        snprintf(out, size, "(uchar)(%s < %s)", a, b);
+        return true;
+    case TPC_OP_LE:
+        snprintf(out, size, "(uchar)(%s <= %s)", a, b);
+        return true;
+    case TPC_OP_GT:
+        snprintf(out, size, "(uchar)(%s > %s)", a, b);
+        return true;
+    case TPC_OP_GE:
+        snprintf(out, size, "(uchar)(%s >= %s)", a, b);
+        return true;
+    case TPC_OP_EQ:
+        snprintf(out, size, "(uchar)(%s == %s)", a, b);
+        return true;
+    case TPC_OP_NE:
+        snprintf(out, size, "(uchar)(%s != %s)", a, b);
+        return true;
+    case TPC_OP_LOGICAL_AND:
+        snprintf(out, size, "(uchar)(%s != 0 && %s != 0)", a, b);
+        return true;
+    case TPC_OP_LOGICAL_OR:
+        snprintf(out, size, "(uchar)(%s != 0 || %s != 0)", a, b);
+        return true;
+    case TPC_OP_WHERE:
+        snprintf(out, size, "(%s != 0 ? %s : %s)", x[0], x[1], x[2]);
+        return true;
+    case TPC_OP_GELU:
+        if (tpc_attr_int(value, "approximate", 0) == TP_PLUGIN_GELU_TANH)
+            snprintf(out, size,
+                     "((%s)0.5 * %s * ((%s)1 + tanh((%s)0.7978845608028654 * (%s + (%s)0.044715 * "
+                     "%s * %s * %s))))",
+                     t, a, t, t, a, t, a, a, a);
+        else
+            snprintf(out, size, "((%s)0.5 * %s * ((%s)1 + erf(%s * (%s)0.7071067811865476)))", t, a,
+                     t, a, t);
+        return fl;
+    case TPC_OP_SILU:
+        snprintf(out, size, "(%s / ((%s)1 + exp(-%s)))", a, t, a);
+        return fl;
+    case TPC_OP_SOFTPLUS: {
+        char beta[64], threshold[64];
+        ocl_literal(c, tpc_attr_float(value, "beta", 1.0), beta, sizeof beta);
+        ocl_literal(c, tpc_attr_float(value, "threshold", 20.0), threshold, sizeof threshold);
+        snprintf(out, size, "(%s * %s > %s ? %s : log1p(exp(%s * %s)) / %s)", beta, a, threshold, a,
+                 beta, a, beta);
+        return fl;
+    }
+    default:
+        return false;
+    }
+}
+
+static const char *emit_pointwise(ocl_emitter *emitter, int32_t v, tpc_op op, const char *index) {
+    const ocl_graph *graph = emitter->graph;
+    const tp_plugin_value *value = &graph->view->values[v];
+    int32_t compute = tpc_compute_dtype(graph->view, value);
+    if (op == TPC_OP_CAST) compute = graph->types[value->operands[0]].dtype;
+    char operands[3][160];
+    const char *names[3] = {"", "", ""};
+    for (int32_t k = 0; k < value->num_operands && k < 3; k++) {
+        int32_t operand = value->operands[k];
+        const char *at =
+            ocl_broadcast_index(emitter, &graph->types[v], &graph->types[operand], index);
+        const char *local = ocl_emit_value(emitter, operand, at);
+        int32_t target = op == TPC_OP_WHERE && k == 0 ? graph->types[operand].dtype : compute;
+        ocl_convert(graph->types[operand].dtype, target, local, operands[k], sizeof operands[k]);
+        names[k] = operands[k];
+    }
+    char expr[1024], local[16];
+    if (!pointwise_expr(value, op, compute, names, graph->types[v].dtype, expr, sizeof expr)) {
+        fail(emitter, "op '%s' (%%%s) is not defined for dtype %s", value->op, value->name,
+             tpc_dtype_name(compute));
+        return "0";
+    }
+    ocl_emit_fresh(emitter, "t", local, sizeof local);
+    ocl_emit_line(emitter, "const %s %s = %s;", ocl_ctype(graph->types[v].dtype), local, expr);
+    return memo_add(emitter, v, index, local);
+}
+
+static const char *emit_load(ocl_emitter *emitter, int32_t v, const char *index) {
+    char local[16];
+    emitter->loads[v] = true;
+    ocl_emit_fresh(emitter, "t", local, sizeof local);
+    ocl_emit_line(emitter, "const %s %s = b%d[%s];", ocl_ctype(emitter->graph->types[v].dtype),
+                  local, (int)v, index);
+    return memo_add(emitter, v, index, local);
+}
+
+const char *ocl_emit_value(ocl_emitter *emitter, int32_t v, const char *index) {
+    if (emitter->failed) return "0";
+    const char *known = memo_find(emitter, v, index);
+    if (known) return known;
+    const ocl_graph *graph = emitter->graph;
+    const tp_plugin_value *value = &graph->view->values[v];
+    if (!value->op) return emit_load(emitter, v, index);
+    tpc_op op = tpc_op_of(value);
+    tpc_kind kind = tpc_op_kind(op);
+    bool here = graph->fusion.region_of[v] == emitter->region;
+    if (op == TPC_OP_FULL) {
+        char literal[64];
+        ocl_literal(graph->types[v].dtype, tpc_attr_float(value, "value", 0.0), literal,
+                    sizeof literal);
+        return memo_add(emitter, v, index, literal);
+    }
+    if (op == TPC_OP_ARANGE) {
+        char expr[256], local[16];
+        arange_expr(value, graph->types[v].dtype, index, expr, sizeof expr);
+        ocl_emit_fresh(emitter, "t", local, sizeof local);
+        ocl_emit_line(emitter, "const %s %s = %s;", ocl_ctype(graph->types[v].dtype), local, expr);
+        return memo_add(emitter, v, index, local);
+    }
+    if (!here || op == TPC_OP_CONSTANT) return emit_load(emitter, v, index);
+    if (kind == TPC_KIND_POINTWISE) return emit_pointwise(emitter, v, op, index);
+    if (kind == TPC_KIND_SHAPE) {
+        if (op == TPC_OP_CONCAT) return emit_concat(emitter, v, index);
+        const char *at = shape_operand_index(emitter, v, op, index);
+        const char *local = ocl_emit_value(emitter, value->operands[0], at);
+        return memo_add(emitter, v, index, local);
+    }
+    /* A reduction, row op or matmul of this region not bound at this index:
+     * the kernel template must bind it first. */
+    fail(emitter, "internal: %%%s (%s) is needed at an index its kernel does not produce",
+         value->name, value->op);
+    return "0";
+}
