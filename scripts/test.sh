@@ -12,7 +12,11 @@ asan) build=${TP_BUILD_ASAN:-$here/build-asan}; flags=(-DCMAKE_BUILD_TYPE=Debug 
 esac
 cmake -S "$here" -B "$build" "${flags[@]}"
 cmake --build "$build" -j"$(nproc)"
-export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$(mktemp -d)}
+# PoCL caches its compilations of the OpenCL kernels the tests generate; one
+# folder serves the plain and the sanitizer suites (first builds are slow).
+export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$here/build-pocl-cache}
+export TP_TEST_POCL_CACHE_DIR=$POCL_CACHE_DIR
+mkdir -p "$POCL_CACHE_DIR"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 cd "$build"

@@ -13,7 +13,16 @@ void oclt_environment(void) {
     if (getenv("OCLT_KEEP_CACHE")) return; /* debugging: keep the caller's folders */
     snprintf(path, sizeof path, "%s/tp-cache", tp_test_temp_dir());
     setenv("TP_CACHE_DIR", path, 1);
-    snprintf(path, sizeof path, "%s/pocl-cache", tp_test_temp_dir());
+    /* PoCL's own kernel cache may be shared between runs (scripts/test.sh
+     * shares it between the plain and the sanitizer suite): it only holds
+     * PoCL's compilations of our generated source, which are the same in both
+     * builds. Our binary cache (TP_CACHE_DIR) stays private to the run, since
+     * the tests check its hits and misses. */
+    const char *shared = getenv("TP_TEST_POCL_CACHE_DIR");
+    if (shared && *shared)
+        snprintf(path, sizeof path, "%s", shared);
+    else
+        snprintf(path, sizeof path, "%s/pocl-cache", tp_test_temp_dir());
     setenv("POCL_CACHE_DIR", path, 1);
 }
 
