@@ -126,6 +126,14 @@ const int64_t *tpc_attr_ints(const tp_plugin_value *value, const char *name, int
     return attr->ints;
 }
 
+const tp_plugin_attr *tpc_attr_tensor(const tp_plugin_value *value) {
+    const tp_plugin_attr *attr = tpc_attr_find(value, "value");
+    if (attr && attr->type == TP_PLUGIN_ATTR_TENSOR) return attr;
+    for (int32_t i = 0; i < value->num_attrs; i++)
+        if (value->attrs[i].type == TP_PLUGIN_ATTR_TENSOR) return &value->attrs[i];
+    return NULL;
+}
+
 /* ---- dtypes ---- */
 
 const char *tpc_dtype_name(int32_t dtype) {
@@ -165,9 +173,14 @@ static int32_t float_or_f32(int32_t dtype) {
 
 int32_t tpc_compute_dtype(const tp_plugin_graph *graph, const tp_plugin_value *value) {
     int32_t in[3] = {0, 0, 0};
-    for (int32_t k = 0; k < value->num_operands && k < 3; k++)
-        in[k] = graph->values[value->operands[k]].type.dtype;
-    tpc_op op = tpc_op_of(value);
+    int32_t count = value->num_operands < 3 ? value->num_operands : 3;
+    for (int32_t k = 0; k < count; k++) in[k] = graph->values[value->operands[k]].type.dtype;
+    return tpc_op_compute_dtype(tpc_op_of(value), in, count, value->type.dtype);
+}
+
+int32_t tpc_op_compute_dtype(tpc_op op, const int32_t *operands, int32_t count, int32_t own) {
+    int32_t in[3] = {0, 0, 0};
+    for (int32_t k = 0; k < count && k < 3; k++) in[k] = operands[k];
     switch (op) {
     case TPC_OP_EXP:
     case TPC_OP_LOG:
@@ -186,7 +199,7 @@ int32_t tpc_compute_dtype(const tp_plugin_graph *graph, const tp_plugin_value *v
         return float_or_f32(in[0]);
     case TPC_OP_LAYER_NORM: {
         int32_t dtype = in[0];
-        for (int32_t k = 1; k < value->num_operands; k++) dtype = tpc_dtype_promote(dtype, in[k]);
+        for (int32_t k = 1; k < count && k < 3; k++) dtype = tpc_dtype_promote(dtype, in[k]);
         return float_or_f32(dtype);
     }
     case TPC_OP_ADD:
@@ -218,9 +231,30 @@ int32_t tpc_compute_dtype(const tp_plugin_graph *graph, const tp_plugin_value *v
     case TPC_OP_CONSTANT:
     case TPC_OP_FULL:
     case TPC_OP_ARANGE:
-        return value->type.dtype;
+        return own;
     default: /* neg abs relu floor ceil sign logical_* cast max min argmax, shape ops */
-        return value->num_operands > 0 ? in[0] : value->type.dtype;
+        return count > 0 ? in[0] : own;
+    }
+}
+
+int32_t tpc_op_result_dtype(tpc_op op, int32_t compute, int32_t cast_to) {
+    switch (op) {
+    case TPC_OP_LT:
+    case TPC_OP_LE:
+    case TPC_OP_GT:
+    case TPC_OP_GE:
+    case TPC_OP_EQ:
+    case TPC_OP_NE:
+    case TPC_OP_LOGICAL_NOT:
+    case TPC_OP_LOGICAL_AND:
+    case TPC_OP_LOGICAL_OR:
+        return TP_PLUGIN_BOOL;
+    case TPC_OP_CAST:
+        return cast_to;
+    case TPC_OP_ARGMAX:
+        return TP_PLUGIN_I64;
+    default:
+        return compute;
     }
 }
 

@@ -106,6 +106,9 @@ int64_t tpc_attr_int(const tp_plugin_value *value, const char *name, int64_t fal
 double tpc_attr_float(const tp_plugin_value *value, const char *name, double fallback);
 /* Elements of an INTS attribute; *count 0 and NULL when absent. */
 const int64_t *tpc_attr_ints(const tp_plugin_value *value, const char *name, int32_t *count);
+/* The payload of a `constant`: the TENSOR attribute named "value" (the .tpir
+ * name), else the node's first TENSOR attribute; NULL when it has none. */
+const tp_plugin_attr *tpc_attr_tensor(const tp_plugin_value *value);
 
 /* ---- dtypes ---- */
 const char *tpc_dtype_name(int32_t dtype); /* "f32" ... "bool"; "?" otherwise */
@@ -118,6 +121,13 @@ int32_t tpc_dtype_promote(int32_t a, int32_t b);
 /* The dtype a pointwise/reduction/matmul/composite node computes in, from its
  * operand types (tensor.h's rules); the node's result dtype is in its type. */
 int32_t tpc_compute_dtype(const tp_plugin_graph *graph, const tp_plugin_value *value);
+/* The same rule from the op and its operand dtypes alone, for nodes a backend
+ * makes itself (decompositions): `operands` holds `count` dtypes; `own` is
+ * the dtype of an op without operands (creation ops, inputs). */
+int32_t tpc_op_compute_dtype(tpc_op op, const int32_t *operands, int32_t count, int32_t own);
+/* The result dtype of `op` computing in `compute`: bool for comparisons and
+ * logical ops, `cast_to` for cast, i64 for argmax, `compute` otherwise. */
+int32_t tpc_op_result_dtype(tpc_op op, int32_t compute, int32_t cast_to);
 
 /* ---- types ---- */
 int64_t tpc_numel(const tp_plugin_type *type); /* -1 when a dim is symbolic */
