@@ -178,9 +178,15 @@ int32_t tpc_compute_dtype(const tp_plugin_graph *graph, const tp_plugin_value *v
     return tpc_op_compute_dtype(tpc_op_of(value), in, count, value->type.dtype);
 }
 
+/* lt le gt ge eq ne logical_and logical_or: adjacent in tpc_op. */
+static bool is_binary_predicate(tpc_op op) {
+    return op >= TPC_OP_LT && op <= TPC_OP_LOGICAL_OR;
+}
+
 int32_t tpc_op_compute_dtype(tpc_op op, const int32_t *operands, int32_t count, int32_t own) {
     int32_t in[3] = {0, 0, 0};
     for (int32_t k = 0; k < count && k < 3; k++) in[k] = operands[k];
+    if (is_binary_predicate(op)) return tpc_dtype_promote(in[0], in[1]);
     switch (op) {
     case TPC_OP_EXP:
     case TPC_OP_LOG:
@@ -208,16 +214,8 @@ int32_t tpc_op_compute_dtype(tpc_op op, const int32_t *operands, int32_t count, 
     case TPC_OP_POW:
     case TPC_OP_MAXIMUM:
     case TPC_OP_MINIMUM:
-    case TPC_OP_LT:
-    case TPC_OP_LE:
-    case TPC_OP_GT:
-    case TPC_OP_GE:
-    case TPC_OP_EQ:
-    case TPC_OP_NE:
     case TPC_OP_MATMUL:
     case TPC_OP_LINEAR:
-    case TPC_OP_LOGICAL_AND:
-    case TPC_OP_LOGICAL_OR:
         return tpc_dtype_promote(in[0], in[1]);
     case TPC_OP_DIV:
         return float_or_f32(tpc_dtype_promote(in[0], in[1]));
@@ -238,24 +236,9 @@ int32_t tpc_op_compute_dtype(tpc_op op, const int32_t *operands, int32_t count, 
 }
 
 int32_t tpc_op_result_dtype(tpc_op op, int32_t compute, int32_t cast_to) {
-    switch (op) {
-    case TPC_OP_LT:
-    case TPC_OP_LE:
-    case TPC_OP_GT:
-    case TPC_OP_GE:
-    case TPC_OP_EQ:
-    case TPC_OP_NE:
-    case TPC_OP_LOGICAL_NOT:
-    case TPC_OP_LOGICAL_AND:
-    case TPC_OP_LOGICAL_OR:
-        return TP_PLUGIN_BOOL;
-    case TPC_OP_CAST:
-        return cast_to;
-    case TPC_OP_ARGMAX:
-        return TP_PLUGIN_I64;
-    default:
-        return compute;
-    }
+    if (is_binary_predicate(op) || op == TPC_OP_LOGICAL_NOT) return TP_PLUGIN_BOOL;
+    if (op == TPC_OP_CAST) return cast_to;
+    return op == TPC_OP_ARGMAX ? TP_PLUGIN_I64 : compute;
 }
 
 /* ---- types ---- */

@@ -55,7 +55,7 @@ typedef enum tpc_op {
     TPC_OP_POW,
     TPC_OP_MAXIMUM,
     TPC_OP_MINIMUM,
-    TPC_OP_LT,
+    TPC_OP_LT, /* lt ... logical_or stay adjacent (tpc_graph.c's predicates) */
     TPC_OP_LE,
     TPC_OP_GT,
     TPC_OP_GE,

@@ -10,6 +10,16 @@
  * inside the kernel of that chain's last node (the epilogue). Shape ops cost
  * nothing: they are strided views of their operand's buffer, except a
  * reshape of a view that no strides can express, which is copied.
+ *
+ * Why not plugins/common's tpc_fusion: it groups the nodes of the plugin
+ * graph view, and this plugin fuses after its own lowering. Here softmax,
+ * log_softmax and layer_norm are already decomposed into reductions and
+ * pointwise nodes (so each becomes reduction kernels with their producers
+ * fused in, plus one pointwise kernel), shape ops are gone into strided
+ * views, and a pointwise node read several times is recomputed in each
+ * reader's kernel rather than stored. tpc_fusion sees one ROW region per
+ * composite, makes every shape op a region of its own and inlines only
+ * single-use values, so its regions do not describe these kernels.
  */
 #include <stdio.h>
 #include <stdlib.h>
