@@ -259,6 +259,15 @@ bool tpc_same_shape(const tp_plugin_type *a, const tp_plugin_type *b) {
     return true;
 }
 
+bool tpc_strides_contiguous(int32_t ndim, const int64_t *dims, const int64_t *strides) {
+    int64_t expected = 1;
+    for (int32_t d = ndim - 1; d >= 0; d--) {
+        if (dims[d] != 1 && strides[d] != expected) return false;
+        expected *= dims[d];
+    }
+    return true;
+}
+
 char *tpc_type_text(const tp_plugin_graph *graph, const tp_plugin_type *type, char *buf,
                     size_t size) {
     size_t used = (size_t)snprintf(buf, size, "%s[", tpc_dtype_name(type->dtype));

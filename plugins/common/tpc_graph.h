@@ -132,6 +132,10 @@ int32_t tpc_op_result_dtype(tpc_op op, int32_t compute, int32_t cast_to);
 /* ---- types ---- */
 int64_t tpc_numel(const tp_plugin_type *type); /* -1 when a dim is symbolic */
 bool tpc_same_shape(const tp_plugin_type *a, const tp_plugin_type *b);
+/* True when elements laid out with `strides` (in elements) are in C order
+ * with no gaps, size-1 dimensions ignored: a strided view that is a plain
+ * contiguous buffer. */
+bool tpc_strides_contiguous(int32_t ndim, const int64_t *dims, const int64_t *strides);
 /* Writes "f32[2, 3]" (symbols by name when graph is given). */
 char *tpc_type_text(const tp_plugin_graph *graph, const tp_plugin_type *type, char *buf,
                     size_t size);

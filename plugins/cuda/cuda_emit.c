@@ -50,21 +50,12 @@ static void kernel_fail(kernel_ctx *ctx, const char *what, const cu_node *node) 
     ctx->failed = true;
 }
 
-static bool standard_strides(const cu_strided *where) {
-    int64_t expected = 1;
-    for (int d = where->ndim - 1; d >= 0; d--) {
-        if (where->dims[d] != 1 && where->strides[d] != expected) return false;
-        expected *= where->dims[d];
-    }
-    return true;
-}
-
 /* "b3[offset]" for node read at the iteration coordinates (broadcasting). */
 static void load_text(const kernel_ctx *ctx, const cu_node *node, char *out, size_t size) {
     const cu_strided *w = &node->where;
     bool same_shape = node->ndim == ctx->iter_ndim &&
                       !memcmp(node->dims, ctx->iter_dims, sizeof(int64_t) * (size_t)node->ndim);
-    if (ctx->flat && same_shape && standard_strides(w)) {
+    if (ctx->flat && same_shape && tpc_strides_contiguous(w->ndim, w->dims, w->strides)) {
         snprintf(out, size, "b%d[(tp_index)%lld + i]", w->buffer, (long long)w->offset);
         return;
     }

@@ -45,17 +45,6 @@ static void set_contiguous(cu_node *node, int buffer) {
     node->has_where = true;
 }
 
-/* Whether the strided layout is C-contiguous, ignoring size-1 dimensions. */
-static bool is_contiguous(const cu_strided *where) {
-    int64_t expected = 1;
-    for (int d = where->ndim - 1; d >= 0; d--) {
-        if (where->dims[d] == 1) continue;
-        if (where->strides[d] != expected) return false;
-        expected *= where->dims[d];
-    }
-    return true;
-}
-
 /* The node's layout from its operand's; false when a reshape needs a copy. */
 static bool derive_view(cu_node *node, const cu_strided *in) {
     cu_strided out = {.buffer = in->buffer, .offset = in->offset, .ndim = node->ndim};
@@ -78,7 +67,7 @@ static bool derive_view(cu_node *node, const cu_strided *in) {
         out.strides[node->axis] *= node->slice_step;
         break;
     case CU_VIEW_RESHAPE:
-        if (is_contiguous(in)) {
+        if (tpc_strides_contiguous(in->ndim, in->dims, in->strides)) {
             contiguous_strides(node->ndim, node->dims, out.strides);
             break;
         }
