@@ -126,6 +126,14 @@ const int64_t *tpc_attr_ints(const tp_plugin_value *value, const char *name, int
     return attr->ints;
 }
 
+const tp_plugin_attr *tpc_attr_tensor(const tp_plugin_value *value) {
+    const tp_plugin_attr *attr = tpc_attr_find(value, "value");
+    if (attr && attr->type == TP_PLUGIN_ATTR_TENSOR) return attr;
+    for (int32_t i = 0; i < value->num_attrs; i++)
+        if (value->attrs[i].type == TP_PLUGIN_ATTR_TENSOR) return &value->attrs[i];
+    return NULL;
+}
+
 /* ---- dtypes ---- */
 
 const char *tpc_dtype_name(int32_t dtype) {
@@ -165,9 +173,20 @@ static int32_t float_or_f32(int32_t dtype) {
 
 int32_t tpc_compute_dtype(const tp_plugin_graph *graph, const tp_plugin_value *value) {
     int32_t in[3] = {0, 0, 0};
-    for (int32_t k = 0; k < value->num_operands && k < 3; k++)
-        in[k] = graph->values[value->operands[k]].type.dtype;
-    tpc_op op = tpc_op_of(value);
+    int32_t count = value->num_operands < 3 ? value->num_operands : 3;
+    for (int32_t k = 0; k < count; k++) in[k] = graph->values[value->operands[k]].type.dtype;
+    return tpc_op_compute_dtype(tpc_op_of(value), in, count, value->type.dtype);
+}
+
+/* lt le gt ge eq ne logical_and logical_or: adjacent in tpc_op. */
+static bool is_binary_predicate(tpc_op op) {
+    return op >= TPC_OP_LT && op <= TPC_OP_LOGICAL_OR;
+}
+
+int32_t tpc_op_compute_dtype(tpc_op op, const int32_t *operands, int32_t count, int32_t own) {
+    int32_t in[3] = {0, 0, 0};
+    for (int32_t k = 0; k < count && k < 3; k++) in[k] = operands[k];
+    if (is_binary_predicate(op)) return tpc_dtype_promote(in[0], in[1]);
     switch (op) {
     case TPC_OP_EXP:
     case TPC_OP_LOG:
@@ -186,7 +205,7 @@ int32_t tpc_compute_dtype(const tp_plugin_graph *graph, const tp_plugin_value *v
         return float_or_f32(in[0]);
     case TPC_OP_LAYER_NORM: {
         int32_t dtype = in[0];
-        for (int32_t k = 1; k < value->num_operands; k++) dtype = tpc_dtype_promote(dtype, in[k]);
+        for (int32_t k = 1; k < count && k < 3; k++) dtype = tpc_dtype_promote(dtype, in[k]);
         return float_or_f32(dtype);
     }
     case TPC_OP_ADD:
@@ -195,16 +214,8 @@ int32_t tpc_compute_dtype(const tp_plugin_graph *graph, const tp_plugin_value *v
     case TPC_OP_POW:
     case TPC_OP_MAXIMUM:
     case TPC_OP_MINIMUM:
-    case TPC_OP_LT:
-    case TPC_OP_LE:
-    case TPC_OP_GT:
-    case TPC_OP_GE:
-    case TPC_OP_EQ:
-    case TPC_OP_NE:
     case TPC_OP_MATMUL:
     case TPC_OP_LINEAR:
-    case TPC_OP_LOGICAL_AND:
-    case TPC_OP_LOGICAL_OR:
         return tpc_dtype_promote(in[0], in[1]);
     case TPC_OP_DIV:
         return float_or_f32(tpc_dtype_promote(in[0], in[1]));
@@ -218,10 +229,16 @@ int32_t tpc_compute_dtype(const tp_plugin_graph *graph, const tp_plugin_value *v
     case TPC_OP_CONSTANT:
     case TPC_OP_FULL:
     case TPC_OP_ARANGE:
-        return value->type.dtype;
+        return own;
     default: /* neg abs relu floor ceil sign logical_* cast max min argmax, shape ops */
-        return value->num_operands > 0 ? in[0] : value->type.dtype;
+        return count > 0 ? in[0] : own;
     }
+}
+
+int32_t tpc_op_result_dtype(tpc_op op, int32_t compute, int32_t cast_to) {
+    if (is_binary_predicate(op) || op == TPC_OP_LOGICAL_NOT) return TP_PLUGIN_BOOL;
+    if (op == TPC_OP_CAST) return cast_to;
+    return op == TPC_OP_ARGMAX ? TP_PLUGIN_I64 : compute;
 }
 
 /* ---- types ---- */
@@ -239,6 +256,15 @@ bool tpc_same_shape(const tp_plugin_type *a, const tp_plugin_type *b) {
     if (a->ndim != b->ndim) return false;
     for (int32_t d = 0; d < a->ndim; d++)
         if (a->dims[d] != b->dims[d]) return false;
+    return true;
+}
+
+bool tpc_strides_contiguous(int32_t ndim, const int64_t *dims, const int64_t *strides) {
+    int64_t expected = 1;
+    for (int32_t d = ndim - 1; d >= 0; d--) {
+        if (dims[d] != 1 && strides[d] != expected) return false;
+        expected *= dims[d];
+    }
     return true;
 }
 

@@ -55,7 +55,7 @@ typedef enum tpc_op {
     TPC_OP_POW,
     TPC_OP_MAXIMUM,
     TPC_OP_MINIMUM,
-    TPC_OP_LT,
+    TPC_OP_LT, /* lt ... logical_or stay adjacent (tpc_graph.c's predicates) */
     TPC_OP_LE,
     TPC_OP_GT,
     TPC_OP_GE,
@@ -106,6 +106,9 @@ int64_t tpc_attr_int(const tp_plugin_value *value, const char *name, int64_t fal
 double tpc_attr_float(const tp_plugin_value *value, const char *name, double fallback);
 /* Elements of an INTS attribute; *count 0 and NULL when absent. */
 const int64_t *tpc_attr_ints(const tp_plugin_value *value, const char *name, int32_t *count);
+/* The payload of a `constant`: the TENSOR attribute named "value" (the .tpir
+ * name), else the node's first TENSOR attribute; NULL when it has none. */
+const tp_plugin_attr *tpc_attr_tensor(const tp_plugin_value *value);
 
 /* ---- dtypes ---- */
 const char *tpc_dtype_name(int32_t dtype); /* "f32" ... "bool"; "?" otherwise */
@@ -118,10 +121,21 @@ int32_t tpc_dtype_promote(int32_t a, int32_t b);
 /* The dtype a pointwise/reduction/matmul/composite node computes in, from its
  * operand types (tensor.h's rules); the node's result dtype is in its type. */
 int32_t tpc_compute_dtype(const tp_plugin_graph *graph, const tp_plugin_value *value);
+/* The same rule from the op and its operand dtypes alone, for nodes a backend
+ * makes itself (decompositions): `operands` holds `count` dtypes; `own` is
+ * the dtype of an op without operands (creation ops, inputs). */
+int32_t tpc_op_compute_dtype(tpc_op op, const int32_t *operands, int32_t count, int32_t own);
+/* The result dtype of `op` computing in `compute`: bool for comparisons and
+ * logical ops, `cast_to` for cast, i64 for argmax, `compute` otherwise. */
+int32_t tpc_op_result_dtype(tpc_op op, int32_t compute, int32_t cast_to);
 
 /* ---- types ---- */
 int64_t tpc_numel(const tp_plugin_type *type); /* -1 when a dim is symbolic */
 bool tpc_same_shape(const tp_plugin_type *a, const tp_plugin_type *b);
+/* True when elements laid out with `strides` (in elements) are in C order
+ * with no gaps, size-1 dimensions ignored: a strided view that is a plain
+ * contiguous buffer. */
+bool tpc_strides_contiguous(int32_t ndim, const int64_t *dims, const int64_t *strides);
 /* Writes "f32[2, 3]" (symbols by name when graph is given). */
 char *tpc_type_text(const tp_plugin_graph *graph, const tp_plugin_type *type, char *buf,
                     size_t size);

@@ -45,3 +45,13 @@ int32_t tpc_option_int(const tp_plugin_option *options, int32_t count, const cha
     *out = value;
     return TP_PLUGIN_OK;
 }
+
+int32_t tpc_option_on_off(const tp_plugin_option *options, int32_t count, const char *key,
+                          bool *out, char *error, size_t error_size) {
+    const char *text = tpc_option_get(options, count, key);
+    if (!text) return TP_PLUGIN_OK;
+    if (strcmp(text, "on") != 0 && strcmp(text, "off") != 0)
+        return tpc_error(error, error_size, "option %s=%s: expected on or off", key, text);
+    *out = strcmp(text, "on") == 0;
+    return TP_PLUGIN_OK;
+}

@@ -4,6 +4,7 @@
 #ifndef TPC_OPTIONS_H
 #define TPC_OPTIONS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,5 +19,9 @@ const char *tpc_option_get(const tp_plugin_option *options, int32_t count, const
 /* Reads an integer option in [min, max]; absent leaves *out unchanged. */
 int32_t tpc_option_int(const tp_plugin_option *options, int32_t count, const char *key, int64_t min,
                        int64_t max, int64_t *out, char *error, size_t error_size);
+
+/* Reads an on/off option into *out; absent leaves *out unchanged. */
+int32_t tpc_option_on_off(const tp_plugin_option *options, int32_t count, const char *key,
+                          bool *out, char *error, size_t error_size);
 
 #endif

@@ -69,13 +69,16 @@ char *tpc_buf_take(tpc_buf *buf) {
     return data;
 }
 
+int32_t tpc_verror(char *error, size_t size, const char *format, va_list args) {
+    if (error && size > 0) vsnprintf(error, size, format, args);
+    return TP_PLUGIN_ERROR;
+}
+
 int32_t tpc_error(char *error, size_t size, const char *format, ...) {
-    if (error && size > 0) {
-        va_list args;
-        va_start(args, format);
-        vsnprintf(error, size, format, args);
-        va_end(args);
-    }
+    va_list args;
+    va_start(args, format);
+    tpc_verror(error, size, format, args);
+    va_end(args);
     return TP_PLUGIN_ERROR;
 }
 
@@ -93,7 +96,9 @@ char *tpc_kernel_name(const char *graph_name, int32_t region, const char *const 
     if (size == 0) return buf;
     size_t used = 0;
     buf[0] = '\0';
-    append_identifier(buf, size, &used, graph_name && *graph_name ? graph_name : "graph");
+    /* room for "_r" and ten digits after the graph's name */
+    size_t graph_size = size >= 32 ? size - 12 : size;
+    append_identifier(buf, graph_size, &used, graph_name && *graph_name ? graph_name : "graph");
     char number[32];
     snprintf(number, sizeof number, "_r%d", (int)region);
     append_identifier(buf, size, &used, number);

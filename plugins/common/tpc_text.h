@@ -32,10 +32,12 @@ char *tpc_buf_take(tpc_buf *buf);
  * the failure it is. */
 __attribute__((format(printf, 3, 4))) int32_t tpc_error(char *error, size_t size,
                                                         const char *format, ...);
+int32_t tpc_verror(char *error, size_t size, const char *format, va_list args);
 
 /* Kernel name for a region: "<graph>_r<region>_<op>[_<op>...]", only
  * [A-Za-z0-9_], at most size-1 characters. `ops` are the member op names in
- * order. */
+ * order. A long graph name is shortened first, so that "_r<region>" (what
+ * keeps the names of one graph apart) is always kept when size >= 32. */
 char *tpc_kernel_name(const char *graph_name, int32_t region, const char *const *ops,
                       int32_t num_ops, char *buf, size_t size);
 

@@ -23,6 +23,8 @@
 #include "cuda_nvrtc.h"
 #include "cuda_testing.h"
 #include "tensorplay/plugin.h"
+#include "tpc_options.h"
+#include "tpc_text.h"
 
 #define CUDA_PLUGIN_VERSION "0.1.0"
 
@@ -36,49 +38,40 @@ typedef struct compile_options {
     const char *dump;
 } compile_options;
 
-static const char *const known_options = "target, device, cache, dump";
+static const char *const known_options[] = {"target", "device", "cache", "dump"};
 
-static int32_t refuse(char *error, size_t size, const char *format, const char *a, const char *b) {
-    snprintf(error, size, format, a, b);
-    return TP_PLUGIN_ERROR;
+/* target=device | ptx:compute_XY (XY >= 75). */
+static int32_t parse_target(const char *value, compile_options *out, char *error, size_t size) {
+    int arch = 0;
+    char tail = 0;
+    if (!strcmp(value, "device")) {
+        out->ptx_only = false;
+        return TP_PLUGIN_OK;
+    }
+    if (sscanf(value, "ptx:compute_%d%c", &arch, &tail) != 1 || arch < 75)
+        return tpc_error(error, size,
+                         "option target=%s: expected 'device' or 'ptx:compute_XY' with XY >= 75 "
+                         "(e.g. ptx:compute_90)",
+                         value);
+    out->ptx_only = true;
+    snprintf(out->arch, sizeof out->arch, "compute_%d", arch);
+    return TP_PLUGIN_OK;
 }
 
 static int32_t parse_options(const tp_plugin_option *options, int32_t count, compile_options *out,
                              char *error, size_t size) {
     *out = (compile_options){.cache = true};
-    for (int32_t i = 0; i < count; i++) {
-        const char *key = options[i].key, *value = options[i].value ? options[i].value : "";
-        if (!strcmp(key, "target")) {
-            int arch = 0;
-            char tail = 0;
-            if (!strcmp(value, "device")) {
-                out->ptx_only = false;
-            } else if (sscanf(value, "ptx:compute_%d%c", &arch, &tail) == 1 && arch >= 75) {
-                out->ptx_only = true;
-                snprintf(out->arch, sizeof out->arch, "compute_%d", arch);
-            } else {
-                return refuse(error, size,
-                              "option target=%s: expected 'device' or 'ptx:compute_XY' with XY >= "
-                              "75 (e.g. ptx:compute_90)%s",
-                              value, "");
-            }
-        } else if (!strcmp(key, "device")) {
-            char *end;
-            long ordinal = strtol(value, &end, 10);
-            if (!*value || *end || ordinal < 0 || ordinal > 15)
-                return refuse(error, size, "option device=%s: expected a device number 0..15%s",
-                              value, "");
-            out->device = (int)ordinal;
-        } else if (!strcmp(key, "cache")) {
-            if (strcmp(value, "on") && strcmp(value, "off"))
-                return refuse(error, size, "option cache=%s: expected on or off%s", value, "");
-            out->cache = !strcmp(value, "on");
-        } else if (!strcmp(key, "dump")) {
-            out->dump = value;
-        } else {
-            return refuse(error, size, "unknown option '%s' (known: %s)", key, known_options);
-        }
-    }
+    int32_t num_known = (int32_t)(sizeof known_options / sizeof known_options[0]);
+    if (tpc_options_check(options, count, known_options, num_known, error, size) != TP_PLUGIN_OK)
+        return TP_PLUGIN_ERROR;
+    const char *target = tpc_option_get(options, count, "target");
+    if (target && parse_target(target, out, error, size) != TP_PLUGIN_OK) return TP_PLUGIN_ERROR;
+    int64_t device = 0;
+    if (tpc_option_int(options, count, "device", 0, 15, &device, error, size) != TP_PLUGIN_OK ||
+        tpc_option_on_off(options, count, "cache", &out->cache, error, size) != TP_PLUGIN_OK)
+        return TP_PLUGIN_ERROR;
+    out->device = (int)device;
+    out->dump = tpc_option_get(options, count, "dump");
     return TP_PLUGIN_OK;
 }
 
@@ -97,12 +90,12 @@ static char *device_image(const tp_plugin_executable *exe, const cu_device *devi
                           char *error, size_t size) {
     char why[256];
     const char *nvrtc_version = cu_nvrtc_version(why, sizeof why);
-    uint64_t key = cu_hash_bytes(CU_HASH_SEED, exe->source, strlen(exe->source));
+    uint64_t key = tpc_hash_bytes(TPC_HASH_SEED, exe->source, strlen(exe->source));
     char salt[160];
     snprintf(salt, sizeof salt, "%s|driver %d|nvrtc %s|plugin %s", exe->target,
              device->driver_version, nvrtc_version ? nvrtc_version : "?", CUDA_PLUGIN_VERSION);
-    key = cu_hash_bytes(key, salt, strlen(salt));
-    uint64_t key2 = cu_hash_bytes(key ^ 0x9e3779b97f4a7c15ull, salt, strlen(salt));
+    key = tpc_hash_bytes(key, salt, strlen(salt));
+    uint64_t key2 = tpc_hash_bytes(key ^ 0x9e3779b97f4a7c15ull, salt, strlen(salt));
     char name[128], folder[3800];
     snprintf(name, sizeof name, "%s-%016llx%016llx", exe->target, (unsigned long long)key,
              (unsigned long long)key2);
@@ -131,7 +124,7 @@ static int32_t cuda_compile(const tp_plugin_graph *graph, const tp_plugin_tensor
         if (!device) return TP_PLUGIN_ERROR;
     }
     tp_plugin_executable *exe = calloc(1, sizeof *exe);
-    if (!exe) return refuse(error, error_size, "out of memory%s%s", "", "");
+    if (!exe) return tpc_error(error, error_size, "out of memory");
     bool ok = cu_graph_lower(graph, inputs, num_inputs, &exe->graph, error, error_size) &&
               cu_graph_plan(&exe->graph, device ? device->multiprocessors : 132, error, error_size);
     if (ok) ok = (exe->source = cu_emit_module(&exe->graph, error, error_size)) != NULL;

@@ -11,16 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char magic[8] = {'T', 'P', 'C', 'U', 'B', 'I', 'N', '1'};
+#include "tpc_text.h"
 
-uint64_t cu_hash_bytes(uint64_t hash, const void *data, size_t size) {
-    const unsigned char *bytes = data;
-    for (size_t i = 0; i < size; i++) {
-        hash ^= bytes[i];
-        hash *= 1099511628211ull;
-    }
-    return hash;
-}
+static const char magic[8] = {'T', 'P', 'C', 'U', 'B', 'I', 'N', '1'};
 
 /* mkdir -p */
 static bool make_folders(char *path) {
@@ -70,7 +63,7 @@ void *cu_cache_load(const char *folder, const char *key, size_t *size) {
     if (ok) {
         data = malloc((size_t)length);
         ok = data && fread(data, 1, (size_t)length, file) == length && fgetc(file) == EOF &&
-             cu_hash_bytes(CU_HASH_SEED, data, (size_t)length) == checksum;
+             tpc_hash_bytes(TPC_HASH_SEED, data, (size_t)length) == checksum;
     }
     fclose(file);
     if (!ok) { /* corrupt or truncated: a miss; drop it so the next store replaces it */
@@ -94,7 +87,7 @@ bool cu_cache_store(const char *folder, const char *key, const void *data, size_
         unlink(temporary);
         return false;
     }
-    uint64_t length = size, checksum = cu_hash_bytes(CU_HASH_SEED, data, size);
+    uint64_t length = size, checksum = tpc_hash_bytes(TPC_HASH_SEED, data, size);
     bool ok = fwrite(magic, 1, 8, file) == 8 && fwrite(&length, sizeof length, 1, file) == 1 &&
               fwrite(&checksum, sizeof checksum, 1, file) == 1 &&
               fwrite(data, 1, size, file) == size;

@@ -4,19 +4,14 @@
  * hash the generated source, the target (sm_XY), the driver and NVRTC
  * versions and the plugin version. Writes are atomic (temporary file in the
  * same folder + rename); an entry whose header, size or checksum is wrong is
- * a miss and is removed, never a crash. Plain C library only, so the tests
- * compile it in directly. */
+ * a miss and is removed, never a crash. Plain C library and plugins/common's
+ * hash only, so the tests compile it in directly. */
 #ifndef TP_PLUGIN_CUDA_CACHE_H
 #define TP_PLUGIN_CUDA_CACHE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#define CU_HASH_SEED 1469598103934665603ull
-
-/* 64-bit FNV-1a over bytes, continuing from `hash`. */
-uint64_t cu_hash_bytes(uint64_t hash, const void *data, size_t size);
 
 /* The cache folder, created (with parents) if needed. False when no folder
  * can be made (then the cache is simply not used). */

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "tensorplay/plugin.h"
+#include "tpc_graph.h"
 
 #define CU_MAX_DIMS TP_PLUGIN_MAX_DIMS
 
@@ -93,7 +94,7 @@ typedef struct cu_kernel {
     cu_kernel_kind kind;
     int root;         /* the node whose buffer the kernel writes */
     int matmul;       /* CU_KERNEL_MATMUL: the matmul node (root is its epilogue or itself) */
-    char name[64];    /* extern "C" name in the module */
+    char name[96];    /* extern "C" name in the module (tpc_kernel_name) */
     uint32_t grid[3]; /* launch shape */
     uint32_t block;
     int tile;     /* CU_KERNEL_MATMUL: output tile edge (64 or 128) */
@@ -124,11 +125,8 @@ typedef struct cu_graph {
     cu_kernel *kernels;
 } cu_graph;
 
-/* Bytes per element of a dtype code; 0 for an invalid code. */
-size_t cu_dtype_size(int32_t dtype);
-/* promote(a, b) of tensor.h: bool < integers < floats, wider wins. */
-int32_t cu_dtype_promote(int32_t a, int32_t b);
-bool cu_dtype_is_float(int32_t dtype);
+/* Elements of a lowered node (dims are concrete). Dtype sizes, names and
+ * promotion come from plugins/common (tpc_graph.h). */
 int64_t cu_numel(const cu_node *node);
 
 /* Lowers the view for inputs of exactly `inputs`. On failure writes the

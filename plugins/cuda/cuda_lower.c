@@ -9,146 +9,19 @@
  * Pointwise compute dtypes follow tensor.h's promotion rules.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_graph.h"
-
-/* ---- dtypes --------------------------------------------------------------------------- */
-
-size_t cu_dtype_size(int32_t dtype) {
-    switch (dtype) {
-    case TP_PLUGIN_F32:
-    case TP_PLUGIN_I32:
-        return 4;
-    case TP_PLUGIN_F64:
-    case TP_PLUGIN_I64:
-        return 8;
-    case TP_PLUGIN_BOOL:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-bool cu_dtype_is_float(int32_t dtype) {
-    return dtype == TP_PLUGIN_F32 || dtype == TP_PLUGIN_F64;
-}
-
-static int dtype_rank(int32_t dtype) {
-    switch (dtype) {
-    case TP_PLUGIN_BOOL:
-        return 0;
-    case TP_PLUGIN_I32:
-        return 1;
-    case TP_PLUGIN_I64:
-        return 2;
-    case TP_PLUGIN_F32:
-        return 3;
-    default:
-        return 4;
-    }
-}
-
-int32_t cu_dtype_promote(int32_t a, int32_t b) {
-    if (cu_dtype_is_float(a) != cu_dtype_is_float(b)) return cu_dtype_is_float(a) ? a : b;
-    return dtype_rank(a) >= dtype_rank(b) ? a : b;
-}
-
-static int32_t float_of(int32_t dtype) {
-    return cu_dtype_is_float(dtype) ? dtype : TP_PLUGIN_F32;
-}
+#include "tpc_graph.h"
+#include "tpc_text.h"
 
 int64_t cu_numel(const cu_node *node) {
     int64_t count = 1;
     for (int d = 0; d < node->ndim; d++) count *= node->dims[d];
     return count;
-}
-
-/* ---- pointwise dtype rules (tensor.h) ------------------------------------------------- */
-
-typedef enum rule {
-    KEEP,
-    FLOAT,
-    PREDICATE1,
-    CAST,
-    ARITHMETIC,
-    TRUE_DIVIDE,
-    PREDICATE2,
-    WHERE
-} rule;
-
-static const struct {
-    const char *name;
-    rule rule;
-} pointwise_rules[] = {
-    {"neg", KEEP},
-    {"abs", KEEP},
-    {"exp", FLOAT},
-    {"log", FLOAT},
-    {"sqrt", FLOAT},
-    {"rsqrt", FLOAT},
-    {"sin", FLOAT},
-    {"cos", FLOAT},
-    {"tanh", FLOAT},
-    {"sigmoid", FLOAT},
-    {"relu", KEEP},
-    {"erf", FLOAT},
-    {"floor", KEEP},
-    {"ceil", KEEP},
-    {"sign", KEEP},
-    {"logical_not", PREDICATE1},
-    {"cast", CAST},
-    {"add", ARITHMETIC},
-    {"sub", ARITHMETIC},
-    {"mul", ARITHMETIC},
-    {"div", TRUE_DIVIDE},
-    {"pow", ARITHMETIC},
-    {"maximum", ARITHMETIC},
-    {"minimum", ARITHMETIC},
-    {"lt", PREDICATE2},
-    {"le", PREDICATE2},
-    {"gt", PREDICATE2},
-    {"ge", PREDICATE2},
-    {"eq", PREDICATE2},
-    {"ne", PREDICATE2},
-    {"logical_and", PREDICATE2},
-    {"logical_or", PREDICATE2},
-    {"where", WHERE},
-    {"copy", KEEP},
-};
-
-static int find_rule(const char *op) {
-    for (size_t i = 0; i < sizeof pointwise_rules / sizeof pointwise_rules[0]; i++)
-        if (strcmp(pointwise_rules[i].name, op) == 0) return (int)i;
-    return -1;
-}
-
-/* Compute and result dtypes of a pointwise op over operand dtypes `in`. */
-static void pointwise_dtypes(rule r, const int32_t *in, int32_t cast_to, int32_t *compute,
-                             int32_t *result) {
-    switch (r) {
-    case KEEP:
-    case PREDICATE1:
-    case CAST:
-        *compute = in[0];
-        break;
-    case FLOAT:
-        *compute = float_of(in[0]);
-        break;
-    case ARITHMETIC:
-    case PREDICATE2:
-        *compute = cu_dtype_promote(in[0], in[1]);
-        break;
-    case TRUE_DIVIDE:
-        *compute = float_of(cu_dtype_promote(in[0], in[1]));
-        break;
-    case WHERE:
-        *compute = cu_dtype_promote(in[1], in[2]);
-        break;
-    }
-    *result = r == PREDICATE1 || r == PREDICATE2 ? TP_PLUGIN_BOOL : r == CAST ? cast_to : *compute;
 }
 
 /* ---- building nodes ------------------------------------------------------------------- */
@@ -160,8 +33,14 @@ typedef struct lowering {
     bool failed;
 } lowering;
 
-static bool fail(lowering *l, const char *format, const char *a, const char *b) {
-    if (!l->failed) snprintf(l->error, l->error_size, format, a, b);
+/* Records the first failure only (later ones follow from it). */
+__attribute__((format(printf, 2, 3))) static bool fail(lowering *l, const char *format, ...) {
+    if (!l->failed) {
+        va_list args;
+        va_start(args, format);
+        tpc_verror(l->error, l->error_size, format, args);
+        va_end(args);
+    }
     l->failed = true;
     return false;
 }
@@ -174,7 +53,7 @@ static int add_node(lowering *l, cu_kind kind, const char *op, const char *name,
     if (g->num_nodes == g->capacity) {
         int capacity = g->capacity ? g->capacity * 2 : 64;
         cu_node *grown = realloc(g->nodes, (size_t)capacity * sizeof *grown);
-        if (!grown) return fail(l, "out of memory lowering graph%s%s", "", ""), -1;
+        if (!grown) return fail(l, "out of memory lowering graph"), -1;
         g->nodes = grown;
         g->capacity = capacity;
     }
@@ -189,7 +68,7 @@ static int add_node(lowering *l, cu_kind kind, const char *op, const char *name,
     if (ndim) memcpy(node->dims, dims, sizeof(int64_t) * (size_t)ndim);
     node->num_operands = num_operands;
     node->operands = calloc((size_t)num_operands + 1, sizeof(int));
-    if (!node->operands) return fail(l, "out of memory lowering graph%s%s", "", ""), -1;
+    if (!node->operands) return fail(l, "out of memory lowering graph"), -1;
     for (int i = 0; i < num_operands; i++) node->operands[i] = operands[i];
     return g->num_nodes++;
 }
@@ -199,7 +78,7 @@ static cu_node *node_at(lowering *l, int index) {
 }
 
 /* A pointwise node whose shape is the broadcast of its operands'. */
-static int pointwise(lowering *l, const char *op, const char *name, const int *operands, int count,
+static int pointwise(lowering *l, tpc_op op, const char *name, const int *operands, int count,
                      int32_t cast_to) {
     if (l->failed) return -1;
     int64_t dims[CU_MAX_DIMS];
@@ -216,18 +95,19 @@ static int pointwise(lowering *l, const char *op, const char *name, const int *o
             if (*target == 1) *target = operand->dims[d];
         }
     }
-    int32_t compute = TP_PLUGIN_F32, result = TP_PLUGIN_F32;
-    pointwise_dtypes(pointwise_rules[find_rule(op)].rule, in, cast_to, &compute, &result);
-    int index = add_node(l, CU_POINTWISE, op, name, result, ndim, dims, operands, count);
+    int32_t compute = tpc_op_compute_dtype(op, in, count, TP_PLUGIN_F32);
+    int32_t result = tpc_op_result_dtype(op, compute, cast_to);
+    int index =
+        add_node(l, CU_POINTWISE, tpc_op_name(op), name, result, ndim, dims, operands, count);
     if (index >= 0) node_at(l, index)->compute = compute;
     return index;
 }
 
-static int unary(lowering *l, const char *op, const char *name, int x) {
+static int unary(lowering *l, tpc_op op, const char *name, int x) {
     return pointwise(l, op, name, &x, 1, 0);
 }
 
-static int binary(lowering *l, const char *op, const char *name, int a, int b) {
+static int binary(lowering *l, tpc_op op, const char *name, int a, int b) {
     int operands[2] = {a, b};
     return pointwise(l, op, name, operands, 2, 0);
 }
@@ -245,11 +125,10 @@ static int scalar_like(lowering *l, const char *name, int like, double value) {
 
 static int as_float(lowering *l, const char *name, int x) {
     int32_t dtype = node_at(l, x)->dtype;
-    return cu_dtype_is_float(dtype) ? x : pointwise(l, "cast", name, &x, 1, TP_PLUGIN_F32);
+    return tpc_dtype_is_float(dtype) ? x : pointwise(l, TPC_OP_CAST, name, &x, 1, TP_PLUGIN_F32);
 }
 
-static int reduce(lowering *l, const char *op, const char *name, int x, uint32_t mask,
-                  bool keepdim) {
+static int reduce(lowering *l, tpc_op op, const char *name, int x, uint32_t mask, bool keepdim) {
     const cu_node *in = node_at(l, x);
     int64_t dims[CU_MAX_DIMS];
     int ndim = 0;
@@ -259,10 +138,8 @@ static int reduce(lowering *l, const char *op, const char *name, int x, uint32_t
         else if (keepdim)
             dims[ndim++] = 1;
     }
-    int32_t dtype = in->dtype;
-    if (strcmp(op, "sum") == 0 && !cu_dtype_is_float(dtype)) dtype = TP_PLUGIN_I64;
-    if (strcmp(op, "mean") == 0) dtype = float_of(dtype);
-    int index = add_node(l, CU_REDUCE, op, name, dtype, ndim, dims, &x, 1);
+    int32_t dtype = tpc_op_compute_dtype(op, &in->dtype, 1, in->dtype);
+    int index = add_node(l, CU_REDUCE, tpc_op_name(op), name, dtype, ndim, dims, &x, 1);
     if (index >= 0) {
         node_at(l, index)->reduce_mask = mask;
         node_at(l, index)->keepdim = keepdim;
@@ -270,26 +147,7 @@ static int reduce(lowering *l, const char *op, const char *name, int x, uint32_t
     return index;
 }
 
-/* ---- attributes ----------------------------------------------------------------------- */
-
-static const tp_plugin_attr *find_attr(const tp_plugin_value *value, const char *name, int type) {
-    for (int32_t i = 0; i < value->num_attrs; i++)
-        if (strcmp(value->attrs[i].name, name) == 0 && value->attrs[i].type == type)
-            return &value->attrs[i];
-    return NULL;
-}
-
-static int64_t attr_int(const tp_plugin_value *value, const char *name, int64_t fallback) {
-    const tp_plugin_attr *attr = find_attr(value, name, TP_PLUGIN_ATTR_INT);
-    if (!attr) attr = find_attr(value, name, TP_PLUGIN_ATTR_BOOL);
-    if (!attr) attr = find_attr(value, name, TP_PLUGIN_ATTR_DTYPE);
-    return attr ? attr->i : fallback;
-}
-
-static double attr_float(const tp_plugin_value *value, const char *name, double fallback) {
-    const tp_plugin_attr *attr = find_attr(value, name, TP_PLUGIN_ATTR_FLOAT);
-    return attr ? attr->f : fallback;
-}
+/* ---- axes ------------------------------------------------------------------------------ */
 
 static int normalize_axis(int64_t axis, int ndim) {
     if (axis < 0) axis += ndim;
@@ -309,63 +167,63 @@ static int lower_softmax(lowering *l, const tp_plugin_value *value, const int *i
     const char *name = value->name;
     int x = as_float(l, name, in[0]);
     int ndim = node_at(l, x)->ndim;
-    uint32_t mask = ndim ? 1u << normalize_axis(attr_int(value, "axis", -1), ndim) : 0;
-    int max = reduce(l, "max", name, x, mask, true);
-    int shifted = binary(l, "sub", name, x, max);
-    int exps = unary(l, "exp", name, shifted);
-    int total = reduce(l, "sum", name, exps, mask, true);
-    if (!log) return binary(l, "div", name, exps, total);
-    return binary(l, "sub", name, shifted, unary(l, "log", name, total));
+    uint32_t mask = ndim ? 1u << normalize_axis(tpc_attr_int(value, "axis", -1), ndim) : 0;
+    int max = reduce(l, TPC_OP_MAX, name, x, mask, true);
+    int shifted = binary(l, TPC_OP_SUB, name, x, max);
+    int exps = unary(l, TPC_OP_EXP, name, shifted);
+    int total = reduce(l, TPC_OP_SUM, name, exps, mask, true);
+    if (!log) return binary(l, TPC_OP_DIV, name, exps, total);
+    return binary(l, TPC_OP_SUB, name, shifted, unary(l, TPC_OP_LOG, name, total));
 }
 
 static int lower_layer_norm(lowering *l, const tp_plugin_value *value, const int *in) {
     const char *name = value->name;
     int x = as_float(l, name, in[0]);
     int ndim = node_at(l, x)->ndim;
-    uint32_t mask = axes_from(normalize_axis(attr_int(value, "axis", -1), ndim), ndim);
-    int mean = reduce(l, "mean", name, x, mask, true);
-    int centered = binary(l, "sub", name, x, mean);
-    int squares = binary(l, "mul", name, centered, centered);
-    int variance = reduce(l, "mean", name, squares, mask, true);
-    int eps = scalar_like(l, name, variance, attr_float(value, "eps", 1e-5));
-    int inverse = unary(l, "rsqrt", name, binary(l, "add", name, variance, eps));
-    int y = binary(l, "mul", name, centered, inverse);
-    if (value->num_operands > 1) y = binary(l, "mul", name, y, in[1]);
-    if (value->num_operands > 2) y = binary(l, "add", name, y, in[2]);
+    uint32_t mask = axes_from(normalize_axis(tpc_attr_int(value, "axis", -1), ndim), ndim);
+    int mean = reduce(l, TPC_OP_MEAN, name, x, mask, true);
+    int centered = binary(l, TPC_OP_SUB, name, x, mean);
+    int squares = binary(l, TPC_OP_MUL, name, centered, centered);
+    int variance = reduce(l, TPC_OP_MEAN, name, squares, mask, true);
+    int eps = scalar_like(l, name, variance, tpc_attr_float(value, "eps", 1e-5));
+    int inverse = unary(l, TPC_OP_RSQRT, name, binary(l, TPC_OP_ADD, name, variance, eps));
+    int y = binary(l, TPC_OP_MUL, name, centered, inverse);
+    if (value->num_operands > 1) y = binary(l, TPC_OP_MUL, name, y, in[1]);
+    if (value->num_operands > 2) y = binary(l, TPC_OP_ADD, name, y, in[2]);
     return y;
 }
 
 static int scale(lowering *l, const char *name, int x, double factor) {
-    return binary(l, "mul", name, x, scalar_like(l, name, x, factor));
+    return binary(l, TPC_OP_MUL, name, x, scalar_like(l, name, x, factor));
 }
 
 static int offset(lowering *l, const char *name, int x, double amount) {
-    return binary(l, "add", name, x, scalar_like(l, name, x, amount));
+    return binary(l, TPC_OP_ADD, name, x, scalar_like(l, name, x, amount));
 }
 
 static int lower_gelu(lowering *l, const tp_plugin_value *value, const int *in) {
     const char *name = value->name;
     int x = as_float(l, name, in[0]), curve;
-    if (attr_int(value, "approximate", TP_PLUGIN_GELU_NONE) == TP_PLUGIN_GELU_TANH) {
-        int cube = binary(l, "mul", name, binary(l, "mul", name, x, x), x);
-        int inner = binary(l, "add", name, x, scale(l, name, cube, 0.044715));
-        curve = unary(l, "tanh", name, scale(l, name, inner, 0.7978845608028654));
+    if (tpc_attr_int(value, "approximate", TP_PLUGIN_GELU_NONE) == TP_PLUGIN_GELU_TANH) {
+        int cube = binary(l, TPC_OP_MUL, name, binary(l, TPC_OP_MUL, name, x, x), x);
+        int inner = binary(l, TPC_OP_ADD, name, x, scale(l, name, cube, 0.044715));
+        curve = unary(l, TPC_OP_TANH, name, scale(l, name, inner, 0.7978845608028654));
     } else {
-        curve = unary(l, "erf", name, scale(l, name, x, 0.7071067811865476));
+        curve = unary(l, TPC_OP_ERF, name, scale(l, name, x, 0.7071067811865476));
     }
-    return binary(l, "mul", name, scale(l, name, x, 0.5), offset(l, name, curve, 1.0));
+    return binary(l, TPC_OP_MUL, name, scale(l, name, x, 0.5), offset(l, name, curve, 1.0));
 }
 
 static int lower_softplus(lowering *l, const tp_plugin_value *value, const int *in) {
     const char *name = value->name;
-    double beta = attr_float(value, "beta", 1.0);
+    double beta = tpc_attr_float(value, "beta", 1.0);
     int x = as_float(l, name, in[0]);
     int scaled = scale(l, name, x, beta);
-    int threshold = scalar_like(l, name, scaled, attr_float(value, "threshold", 20.0));
-    int linear_region = binary(l, "gt", name, scaled, threshold);
-    int logs = unary(l, "log", name, offset(l, name, unary(l, "exp", name, scaled), 1.0));
+    int threshold = scalar_like(l, name, scaled, tpc_attr_float(value, "threshold", 20.0));
+    int linear_region = binary(l, TPC_OP_GT, name, scaled, threshold);
+    int logs = unary(l, TPC_OP_LOG, name, offset(l, name, unary(l, TPC_OP_EXP, name, scaled), 1.0));
     int operands[3] = {linear_region, x, scale(l, name, logs, 1.0 / beta)};
-    return pointwise(l, "where", name, operands, 3, 0);
+    return pointwise(l, TPC_OP_WHERE, name, operands, 3, 0);
 }
 
 /* A view node of `x` with explicit result dims. */
@@ -389,7 +247,7 @@ static int permute(lowering *l, const char *name, int x, const int *perm) {
 /* numpy.matmul result shape. */
 static int matmul(lowering *l, const char *name, int a, int b, const int64_t *dims, int ndim) {
     int operands[2] = {a, b};
-    int32_t dtype = cu_dtype_promote(node_at(l, a)->dtype, node_at(l, b)->dtype);
+    int32_t dtype = tpc_dtype_promote(node_at(l, a)->dtype, node_at(l, b)->dtype);
     int index = add_node(l, CU_MATMUL, "matmul", name, dtype, ndim, dims, operands, 2);
     if (index >= 0) node_at(l, index)->compute = dtype;
     return index;
@@ -405,7 +263,7 @@ static int lower_linear(lowering *l, const tp_plugin_value *value, const int *in
     memcpy(dims, x->dims, sizeof dims);
     dims[ndim - 1] = node_at(l, in[1])->dims[0];
     int product = matmul(l, name, in[0], weight_t, dims, ndim);
-    return value->num_operands > 2 ? binary(l, "add", name, product, in[2]) : product;
+    return value->num_operands > 2 ? binary(l, TPC_OP_ADD, name, product, in[2]) : product;
 }
 
 /* ---- creation ------------------------------------------------------------------------- */
@@ -413,12 +271,12 @@ static int lower_linear(lowering *l, const tp_plugin_value *value, const int *in
 /* arange on the host, NumPy's rule as the reference kernel: elements 0 and 1
  * converted to the dtype, the rest first + i * (second - first). */
 static int lower_arange(lowering *l, const tp_plugin_value *value, const cu_node *shape) {
-    double start = attr_float(value, "start", 0), step = attr_float(value, "step", 1);
+    double start = tpc_attr_float(value, "start", 0), step = tpc_attr_float(value, "step", 1);
     int64_t length = shape->dims[0];
     int32_t dtype = shape->dtype;
-    size_t size = cu_dtype_size(dtype);
+    size_t size = tpc_dtype_size(dtype);
     void *data = malloc(length ? (size_t)length * size : 1);
-    if (!data) return fail(l, "out of memory for arange %%%s%s", value->name, ""), -1;
+    if (!data) return fail(l, "out of memory for arange %%%s", value->name), -1;
     for (int64_t i = 0; i < length; i++) {
         if (dtype == TP_PLUGIN_F32) {
             float first = (float)start, second = (float)(start + step);
@@ -458,7 +316,7 @@ static bool concrete_type(lowering *l, const tp_plugin_type *type, const int64_t
         if (dim < 0) {
             int64_t symbol = -dim - 1;
             if (symbol >= num_symbols || symbols[symbol] < 0)
-                return fail(l, "%%%s has a dimension symbol%s that no input binds", name, "");
+                return fail(l, "%%%s has a dimension symbol that no input binds", name);
             dim = symbols[symbol];
         }
         out->dims[d] = dim;
@@ -466,47 +324,55 @@ static bool concrete_type(lowering *l, const tp_plugin_type *type, const int64_t
     return true;
 }
 
-static int lower_reduction(lowering *l, const tp_plugin_value *value, const int *in) {
+static int lower_reduction(lowering *l, const tp_plugin_value *value, tpc_op op, const int *in) {
     const cu_node *x = node_at(l, in[0]);
-    const tp_plugin_attr *axes = find_attr(value, "axes", TP_PLUGIN_ATTR_INTS);
-    uint32_t mask = 0;
-    if (!axes || axes->count == 0) mask = axes_from(0, x->ndim);
-    for (int i = 0; axes && i < axes->count; i++)
-        mask |= 1u << normalize_axis(axes->ints[i], x->ndim);
-    return reduce(l, value->op, value->name, in[0], mask, attr_int(value, "keepdim", 0) != 0);
+    int32_t count = 0;
+    const int64_t *axes = tpc_attr_ints(value, "axes", &count);
+    uint32_t mask = count == 0 ? axes_from(0, x->ndim) : 0;
+    for (int32_t i = 0; i < count; i++) mask |= 1u << normalize_axis(axes[i], x->ndim);
+    return reduce(l, op, value->name, in[0], mask, tpc_attr_int(value, "keepdim", 0) != 0);
 }
 
-static int lower_view_op(lowering *l, const tp_plugin_value *value, const int *in,
-                         const cu_node *type) {
-    const char *op = value->op, *name = value->name;
-    const cu_node *x = node_at(l, in[0]);
-    if (strcmp(op, "reshape") == 0 || strcmp(op, "squeeze") == 0 || strcmp(op, "unsqueeze") == 0)
-        return view_node(l, CU_VIEW_RESHAPE, name, in[0], type->ndim, type->dims);
-    if (strcmp(op, "expand") == 0)
-        return view_node(l, CU_VIEW_EXPAND, name, in[0], type->ndim, type->dims);
-    if (strcmp(op, "permute") == 0 || strcmp(op, "transpose") == 0) {
-        int perm[CU_MAX_DIMS];
-        for (int d = 0; d < x->ndim; d++) perm[d] = d;
-        if (op[0] == 't') {
-            int a = normalize_axis(attr_int(value, "dim0", 0), x->ndim);
-            int b = normalize_axis(attr_int(value, "dim1", 0), x->ndim);
-            perm[a] = b;
-            perm[b] = a;
-        } else {
-            const tp_plugin_attr *attr = find_attr(value, "perm", TP_PLUGIN_ATTR_INTS);
-            for (int d = 0; attr && d < attr->count && d < x->ndim; d++)
-                perm[d] = normalize_axis(attr->ints[d], x->ndim);
-        }
-        return permute(l, name, in[0], perm);
+static int lower_argmax(lowering *l, const tp_plugin_value *value, const int *in,
+                        const cu_node *type) {
+    int axis = normalize_axis(tpc_attr_int(value, "axis", 0), node_at(l, in[0])->ndim);
+    int index =
+        add_node(l, CU_ARGMAX, "argmax", value->name, TP_PLUGIN_I64, type->ndim, type->dims, in, 1);
+    if (index >= 0) {
+        node_at(l, index)->axis = axis;
+        node_at(l, index)->keepdim = tpc_attr_int(value, "keepdim", 0) != 0;
     }
-    /* slice: Python semantics for start (negative counts from the end, clamped) */
-    int axis = normalize_axis(attr_int(value, "axis", 0), x->ndim);
-    int64_t size = x->dims[axis], start = attr_int(value, "start", 0);
-    int64_t step = attr_int(value, "step", 1);
+    return index;
+}
+
+static int lower_permute(lowering *l, const tp_plugin_value *value, tpc_op op, const int *in) {
+    const cu_node *x = node_at(l, in[0]);
+    int perm[CU_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++) perm[d] = d;
+    if (op == TPC_OP_TRANSPOSE) {
+        int a = normalize_axis(tpc_attr_int(value, "dim0", 0), x->ndim);
+        int b = normalize_axis(tpc_attr_int(value, "dim1", 0), x->ndim);
+        perm[a] = b;
+        perm[b] = a;
+    } else {
+        int32_t count = 0;
+        const int64_t *given = tpc_attr_ints(value, "perm", &count);
+        for (int d = 0; d < count && d < x->ndim; d++) perm[d] = normalize_axis(given[d], x->ndim);
+    }
+    return permute(l, value->name, in[0], perm);
+}
+
+/* slice: Python semantics for start (negative counts from the end, clamped) */
+static int lower_slice(lowering *l, const tp_plugin_value *value, const int *in,
+                       const cu_node *type) {
+    const cu_node *x = node_at(l, in[0]);
+    int axis = normalize_axis(tpc_attr_int(value, "axis", 0), x->ndim);
+    int64_t size = x->dims[axis], start = tpc_attr_int(value, "start", 0);
+    int64_t step = tpc_attr_int(value, "step", 1);
     if (start < 0) start += size;
     if (start < 0) start = 0;
     if (start > size) start = size;
-    int index = view_node(l, CU_VIEW_SLICE, name, in[0], type->ndim, type->dims);
+    int index = view_node(l, CU_VIEW_SLICE, value->name, in[0], type->ndim, type->dims);
     if (index >= 0) {
         node_at(l, index)->axis = axis;
         node_at(l, index)->slice_start = start;
@@ -515,90 +381,131 @@ static int lower_view_op(lowering *l, const tp_plugin_value *value, const int *i
     return index;
 }
 
-static int lower_value(lowering *l, const tp_plugin_value *value, const int *in,
-                       const cu_node *type) {
-    const char *op = value->op, *name = value->name;
-    int rule_index = find_rule(op);
-    if (rule_index >= 0 && strcmp(op, "copy") != 0) {
-        int32_t cast_to = (int32_t)attr_int(value, "dtype", type->dtype);
-        int index = pointwise(l, op, name, in, value->num_operands, cast_to);
-        if (index >= 0 &&
-            (node_at(l, index)->dtype != type->dtype || node_at(l, index)->ndim != type->ndim))
-            return fail(l, "%%%s = %s: the graph's type disagrees with the op's dtype/shape rule",
-                        name, op),
-                   -1;
-        return index;
+static int lower_concat(lowering *l, const tp_plugin_value *value, const int *in,
+                        const cu_node *type) {
+    int index = add_node(l, CU_CONCAT, "concat", value->name, type->dtype, type->ndim, type->dims,
+                         in, value->num_operands);
+    if (index >= 0)
+        node_at(l, index)->axis = normalize_axis(tpc_attr_int(value, "axis", 0), type->ndim);
+    return index;
+}
+
+static int lower_constant(lowering *l, const tp_plugin_value *value, const cu_node *type) {
+    const tp_plugin_attr *data = tpc_attr_tensor(value);
+    size_t nbytes = (size_t)cu_numel(type) * tpc_dtype_size(type->dtype);
+    if (!data || data->nbytes != nbytes || data->dtype != type->dtype)
+        return fail(l, "%%%s = constant: the payload does not match the value's type", value->name),
+               -1;
+    int index = add_node(l, CU_CONSTANT, "constant", value->name, type->dtype, type->ndim,
+                         type->dims, NULL, 0);
+    if (index >= 0) {
+        node_at(l, index)->data = data->data;
+        node_at(l, index)->nbytes = nbytes;
     }
-    if (!strcmp(op, "sum") || !strcmp(op, "mean") || !strcmp(op, "max") || !strcmp(op, "min"))
-        return lower_reduction(l, value, in);
-    if (!strcmp(op, "argmax")) {
-        int axis = normalize_axis(attr_int(value, "axis", 0), node_at(l, in[0])->ndim);
-        int index = add_node(l, CU_ARGMAX, op, name, TP_PLUGIN_I64, type->ndim, type->dims, in, 1);
-        if (index >= 0) {
-            node_at(l, index)->axis = axis;
-            node_at(l, index)->keepdim = attr_int(value, "keepdim", 0) != 0;
-        }
-        return index;
+    return index;
+}
+
+static int lower_full(lowering *l, const tp_plugin_value *value, const cu_node *type) {
+    int index =
+        add_node(l, CU_FULL, "full", value->name, type->dtype, type->ndim, type->dims, NULL, 0);
+    if (index >= 0) node_at(l, index)->value = tpc_attr_float(value, "value", 0);
+    return index;
+}
+
+static int lower_pointwise(lowering *l, const tp_plugin_value *value, tpc_op op, const int *in,
+                           const cu_node *type) {
+    int32_t cast_to = (int32_t)tpc_attr_int(value, "dtype", type->dtype);
+    int index = pointwise(l, op, value->name, in, value->num_operands, cast_to);
+    if (index >= 0 &&
+        (node_at(l, index)->dtype != type->dtype || node_at(l, index)->ndim != type->ndim))
+        return fail(l, "%%%s = %s: the graph's type disagrees with the op's dtype/shape rule",
+                    value->name, value->op),
+               -1;
+    return index;
+}
+
+/* The "unsupported: ..." refusal of plugin.h: names the op and its dtypes. */
+static int unsupported(lowering *l, const tp_plugin_graph *view, const tp_plugin_value *value,
+                       const char *why) {
+    char dtypes[64] = "";
+    for (int32_t k = 0; k < value->num_operands && k < 4; k++) {
+        const char *dtype = tpc_dtype_name(view->values[value->operands[k]].type.dtype);
+        size_t used = strlen(dtypes);
+        snprintf(dtypes + used, sizeof dtypes - used, "%s%s", k ? ", " : "", dtype);
     }
-    if (!strcmp(op, "matmul")) return matmul(l, name, in[0], in[1], type->dims, type->ndim);
-    if (!strcmp(op, "reshape") || !strcmp(op, "squeeze") || !strcmp(op, "unsqueeze") ||
-        !strcmp(op, "expand") || !strcmp(op, "permute") || !strcmp(op, "transpose") ||
-        !strcmp(op, "slice"))
-        return lower_view_op(l, value, in, type);
-    if (!strcmp(op, "concat")) {
-        int index = add_node(l, CU_CONCAT, op, name, type->dtype, type->ndim, type->dims, in,
-                             value->num_operands);
-        if (index >= 0)
-            node_at(l, index)->axis = normalize_axis(attr_int(value, "axis", 0), type->ndim);
-        return index;
-    }
-    if (!strcmp(op, "constant")) {
-        /* the payload is the node's one TENSOR attribute (named "value" in .tpir) */
-        const tp_plugin_attr *data = NULL;
-        for (int32_t i = 0; i < value->num_attrs; i++)
-            if (value->attrs[i].type == TP_PLUGIN_ATTR_TENSOR) data = &value->attrs[i];
-        size_t nbytes = (size_t)cu_numel(type) * cu_dtype_size(type->dtype);
-        if (!data || data->nbytes != nbytes || data->dtype != type->dtype)
-            return fail(l, "%%%s = constant: the payload does not match the value's type%s", name,
-                        ""),
-                   -1;
-        int index =
-            add_node(l, CU_CONSTANT, op, name, type->dtype, type->ndim, type->dims, NULL, 0);
-        if (index >= 0) {
-            node_at(l, index)->data = data->data;
-            node_at(l, index)->nbytes = nbytes;
-        }
-        return index;
-    }
-    if (!strcmp(op, "full")) {
-        int index = add_node(l, CU_FULL, op, name, type->dtype, type->ndim, type->dims, NULL, 0);
-        if (index >= 0) node_at(l, index)->value = attr_float(value, "value", 0);
-        return index;
-    }
-    if (!strcmp(op, "arange")) return lower_arange(l, value, type);
-    if (!strcmp(op, "softmax")) return lower_softmax(l, value, in, false);
-    if (!strcmp(op, "log_softmax")) return lower_softmax(l, value, in, true);
-    if (!strcmp(op, "layer_norm")) return lower_layer_norm(l, value, in);
-    if (!strcmp(op, "gelu")) return lower_gelu(l, value, in);
-    if (!strcmp(op, "silu")) {
+    if (value->num_operands == 0)
+        snprintf(dtypes, sizeof dtypes, "%s", tpc_dtype_name(value->type.dtype));
+    return fail(l, "unsupported: op '%s' (%%%s) on %s operands: %s", value->op, value->name, dtypes,
+                why),
+           -1;
+}
+
+static int lower_value(lowering *l, const tp_plugin_graph *view, const tp_plugin_value *value,
+                       const int *in, const cu_node *type) {
+    const char *name = value->name;
+    tpc_op op = tpc_op_of(value);
+    for (int32_t k = 0; k < value->num_operands; k++)
+        if (tpc_dtype_size(view->values[value->operands[k]].type.dtype) == 0)
+            return unsupported(l, view, value, "an operand has a dtype the cuda backend lacks");
+    if (tpc_dtype_size(type->dtype) == 0)
+        return unsupported(l, view, value, "the result has a dtype the cuda backend lacks");
+    switch (op) {
+    case TPC_OP_SUM:
+    case TPC_OP_MEAN:
+    case TPC_OP_MAX:
+    case TPC_OP_MIN:
+        return lower_reduction(l, value, op, in);
+    case TPC_OP_ARGMAX:
+        return lower_argmax(l, value, in, type);
+    case TPC_OP_MATMUL:
+        return matmul(l, name, in[0], in[1], type->dims, type->ndim);
+    case TPC_OP_RESHAPE:
+    case TPC_OP_SQUEEZE:
+    case TPC_OP_UNSQUEEZE:
+        return view_node(l, CU_VIEW_RESHAPE, name, in[0], type->ndim, type->dims);
+    case TPC_OP_EXPAND:
+        return view_node(l, CU_VIEW_EXPAND, name, in[0], type->ndim, type->dims);
+    case TPC_OP_PERMUTE:
+    case TPC_OP_TRANSPOSE:
+        return lower_permute(l, value, op, in);
+    case TPC_OP_SLICE:
+        return lower_slice(l, value, in, type);
+    case TPC_OP_CONCAT:
+        return lower_concat(l, value, in, type);
+    case TPC_OP_CONSTANT:
+        return lower_constant(l, value, type);
+    case TPC_OP_FULL:
+        return lower_full(l, value, type);
+    case TPC_OP_ARANGE:
+        return lower_arange(l, value, type);
+    case TPC_OP_SOFTMAX:
+    case TPC_OP_LOG_SOFTMAX:
+        return lower_softmax(l, value, in, op == TPC_OP_LOG_SOFTMAX);
+    case TPC_OP_LAYER_NORM:
+        return lower_layer_norm(l, value, in);
+    case TPC_OP_GELU:
+        return lower_gelu(l, value, in);
+    case TPC_OP_SILU: {
         int x = as_float(l, name, in[0]);
-        return binary(l, "mul", name, x, unary(l, "sigmoid", name, x));
+        return binary(l, TPC_OP_MUL, name, x, unary(l, TPC_OP_SIGMOID, name, x));
     }
-    if (!strcmp(op, "softplus")) return lower_softplus(l, value, in);
-    if (!strcmp(op, "linear")) return lower_linear(l, value, in);
-    return fail(l, "%%%s: op '%s' is not supported by the cuda backend", name, op), -1;
+    case TPC_OP_SOFTPLUS:
+        return lower_softplus(l, value, in);
+    case TPC_OP_LINEAR:
+        return lower_linear(l, value, in);
+    default:
+        if (tpc_op_kind(op) == TPC_KIND_POINTWISE) return lower_pointwise(l, value, op, in, type);
+        return unsupported(l, view, value, "the cuda backend does not know this op");
+    }
 }
 
 /* ---- the graph ------------------------------------------------------------------------ */
 
 static bool bind_inputs(lowering *l, const tp_plugin_graph *view,
                         const tp_plugin_tensor_meta *inputs, int32_t num_inputs, int64_t *symbols) {
-    char text[160];
-    if (num_inputs != view->num_inputs) {
-        snprintf(text, sizeof text, "%d", (int)num_inputs);
-        return fail(l, "graph has a different number of inputs than the %s metadata given%s", text,
-                    "");
-    }
+    if (num_inputs != view->num_inputs)
+        return fail(l, "graph has %d inputs, but metadata for %d was given", (int)view->num_inputs,
+                    (int)num_inputs);
     for (int32_t s = 0; s < view->num_symbols; s++) symbols[s] = -1;
     for (int32_t i = 0; i < num_inputs; i++) {
         const tp_plugin_type *type = &view->values[view->inputs[i]].type;
@@ -614,7 +521,7 @@ static bool bind_inputs(lowering *l, const tp_plugin_graph *view,
                 ok = *bound == inputs[i].dims[d];
             }
         }
-        if (!ok) return fail(l, "input %%%s: the metadata does not match its type%s", name, "");
+        if (!ok) return fail(l, "input %%%s: the metadata does not match its type", name);
     }
     return true;
 }
@@ -629,9 +536,9 @@ bool cu_graph_lower(const tp_plugin_graph *view, const tp_plugin_tensor_meta *in
     out->inputs = calloc((size_t)view->num_inputs + 1, sizeof(int));
     out->outputs = calloc((size_t)view->num_outputs + 1, sizeof(int));
     if (!node_of || !out->inputs || !out->outputs)
-        fail(&l, "out of memory lowering graph%s%s", "", "");
+        fail(&l, "out of memory lowering graph");
     else if (view->num_symbols > 64)
-        fail(&l, "graph has more than 64 dimension symbols%s%s", "", "");
+        fail(&l, "unsupported: graph has more than 64 dimension symbols");
     else
         bind_inputs(&l, view, inputs, num_inputs, symbols);
     for (int32_t v = 0; v < view->num_values && !l.failed; v++) {
@@ -645,11 +552,12 @@ bool cu_graph_lower(const tp_plugin_graph *view, const tp_plugin_tensor_meta *in
         }
         int in[64];
         if (value->num_operands > 64) {
-            fail(&l, "%%%s = %s: more than 64 operands", value->name, value->op);
+            fail(&l, "unsupported: op '%s' (%%%s) with more than 64 operands", value->op,
+                 value->name);
             break;
         }
         for (int32_t k = 0; k < value->num_operands; k++) in[k] = node_of[value->operands[k]];
-        node_of[v] = lower_value(&l, value, in, &type);
+        node_of[v] = lower_value(&l, view, value, in, &type);
     }
     for (int32_t i = 0; !l.failed && i < view->num_inputs; i++) {
         out->inputs[i] = node_of[view->inputs[i]];

@@ -10,12 +10,23 @@
  * inside the kernel of that chain's last node (the epilogue). Shape ops cost
  * nothing: they are strided views of their operand's buffer, except a
  * reshape of a view that no strides can express, which is copied.
+ *
+ * Why not plugins/common's tpc_fusion: it groups the nodes of the plugin
+ * graph view, and this plugin fuses after its own lowering. Here softmax,
+ * log_softmax and layer_norm are already decomposed into reductions and
+ * pointwise nodes (so each becomes reduction kernels with their producers
+ * fused in, plus one pointwise kernel), shape ops are gone into strided
+ * views, and a pointwise node read several times is recomputed in each
+ * reader's kernel rather than stored. tpc_fusion sees one ROW region per
+ * composite, makes every shape op a region of its own and inlines only
+ * single-use values, so its regions do not describe these kernels.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_graph.h"
+#include "tpc_text.h"
 
 static void contiguous_strides(int ndim, const int64_t *dims, int64_t *strides) {
     int64_t stride = 1;
@@ -32,17 +43,6 @@ static void set_contiguous(cu_node *node, int buffer) {
     memcpy(node->where.dims, node->dims, sizeof node->dims);
     contiguous_strides(node->ndim, node->dims, node->where.strides);
     node->has_where = true;
-}
-
-/* Whether the strided layout is C-contiguous, ignoring size-1 dimensions. */
-static bool is_contiguous(const cu_strided *where) {
-    int64_t expected = 1;
-    for (int d = where->ndim - 1; d >= 0; d--) {
-        if (where->dims[d] == 1) continue;
-        if (where->strides[d] != expected) return false;
-        expected *= where->dims[d];
-    }
-    return true;
 }
 
 /* The node's layout from its operand's; false when a reshape needs a copy. */
@@ -67,7 +67,7 @@ static bool derive_view(cu_node *node, const cu_strided *in) {
         out.strides[node->axis] *= node->slice_step;
         break;
     case CU_VIEW_RESHAPE:
-        if (is_contiguous(in)) {
+        if (tpc_strides_contiguous(in->ndim, in->dims, in->strides)) {
             contiguous_strides(node->ndim, node->dims, out.strides);
             break;
         }
@@ -104,7 +104,7 @@ static bool add_output_copies(cu_graph *graph, char *error, size_t error_size) {
         if (graph->num_nodes == graph->capacity) {
             int capacity = graph->capacity * 2 + 8;
             cu_node *grown = realloc(graph->nodes, (size_t)capacity * sizeof *grown);
-            if (!grown) return snprintf(error, error_size, "out of memory planning"), false;
+            if (!grown) return tpc_error(error, error_size, "out of memory planning"), false;
             graph->nodes = grown;
             graph->capacity = capacity;
             node = &graph->nodes[graph->outputs[i]];
@@ -118,7 +118,7 @@ static bool add_output_copies(cu_graph *graph, char *error, size_t error_size) {
         copy.data = NULL;
         copy.has_where = false;
         copy.operands = malloc(sizeof(int));
-        if (!copy.operands) return snprintf(error, error_size, "out of memory planning"), false;
+        if (!copy.operands) return tpc_error(error, error_size, "out of memory planning"), false;
         copy.operands[0] = graph->outputs[i];
         graph->nodes[graph->num_nodes] = copy;
         graph->outputs[i] = graph->num_nodes++;
@@ -148,7 +148,7 @@ static bool add_buffer(cu_graph *graph, cu_buffer_role role, int node, int input
     if (!grown) return false;
     graph->buffers = grown;
     cu_node *n = &graph->nodes[node];
-    size_t nbytes = (size_t)cu_numel(n) * cu_dtype_size(n->dtype);
+    size_t nbytes = (size_t)cu_numel(n) * tpc_dtype_size(n->dtype);
     graph->buffers[graph->num_buffers] =
         (cu_buffer){.role = role, .node = node, .input = input, .nbytes = nbytes};
     set_contiguous(n, graph->num_buffers++);
@@ -217,17 +217,12 @@ static void configure_kernel(const cu_graph *graph, cu_kernel *kernel, int multi
     }
 }
 
-/* "k3_sum_logits": kernel number, op and (a sanitized prefix of) the value. */
-static void name_kernel(cu_kernel *kernel, int index, const cu_node *node) {
-    char value[24];
-    size_t length = 0;
-    for (const char *c = node->name ? node->name : ""; *c && length < sizeof value - 1; c++)
-        value[length++] =
-            (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ? *c
-                                                                                             : '_';
-    value[length] = '\0';
-    const char *op = node->kind == CU_VIEW ? "reshape" : node->op;
-    snprintf(kernel->name, sizeof kernel->name, "k%d_%s_%s", index, op, value);
+/* "<graph>_r3_sum_logits": plugins/common's kernel name for kernel 3, from
+ * its root's op and (for reading a profile) the value it came from. */
+static void name_kernel(const cu_graph *graph, cu_kernel *kernel, int index, const cu_node *node) {
+    const char *parts[2] = {node->kind == CU_VIEW ? "reshape" : node->op,
+                            node->name ? node->name : ""};
+    tpc_kernel_name(graph->name, index, parts, 2, kernel->name, sizeof kernel->name);
 }
 
 static cu_kernel_kind kernel_kind(const cu_graph *graph, const cu_node *node) {
@@ -259,7 +254,7 @@ bool cu_graph_plan(cu_graph *graph, int multiprocessors, char *error, size_t err
     graph->kernels = calloc((size_t)n + 1, sizeof *graph->kernels);
     if (!single_reader || !graph->kernels) {
         free(single_reader);
-        return snprintf(error, error_size, "out of memory planning"), false;
+        return tpc_error(error, error_size, "out of memory planning"), false;
     }
     for (int i = 0; i < n; i++) single_reader[i] = -1;
     for (int i = 0; i < n; i++) {
@@ -284,7 +279,7 @@ bool cu_graph_plan(cu_graph *graph, int multiprocessors, char *error, size_t err
     int *epilogue_of = malloc((size_t)n * sizeof(int) + 1);
     if (!epilogue_of) {
         free(single_reader);
-        return snprintf(error, error_size, "out of memory planning"), false;
+        return tpc_error(error, error_size, "out of memory planning"), false;
     }
     for (int i = 0; i < n; i++) epilogue_of[i] = -1;
     for (int i = 0; i < n; i++) {
@@ -318,13 +313,13 @@ bool cu_graph_plan(cu_graph *graph, int multiprocessors, char *error, size_t err
             kernel->root = i;
             kernel->matmul = epilogue_of[i] >= 0 ? epilogue_of[i] : i;
             kernel->kind = epilogue_of[i] >= 0 ? CU_KERNEL_MATMUL : kernel_kind(graph, node);
-            name_kernel(kernel, graph->num_kernels, node);
+            name_kernel(graph, kernel, graph->num_kernels, node);
             configure_kernel(graph, kernel, multiprocessors);
             graph->num_kernels++;
         }
     }
     free(single_reader);
     free(epilogue_of);
-    if (!ok) snprintf(error, error_size, "out of memory planning");
+    if (!ok) tpc_error(error, error_size, "out of memory planning");
     return ok;
 }
