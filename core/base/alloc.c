@@ -30,15 +30,21 @@ void *tp_aligned_calloc(size_t size) {
     return pointer;
 }
 
-void tp_aligned_free(void *pointer) { free(pointer); }
+void tp_aligned_free(void *pointer) {
+    free(pointer);
+}
 
-void *tp_malloc(size_t size) { return malloc(size ? size : 1); }
+void *tp_malloc(size_t size) {
+    return malloc(size ? size : 1);
+}
 
 void *tp_calloc(size_t count, size_t size) {
     return calloc(count ? count : 1, size ? size : 1);
 }
 
-void *tp_realloc(void *pointer, size_t size) { return realloc(pointer, size ? size : 1); }
+void *tp_realloc(void *pointer, size_t size) {
+    return realloc(pointer, size ? size : 1);
+}
 
 char *tp_strdup(const char *text) {
     size_t length = strlen(text) + 1;
@@ -47,4 +53,6 @@ char *tp_strdup(const char *text) {
     return copy;
 }
 
-TP_API void tp_free(void *pointer) { free(pointer); }
+TP_API void tp_free(void *pointer) {
+    free(pointer);
+}

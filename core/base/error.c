@@ -8,15 +8,19 @@ static _Thread_local char last_error[TP_ERROR_MESSAGE_MAX];
 
 const char *tp_status_name(tp_status status) {
     static const char *const names[TP_STATUS_COUNT] = {
-        "ok",    "invalid argument", "shape",         "dtype",       "out of memory",
-        "i/o",   "parse",            "invalid graph", "not found",   "unsupported",
-        "backend", "state",          "internal"};
+        "ok",      "invalid argument", "shape",     "dtype",       "out of memory", "i/o",
+        "parse",   "invalid graph",    "not found", "unsupported", "backend",       "state",
+        "internal"};
     return (unsigned)status < TP_STATUS_COUNT ? names[status] : "unknown status";
 }
 
-const char *tp_last_error(void) { return last_error; }
+const char *tp_last_error(void) {
+    return last_error;
+}
 
-void tp_clear_error(void) { last_error[0] = '\0'; }
+void tp_clear_error(void) {
+    last_error[0] = '\0';
+}
 
 tp_status tp_error_setv(tp_status status, const char *format, va_list args) {
     vsnprintf(last_error, sizeof last_error, format, args);

@@ -32,7 +32,9 @@ tp_log_level tp_get_log_level(void) {
     return (tp_log_level)level;
 }
 
-void tp_set_log_level(tp_log_level level) { atomic_store(&log_level, (int)level); }
+void tp_set_log_level(tp_log_level level) {
+    atomic_store(&log_level, (int)level);
+}
 
 void tp_set_log_handler(tp_log_handler handler, void *user_data) {
     pthread_mutex_lock(&log_lock);
@@ -41,7 +43,9 @@ void tp_set_log_handler(tp_log_handler handler, void *user_data) {
     pthread_mutex_unlock(&log_lock);
 }
 
-int tp_log_enabled(tp_log_level level) { return (int)level <= (int)tp_get_log_level(); }
+int tp_log_enabled(tp_log_level level) {
+    return (int)level <= (int)tp_get_log_level();
+}
 
 void tp_logv(tp_log_level level, const char *format, va_list args) {
     if (!tp_log_enabled(level)) return;

@@ -36,10 +36,18 @@ const char *tp_attr_key_name(tp_attr_key key) {
 
 int64_t *tp_attrs_ints_mut(tp_attrs *attrs, tp_attr_key key, int32_t **count_out) {
     switch (key) {
-    case TP_ATTR_AXES: *count_out = &attrs->naxes; return attrs->axes;
-    case TP_ATTR_SHAPE: *count_out = &attrs->shape_ndim; return attrs->shape;
-    case TP_ATTR_PERM: *count_out = &attrs->nperm; return attrs->perm;
-    default: *count_out = NULL; return NULL;
+    case TP_ATTR_AXES:
+        *count_out = &attrs->naxes;
+        return attrs->axes;
+    case TP_ATTR_SHAPE:
+        *count_out = &attrs->shape_ndim;
+        return attrs->shape;
+    case TP_ATTR_PERM:
+        *count_out = &attrs->nperm;
+        return attrs->perm;
+    default:
+        *count_out = NULL;
+        return NULL;
     }
 }
 

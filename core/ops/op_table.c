@@ -13,13 +13,13 @@
 
 #include "../base/error.h"
 
-#define TP_OP(id, name, kind, min_arity, max_arity, attrs, flags)                                   \
-    __attribute__((weak)) tp_status tp_op_##id##_infer(const tp_type *, int, const tp_attrs *,     \
-                                                        tp_type *);                                \
-    __attribute__((weak)) tp_status tp_op_##id##_kernel(tp_tensor *const *, int,                   \
-                                                         const tp_attrs *, tp_tensor *);           \
-    __attribute__((weak)) tp_status tp_op_##id##_decompose(                                        \
-        tp_graph *, const tp_value_id *, int, const tp_attrs *, tp_value_id *);
+#define TP_OP(id, name, kind, min_arity, max_arity, attrs, flags)                                  \
+    __attribute__((weak))                                                                          \
+    tp_status tp_op_##id##_infer(const tp_type *, int, const tp_attrs *, tp_type *);               \
+    __attribute__((weak))                                                                          \
+    tp_status tp_op_##id##_kernel(tp_tensor *const *, int, const tp_attrs *, tp_tensor *);         \
+    __attribute__((weak)) tp_status tp_op_##id##_decompose(tp_graph *, const tp_value_id *, int,   \
+                                                           const tp_attrs *, tp_value_id *);
 #include "op_list.def"
 #undef TP_OP
 
@@ -56,9 +56,8 @@ tp_status tp_op_infer(const tp_op_def *op, const tp_type *inputs, int num_inputs
                       const tp_attrs *attrs, tp_type *out) {
     if (num_inputs < op->min_arity || num_inputs > op->max_arity) {
         if (op->min_arity == op->max_arity)
-            return tp_error_set(TP_ERR_INVALID_ARGUMENT, "%s: expects %d input%s, got %d",
-                                op->name, op->min_arity, op->min_arity == 1 ? "" : "s",
-                                num_inputs);
+            return tp_error_set(TP_ERR_INVALID_ARGUMENT, "%s: expects %d input%s, got %d", op->name,
+                                op->min_arity, op->min_arity == 1 ? "" : "s", num_inputs);
         return tp_error_set(TP_ERR_INVALID_ARGUMENT, "%s: expects %d to %d inputs, got %d",
                             op->name, op->min_arity, op->max_arity, num_inputs);
     }

@@ -68,7 +68,9 @@ extern const tp_op_def tp_op_table[TP_OP_COUNT];
 
 /* NULL when unknown. */
 const tp_op_def *tp_op_find(const char *name);
-static inline const tp_op_def *tp_op_get(tp_op_id id) { return &tp_op_table[id]; }
+static inline const tp_op_def *tp_op_get(tp_op_id id) {
+    return &tp_op_table[id];
+}
 const char *tp_op_kind_name(tp_op_kind kind);
 
 /* Checks arity against the table, runs infer; error messages name the op. */
@@ -76,7 +78,7 @@ tp_status tp_op_infer(const tp_op_def *op, const tp_type *inputs, int num_inputs
                       const tp_attrs *attrs, tp_type *out);
 
 /* Every infer/kernel/decompose function, declared by naming convention. */
-#define TP_OP(id, name, kind, min_arity, max_arity, attrs, flags)                                   \
+#define TP_OP(id, name, kind, min_arity, max_arity, attrs, flags)                                  \
     tp_status tp_op_##id##_infer(const tp_type *, int, const tp_attrs *, tp_type *);               \
     tp_status tp_op_##id##_kernel(tp_tensor *const *, int, const tp_attrs *, tp_tensor *);         \
     tp_status tp_op_##id##_decompose(tp_graph *, const tp_value_id *, int, const tp_attrs *,       \

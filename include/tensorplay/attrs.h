@@ -22,32 +22,32 @@ extern "C" {
 #endif
 
 typedef enum tp_attr_key {
-    TP_ATTR_AXES = 0,      /* ints: reduce / squeeze axes (empty = all / all size-1) */
-    TP_ATTR_KEEPDIM,       /* bool: reductions keep reduced axes as size 1 */
-    TP_ATTR_SHAPE,         /* ints: reshape (one -1 allowed), expand (-1 keeps), full */
-    TP_ATTR_PERM,          /* ints: permute */
-    TP_ATTR_AXIS,          /* int: argmax, slice, concat, unsqueeze, softmax,
-                              log_softmax, layer_norm (first normalised axis) */
-    TP_ATTR_DIM0,          /* int: transpose */
-    TP_ATTR_DIM1,          /* int: transpose */
-    TP_ATTR_START,         /* int: slice start (Python semantics, negative ok) */
-    TP_ATTR_STOP,          /* int: slice stop (TP_SLICE_END = to the end) */
-    TP_ATTR_STEP,          /* int: slice step (> 0) */
-    TP_ATTR_RANGE_START,   /* double: arange start   (printed "start") */
-    TP_ATTR_RANGE_STOP,    /* double: arange stop    (printed "stop") */
-    TP_ATTR_RANGE_STEP,    /* double: arange step    (printed "step") */
-    TP_ATTR_DTYPE,         /* dtype: cast, full, arange, constant */
-    TP_ATTR_VALUE,         /* double: full */
-    TP_ATTR_EPS,           /* double: layer_norm (default 1e-5) */
-    TP_ATTR_APPROXIMATE,   /* enum tp_gelu_approximate: gelu */
-    TP_ATTR_BETA,          /* double: softplus (default 1) */
-    TP_ATTR_THRESHOLD,     /* double: softplus (default 20) */
-    TP_ATTR_DATA,          /* tensor: constant payload */
+    TP_ATTR_AXES = 0,    /* ints: reduce / squeeze axes (empty = all / all size-1) */
+    TP_ATTR_KEEPDIM,     /* bool: reductions keep reduced axes as size 1 */
+    TP_ATTR_SHAPE,       /* ints: reshape (one -1 allowed), expand (-1 keeps), full */
+    TP_ATTR_PERM,        /* ints: permute */
+    TP_ATTR_AXIS,        /* int: argmax, slice, concat, unsqueeze, softmax,
+                            log_softmax, layer_norm (first normalised axis) */
+    TP_ATTR_DIM0,        /* int: transpose */
+    TP_ATTR_DIM1,        /* int: transpose */
+    TP_ATTR_START,       /* int: slice start (Python semantics, negative ok) */
+    TP_ATTR_STOP,        /* int: slice stop (TP_SLICE_END = to the end) */
+    TP_ATTR_STEP,        /* int: slice step (> 0) */
+    TP_ATTR_RANGE_START, /* double: arange start   (printed "start") */
+    TP_ATTR_RANGE_STOP,  /* double: arange stop    (printed "stop") */
+    TP_ATTR_RANGE_STEP,  /* double: arange step    (printed "step") */
+    TP_ATTR_DTYPE,       /* dtype: cast, full, arange, constant */
+    TP_ATTR_VALUE,       /* double: full */
+    TP_ATTR_EPS,         /* double: layer_norm (default 1e-5) */
+    TP_ATTR_APPROXIMATE, /* enum tp_gelu_approximate: gelu */
+    TP_ATTR_BETA,        /* double: softplus (default 1) */
+    TP_ATTR_THRESHOLD,   /* double: softplus (default 20) */
+    TP_ATTR_DATA,        /* tensor: constant payload */
     TP_ATTR_KEY_COUNT
 } tp_attr_key;
 
 #define TP_ATTR_BIT(key) (1u << (key))
-#define TP_SLICE_END INT64_MAX
+#define TP_SLICE_END     INT64_MAX
 
 typedef enum tp_gelu_approximate {
     TP_GELU_NONE = 0, /* x * 0.5 * (1 + erf(x / sqrt 2)) */

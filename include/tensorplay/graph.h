@@ -39,8 +39,8 @@ extern "C" {
 #endif
 
 /* A dimension < 0 is symbol number (-dim - 1) of the graph's symbol table. */
-#define TP_DIM_SYMBOL(index) (-(int64_t)(index)-1)
-#define TP_DIM_IS_SYMBOL(dim) ((dim) < 0)
+#define TP_DIM_SYMBOL(index)     (-(int64_t)(index)-1)
+#define TP_DIM_IS_SYMBOL(dim)    ((dim) < 0)
 #define TP_DIM_SYMBOL_INDEX(dim) ((int)(-(dim)-1))
 
 typedef struct tp_type {

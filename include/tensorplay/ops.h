@@ -49,8 +49,8 @@ TP_API void tp_ctx_scope_end(tp_ctx *ctx, size_t mark, tp_tensor *const *keep, i
 TP_API tp_tensor *tp_ctx_adopt(tp_ctx *ctx, tp_tensor *tensor);
 
 /* Any op by table name with explicit attributes (attrs may be NULL). */
-TP_API tp_tensor *tp_op(tp_ctx *ctx, const char *op_name, tp_tensor *const *inputs,
-                        int num_inputs, const tp_attrs *attrs);
+TP_API tp_tensor *tp_op(tp_ctx *ctx, const char *op_name, tp_tensor *const *inputs, int num_inputs,
+                        const tp_attrs *attrs);
 
 /* ---- metadata and values (recorded by capture: see compile.h) ---- */
 TP_API int tp_ndim(tp_ctx *ctx, tp_tensor *x);

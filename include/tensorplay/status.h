@@ -24,7 +24,7 @@ extern "C" {
 #define TP_VERSION_PATCH 0
 
 #if defined(__GNUC__)
-#define TP_API __attribute__((visibility("default")))
+#define TP_API                          __attribute__((visibility("default")))
 #define TP_PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
 #else
 #define TP_API

@@ -48,7 +48,7 @@
 extern "C" {
 #endif
 
-#define TP_MAX_DIMS 8
+#define TP_MAX_DIMS         8
 #define TP_TENSOR_ALIGNMENT 64
 
 typedef enum tp_dtype {

@@ -32,7 +32,9 @@ START_TEST(status_names_are_distinct) {
 }
 END_TEST
 
-START_TEST(version_is_0_1_0) { ck_assert_str_eq(tp_version(), "0.1.0"); }
+START_TEST(version_is_0_1_0) {
+    ck_assert_str_eq(tp_version(), "0.1.0");
+}
 END_TEST
 
 TP_TEST_SUITE(error) {

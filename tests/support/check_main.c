@@ -35,7 +35,8 @@ static int remove_entry(const char *path, const struct stat *info, int flag, str
 }
 
 static void remove_temp_dir(void) {
-    if (temp_dir[0] && getpid() == temp_owner) nftw(temp_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (temp_dir[0] && getpid() == temp_owner)
+        nftw(temp_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 const char *tp_test_temp_dir(void) {
