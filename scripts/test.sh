@@ -18,6 +18,7 @@ export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$here/build-pocl-cache}
 export TP_TEST_POCL_CACHE_DIR=$POCL_CACHE_DIR
 mkdir -p "$POCL_CACHE_DIR"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$here/tests/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 cd "$build"
 ctest --output-on-failure -j"$(nproc)"
