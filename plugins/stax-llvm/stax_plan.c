@@ -231,12 +231,15 @@ static int32_t check_ops(planner *p) {
         int32_t dtype = p->values[v].compute;
         if (op == TPC_OP_UNKNOWN)
             return tpc_error(p->error, p->error_size,
-                             "stax: op '%s' (value %%%s) is not supported by stax %s", value->op,
-                             value->name, STAX_VERSION);
+                             "unsupported: op '%s' (%%%s) on %s operands: stax %s does not know "
+                             "this op",
+                             value->op, value->name, tpc_dtype_name(p->values[v].compute),
+                             STAX_VERSION);
         if (!supported(op, dtype))
             return tpc_error(p->error, p->error_size,
-                             "stax: cannot lower op '%s' for dtype %s (value %%%s)", value->op,
-                             tpc_dtype_name(dtype), value->name);
+                             "unsupported: op '%s' (%%%s) on %s operands: stax cannot lower it "
+                             "for dtype %s",
+                             value->op, value->name, tpc_dtype_name(dtype), tpc_dtype_name(dtype));
         if (value->type.ndim > STAX_MAX_DIMS)
             return tpc_error(p->error, p->error_size, "stax: %%%s has too many dimensions",
                              value->name);
