@@ -98,6 +98,12 @@ void stax_gemm_run(const stax_gemm *g, void **slots, float *workspace, stax_uker
     const float *a_base = (const float *)slots[g->a_slot] + g->a_offset;
     const float *b_base = (const float *)slots[g->b_slot] + g->b_offset;
     float *c_base = (float *)slots[g->c_slot] + g->c_offset;
+    if (g->k <= 0) { /* an empty sum (dynamic sizes): zeros, then the epilogue */
+        int64_t total = g->batch * g->m * g->n;
+        if (total > 0) memset(c_base, 0, sizeof(float) * (size_t)total);
+        if (epilogue && total > 0) epilogue(slots, 0, total);
+        return;
+    }
     int64_t blocks = (g->m + MR - 1) / MR;
     int64_t grain = threads > 1 ? (blocks + threads - 1) / threads : blocks;
     if (grain < 1) grain = 1;
