@@ -337,15 +337,35 @@ int32_t stax_emit_row(stax_emit_graph *g, const char *name, int32_t root, int64_
         ir_val v = conv(&f, lower_value(&f, x), t);
         char fn[32];
         snprintf(fn, sizeof fn, "llvm.maxnum.%s", t == TP_PLUGIN_F32 ? "f32" : "f64");
-        var_set(&f, max, call2(&f, fn, var_get(&f, max), v));
+        /* nnan nsz let the max reduction vectorize; a NaN in the row still
+         * makes the whole row NaN through exp(x - max) and the sum */
+        ir_val mx = fresh(&f, t);
+        ir_val prev = var_get(&f, max);
+        emit(&f, "  %s = call nnan nsz %s @%s(%s %s, %s %s)", mx.s, stax_ty(t), fn, stax_ty(t),
+             prev.s, stax_ty(t), v.s);
+        var_set(&f, max, mx);
         close_axes(&f, ids, open);
         ir_val m = var_get(&f, max);
-        /* a row of -inf (or empty): shift by 0 so the result is NaN/empty like the reference */
+        /* softmax into its own dtype: exp once per element, stored, then the
+         * row (in L1/L2 by then) is scaled in place */
+        bool store_exp = op == TPC_OP_SOFTMAX && value->type.dtype == t;
         ir_val sum = var_new(&f, t, lit_float(t, 0.0));
         open = open_axes(&f, reduced, ids);
         ir_val e = lower_exp(&f, bin(&f, "fsub", conv(&f, lower_value(&f, x), t), m));
+        if (store_exp) store_view(&f, &info->view, e);
         var_set(&f, sum, bin(&f, "fadd reassoc contract", var_get(&f, sum), e));
         close_axes(&f, ids, open);
+        if (store_exp) {
+            ir_val scale = bin(&f, "fdiv", lit_float(t, 1.0), var_get(&f, sum));
+            open = open_axes(&f, reduced, ids);
+            ir_val stored = load_view(&f, &info->view, t);
+            store_view(&f, &info->view, bin(&f, "fmul", stored, scale));
+            close_axes(&f, ids, open);
+            loop_close(&f, row_loop);
+            int32_t status = fn_finish(&f, name);
+            fn_free(&f);
+            return status;
+        }
         ir_val s = var_get(&f, sum);
         ir_val scale =
             op == TPC_OP_SOFTMAX ? bin(&f, "fdiv", lit_float(t, 1.0), s) : lower_log(&f, s);

@@ -75,9 +75,9 @@ static void rows_task(void *context, int64_t begin, int64_t end) {
     }
 }
 
-static void pack_b(const stax_gemm *g, const float *b, int64_t kc, float *packed) {
-    int64_t panels = (g->n + NR - 1) / NR;
-    for (int64_t p = 0; p < panels; p++) {
+static void pack_panels(const stax_gemm *g, const float *b, int64_t kc, float *packed,
+                        int64_t first, int64_t last) {
+    for (int64_t p = first; p < last; p++) {
         float *out = packed + p * kc * NR;
         int64_t j0 = p * NR, cols = g->n - j0 < NR ? g->n - j0 : NR;
         for (int64_t k = 0; k < kc; k++) {
@@ -93,6 +93,56 @@ static void pack_b(const stax_gemm *g, const float *b, int64_t kc, float *packed
     }
 }
 
+static void pack_b(const stax_gemm *g, const float *b, int64_t kc, float *packed) {
+    pack_panels(g, b, kc, packed, 0, (g->n + NR - 1) / NR);
+}
+
+/* Few rows (a batch of activations times a weight): the threads split the
+ * 16-column panels instead. Each packs its own panels (no serial packing, no
+ * barrier per k block), sweeps all rows of A (in L2) over a panel for every
+ * k block while the panel's C tile stays in L1, then runs the epilogue on
+ * its columns of every row. */
+typedef struct columns_task {
+    const stax_gemm *gemm;
+    void **slots;
+    stax_ukernel_fn ukernel;
+    stax_kernel_fn epilogue;
+    const float *a, *b; /* this batch, k = 0 */
+    float *c, *packed;
+    int64_t batch_row;
+} columns_task;
+
+static void columns_range(void *context, int64_t begin, int64_t end) {
+    const columns_task *ct = context;
+    const stax_gemm *g = ct->gemm;
+    int64_t blocks = (g->m + MR - 1) / MR;
+    for (int64_t p = begin; p < end; p++)
+        for (int64_t pc = 0; pc < g->k; pc += KC) {
+            int64_t kc = g->k - pc < KC ? g->k - pc : KC;
+            /* the panel's slot of the workspace is p * KC * NR, whatever kc is */
+            float *packed = ct->packed + p * (KC - kc) * NR;
+            pack_panels(g, ct->b + pc * g->b_rs, kc, packed, p, p + 1);
+            gemm_task task = {.gemm = g,
+                              .slots = ct->slots,
+                              .ukernel = ct->ukernel,
+                              .a = ct->a + pc * g->a_cs,
+                              .packed = packed,
+                              .c = ct->c,
+                              .kc = kc,
+                              .batch_row = ct->batch_row,
+                              .first = pc == 0,
+                              .last = false};
+            for (int64_t block = 0; block < blocks; block++) tile(&task, block * MR, p);
+        }
+    if (ct->epilogue) {
+        int64_t j0 = begin * NR, j1 = end * NR < g->n ? end * NR : g->n;
+        for (int64_t r = 0; r < g->m; r++) {
+            int64_t row = (ct->batch_row + r) * g->n;
+            ct->epilogue(ct->slots, row + j0, row + j1);
+        }
+    }
+}
+
 void stax_gemm_run(const stax_gemm *g, void **slots, float *workspace, stax_ukernel_fn ukernel,
                    stax_kernel_fn epilogue, int64_t threads) {
     const float *a_base = (const float *)slots[g->a_slot] + g->a_offset;
@@ -104,8 +154,10 @@ void stax_gemm_run(const stax_gemm *g, void **slots, float *workspace, stax_uker
         if (epilogue && total > 0) epilogue(slots, 0, total);
         return;
     }
-    int64_t blocks = (g->m + MR - 1) / MR;
+    int64_t blocks = (g->m + MR - 1) / MR, panels = (g->n + NR - 1) / NR;
     int64_t grain = threads > 1 ? (blocks + threads - 1) / threads : blocks;
+    bool by_columns =
+        threads > 1 && g->m <= 256 && panels >= 2 * threads && stax_host && stax_host->parallel_for;
     if (grain < 1) grain = 1;
     for (int64_t batch = 0; batch < g->batch; batch++) {
         int64_t a_off = 0, b_off = 0, rest = batch;
@@ -114,6 +166,20 @@ void stax_gemm_run(const stax_gemm *g, void **slots, float *workspace, stax_uker
             rest /= g->batch_dims[d];
             a_off += index * g->a_batch_strides[d];
             b_off += index * g->b_batch_strides[d];
+        }
+        if (by_columns) {
+            columns_task ct = {.gemm = g,
+                               .slots = slots,
+                               .ukernel = ukernel,
+                               .epilogue = epilogue,
+                               .a = a_base + a_off,
+                               .b = b_base + b_off,
+                               .c = c_base + batch * g->m * g->n,
+                               .packed = workspace,
+                               .batch_row = batch * g->m};
+            int64_t panel_grain = (panels + threads - 1) / threads;
+            stax_host->parallel_for(panels, panel_grain, columns_range, &ct);
+            continue;
         }
         for (int64_t pc = 0; pc < g->k; pc += KC) {
             int64_t kc = g->k - pc < KC ? g->k - pc : KC;
