@@ -65,6 +65,17 @@ static void free_aligned(void *p) {
         free(p);
 }
 
+int64_t stax_grain(int64_t count, int64_t min_grain, int64_t threads) {
+    int64_t pool = stax_host && stax_host->num_threads ? stax_host->num_threads() : 1;
+    if (threads <= 1) return count > min_grain ? count : min_grain;
+    /* a few chunks per thread: the caller starts at once and a worker that
+     * wakes late takes what is left instead of being waited for; with fewer
+     * threads than the pool, exactly `threads` chunks keep the limit */
+    int64_t chunks = threads >= pool ? threads * 4 : threads;
+    int64_t grain = (count + chunks - 1) / chunks;
+    return grain > min_grain ? grain : min_grain;
+}
+
 static int32_t run_error(const char *message) {
     if (stax_host && stax_host->set_error) stax_host->set_error(stax_host, message);
     return TP_PLUGIN_ERROR;
@@ -333,9 +344,7 @@ static int32_t stax_run(tp_plugin_executable *exe, const tp_plugin_buffer *input
             continue;
         }
         kernel_call call = {(stax_kernel_fn)(uintptr_t)exe->kernels[step->kernel], exe->slot_data};
-        int64_t grain = step->grain;
-        if (threads > 1 && grain * threads < step->count)
-            grain = (step->count + threads - 1) / threads;
+        int64_t grain = stax_grain(step->count, step->grain, threads);
         if (threads <= 1 || step->count <= grain || !stax_host || !stax_host->parallel_for)
             call.fn(call.slots, 0, step->count);
         else

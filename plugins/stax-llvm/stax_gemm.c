@@ -29,6 +29,7 @@ typedef struct gemm_task {
     stax_kernel_fn epilogue;
     const float *a; /* A of this batch at row 0, column pc */
     const float *packed;
+    const float *a_edge;   /* the last, partial row block of A packed (kc columns), or NULL */
     float *c;              /* C of this batch, row 0 */
     int64_t kc, batch_row; /* rows of earlier batches */
     bool first, last;
@@ -41,7 +42,9 @@ static void tile(const gemm_task *t, int64_t i0, int64_t panel) {
     const float *a = t->a + i0 * g->a_rs;
     int64_t rsa = g->a_rs, csa = g->a_cs;
     float a_edge[MR * KC];
-    if (rows < MR) {
+    if (rows < MR && t->a_edge) {
+        a = t->a_edge, rsa = t->kc, csa = 1;
+    } else if (rows < MR) {
         memset(a_edge, 0, sizeof a_edge);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < t->kc; k++) a_edge[r * t->kc + k] = a[r * rsa + k * csa];
@@ -116,9 +119,17 @@ static void columns_range(void *context, int64_t begin, int64_t end) {
     const columns_task *ct = context;
     const stax_gemm *g = ct->gemm;
     int64_t blocks = (g->m + MR - 1) / MR;
-    for (int64_t p = begin; p < end; p++)
-        for (int64_t pc = 0; pc < g->k; pc += KC) {
-            int64_t kc = g->k - pc < KC ? g->k - pc : KC;
+    int64_t edge_row = blocks * MR > g->m ? (blocks - 1) * MR : -1;
+    float a_edge[MR * KC];
+    for (int64_t pc = 0; pc < g->k; pc += KC) {
+        int64_t kc = g->k - pc < KC ? g->k - pc : KC;
+        if (edge_row >= 0) { /* packed once per k block, not once per panel */
+            const float *a = ct->a + pc * g->a_cs + edge_row * g->a_rs;
+            memset(a_edge, 0, sizeof a_edge);
+            for (int64_t r = 0; r < g->m - edge_row; r++)
+                for (int64_t k = 0; k < kc; k++) a_edge[r * kc + k] = a[r * g->a_rs + k * g->a_cs];
+        }
+        for (int64_t p = begin; p < end; p++) {
             /* the panel's slot of the workspace is p * KC * NR, whatever kc is */
             float *packed = ct->packed + p * (KC - kc) * NR;
             pack_panels(g, ct->b + pc * g->b_rs, kc, packed, p, p + 1);
@@ -127,6 +138,7 @@ static void columns_range(void *context, int64_t begin, int64_t end) {
                               .ukernel = ct->ukernel,
                               .a = ct->a + pc * g->a_cs,
                               .packed = packed,
+                              .a_edge = edge_row >= 0 ? a_edge : NULL,
                               .c = ct->c,
                               .kc = kc,
                               .batch_row = ct->batch_row,
@@ -134,6 +146,7 @@ static void columns_range(void *context, int64_t begin, int64_t end) {
                               .last = false};
             for (int64_t block = 0; block < blocks; block++) tile(&task, block * MR, p);
         }
+    }
     if (ct->epilogue) {
         int64_t j0 = begin * NR, j1 = end * NR < g->n ? end * NR : g->n;
         for (int64_t r = 0; r < g->m; r++) {
@@ -155,7 +168,7 @@ void stax_gemm_run(const stax_gemm *g, void **slots, float *workspace, stax_uker
         return;
     }
     int64_t blocks = (g->m + MR - 1) / MR, panels = (g->n + NR - 1) / NR;
-    int64_t grain = threads > 1 ? (blocks + threads - 1) / threads : blocks;
+    int64_t grain = stax_grain(blocks, 1, threads);
     bool by_columns =
         threads > 1 && g->m <= 256 && panels >= 2 * threads && stax_host && stax_host->parallel_for;
     if (grain < 1) grain = 1;
@@ -177,8 +190,7 @@ void stax_gemm_run(const stax_gemm *g, void **slots, float *workspace, stax_uker
                                .c = c_base + batch * g->m * g->n,
                                .packed = workspace,
                                .batch_row = batch * g->m};
-            int64_t panel_grain = (panels + threads - 1) / threads;
-            stax_host->parallel_for(panels, panel_grain, columns_range, &ct);
+            stax_host->parallel_for(panels, stax_grain(panels, 1, threads), columns_range, &ct);
             continue;
         }
         for (int64_t pc = 0; pc < g->k; pc += KC) {

@@ -191,6 +191,8 @@ void stax_cache_write(const char *key, const void *data, size_t size);
 
 /* ---- running ---- */
 
+/* The parallel_for grain for `count` indices on at most `threads` threads. */
+int64_t stax_grain(int64_t count, int64_t min_grain, int64_t threads);
 size_t stax_gemm_workspace_bytes(const stax_gemm *gemm);
 void stax_gemm_run(const stax_gemm *gemm, void **slots, float *workspace, stax_ukernel_fn ukernel,
                    stax_kernel_fn epilogue, int64_t threads);
