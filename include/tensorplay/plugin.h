@@ -271,7 +271,10 @@ typedef struct tp_plugin_backend {
 
     /* Compiles `graph` for inputs of exactly the types in `inputs`
      * (graph->num_inputs entries, in graph input order; symbols in the graph
-     * types are bound by them). `options` are the caller's key=value pairs.
+     * types are bound by them). A backend may serve other sizes for the same
+     * symbols: its executable may then be run with any inputs whose sizes
+     * bind the symbols consistently (it reads them from the buffers' dims).
+     * `options` are the caller's key=value pairs.
      * On success stores a new executable in *executable and returns
      * TP_PLUGIN_OK. On failure writes what went wrong (naming the op, option
      * or type) into `error` (NUL-terminated, at most `error_size` bytes) and

@@ -3,12 +3,21 @@
  * stepping through kernels on the core's thread pool), release, reset,
  * shutdown. Options: threads=N (at most N threads per kernel; default the
  * core pool's size), opt_level=0..3 (default 3), dump_ir=PATH (optimised
- * LLVM IR), dump_asm=PATH (assembly). */
+ * LLVM IR), dump_asm=PATH (assembly).
+ *
+ * Dynamic shapes: when the graph has symbolic dimensions, the executable is
+ * compiled once with the sizes as kernel arguments (stax_dynamic.c) and
+ * serves any sizes bound consistently to the symbols, not only those of the
+ * compile metadata: run() reads the sizes from the input buffers' dims,
+ * checks them against the declared types and passes them to the kernels
+ * (plugin.h allows this: "a backend may serve other sizes for the same
+ * symbols"). Scratch buffers then belong to the executable and grow as
+ * needed; they are reused across calls. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "stax_internal.h"
+#include "stax_dynamic.h"
 
 const tp_plugin_host *stax_host;
 
@@ -17,10 +26,17 @@ struct tp_plugin_executable {
     stax_module *module;
     void **kernels;
     stax_ukernel_fn ukernel;
-    void **slot_data;
+    void **slot_data; /* slot_mem + 1 */
+    void **slot_mem;  /* [0]: the size arguments (stax_dynamic.c), then one per slot */
     float *workspace;
+    size_t workspace_bytes;
     int64_t threads;
     int cache_hit;
+    stax_dynamic *dyn; /* NULL: sizes fixed at compile */
+    void **scratch;    /* dynamic: per slot, owned here */
+    size_t *scratch_bytes;
+    int32_t scratch_count;
+    int64_t *bind; /* dynamic: symbols bound by the current call */
 };
 
 static const char *const known_options[] = {"threads", "opt_level", "dump_ir", "dump_asm"};
@@ -49,14 +65,143 @@ static void free_aligned(void *p) {
         free(p);
 }
 
+int64_t stax_grain(int64_t count, int64_t min_grain, int64_t threads) {
+    int64_t pool = stax_host && stax_host->num_threads ? stax_host->num_threads() : 1;
+    if (threads <= 1) return count > min_grain ? count : min_grain;
+    /* a few chunks per thread: the caller starts at once and a worker that
+     * wakes late takes what is left instead of being waited for; with fewer
+     * threads than the pool, exactly `threads` chunks keep the limit */
+    int64_t chunks = threads >= pool ? threads * 4 : threads;
+    int64_t grain = (count + chunks - 1) / chunks;
+    return grain > min_grain ? grain : min_grain;
+}
+
+static int32_t run_error(const char *message) {
+    if (stax_host && stax_host->set_error) stax_host->set_error(stax_host, message);
+    return TP_PLUGIN_ERROR;
+}
+
+static void *alloc_aligned(size_t bytes) {
+    if (stax_host && stax_host->aligned_alloc) return stax_host->aligned_alloc(bytes);
+    return aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
+
 static void stax_release(tp_plugin_executable *exe) {
     if (!exe) return;
     stax_module_release(exe->module);
     stax_program_free(&exe->program);
     free(exe->kernels);
-    free(exe->slot_data);
+    free(exe->slot_mem);
     free_aligned(exe->workspace);
+    for (int32_t s = 0; s < exe->scratch_count; s++) free_aligned(exe->scratch[s]);
+    free(exe->scratch);
+    free(exe->scratch_bytes);
+    free(exe->bind);
+    if (exe->dyn) stax_dynamic_free(exe->dyn);
+    free(exe->dyn);
     free(exe);
+}
+
+/* Points slot_data at the current program's buffers; sizes the gemm
+ * workspace and (dynamic) the scratch buffers, growing them when needed. */
+static int32_t bind_program(tp_plugin_executable *exe) {
+    stax_program *prog = &exe->program;
+    void **slot_mem = realloc(exe->slot_mem, sizeof *slot_mem * ((size_t)prog->num_slots + 1));
+    if (!slot_mem) return TP_PLUGIN_ERROR;
+    exe->slot_mem = slot_mem;
+    void **slot_data = exe->slot_data = slot_mem + 1;
+    slot_mem[0] = exe->dyn ? exe->dyn->params : NULL;
+    if (exe->dyn && exe->scratch_count < prog->num_slots) {
+        void **scratch = realloc(exe->scratch, sizeof *scratch * (size_t)prog->num_slots);
+        if (scratch) exe->scratch = scratch;
+        size_t *bytes = realloc(exe->scratch_bytes, sizeof *bytes * (size_t)prog->num_slots);
+        if (bytes) exe->scratch_bytes = bytes;
+        if (!scratch || !bytes) return TP_PLUGIN_ERROR;
+        for (int32_t s = exe->scratch_count; s < prog->num_slots; s++) {
+            exe->scratch[s] = NULL;
+            exe->scratch_bytes[s] = 0;
+        }
+        exe->scratch_count = prog->num_slots;
+    }
+    for (int32_t s = 0; s < prog->num_slots; s++) {
+        const stax_slot *slot = &prog->slots[s];
+        slot_data[s] = slot->data;
+        if (!exe->dyn || slot->kind != STAX_SLOT_SCRATCH) continue;
+        if (exe->scratch_bytes[s] < slot->bytes) {
+            free_aligned(exe->scratch[s]);
+            exe->scratch_bytes[s] = 0;
+            exe->scratch[s] = alloc_aligned(slot->bytes);
+            if (!exe->scratch[s]) return TP_PLUGIN_ERROR;
+            memset(exe->scratch[s], 0, slot->bytes);
+            exe->scratch_bytes[s] = slot->bytes;
+        }
+        slot_data[s] = exe->scratch[s];
+    }
+    if (prog->uses_gemm) {
+        size_t bytes = 64;
+        for (int32_t s = 0; s < prog->num_steps; s++)
+            if (prog->steps[s].kind == STAX_STEP_GEMM) {
+                size_t need = stax_gemm_workspace_bytes(&prog->steps[s].gemm);
+                if (need > bytes) bytes = need;
+            }
+        if (bytes > exe->workspace_bytes) {
+            free_aligned(exe->workspace);
+            exe->workspace_bytes = 0;
+            exe->workspace = alloc_aligned(bytes);
+            if (!exe->workspace) return TP_PLUGIN_ERROR;
+            exe->workspace_bytes = bytes;
+        }
+    }
+    return TP_PLUGIN_OK;
+}
+
+static void log_line(int32_t level, const char *graph, const char *what) {
+    if (!stax_host || !stax_host->log) return;
+    char line[256];
+    snprintf(line, sizeof line, "dynamic graph '%s': %s", graph ? graph : "?", what);
+    stax_host->log(stax_host, level, line);
+}
+
+/* Dynamic compile: the template IR and the program for the metadata's
+ * sizes. TP_PLUGIN_UNAVAILABLE: use the static path. */
+static int32_t compile_dynamic(tp_plugin_executable *exe, const tp_plugin_graph *graph,
+                               const tp_plugin_tensor_meta *inputs, int32_t num_inputs,
+                               char **template_ir, char *error, size_t error_size) {
+    exe->dyn = calloc(1, sizeof *exe->dyn);
+    if (!exe->dyn) return tpc_error(error, error_size, "stax: out of memory");
+    int32_t status = stax_dynamic_prepare(graph, stax_jit_cpu(), stax_jit_features(), exe->dyn,
+                                          template_ir, error, error_size);
+    if (status != TP_PLUGIN_OK) {
+        free(exe->dyn);
+        exe->dyn = NULL;
+        if (status == TP_PLUGIN_UNAVAILABLE)
+            log_line(TP_PLUGIN_LOG_DEBUG, graph->name,
+                     "sizes change its structure: compiled for "
+                     "the metadata's sizes only");
+        return status;
+    }
+    log_line(TP_PLUGIN_LOG_DEBUG, graph->name, "one object for every size of its symbols");
+    int32_t n = num_inputs > 0 ? num_inputs : 1;
+    int32_t *dtypes = calloc((size_t)n, sizeof *dtypes), *ndims = calloc((size_t)n, sizeof *ndims);
+    const int64_t **dims = calloc((size_t)n, sizeof *dims);
+    exe->bind = calloc((size_t)graph->num_symbols + 1, sizeof *exe->bind);
+    if (!dtypes || !ndims || !dims || !exe->bind)
+        status = tpc_error(error, error_size, "stax: out of memory");
+    for (int32_t i = 0; status == TP_PLUGIN_OK && i < num_inputs; i++) {
+        dtypes[i] = inputs[i].dtype;
+        ndims[i] = inputs[i].ndim;
+        dims[i] = inputs[i].dims;
+    }
+    if (status == TP_PLUGIN_OK)
+        status = stax_bind_symbols(&exe->dyn->graph, num_inputs, dtypes, ndims, dims, exe->bind,
+                                   error, error_size);
+    if (status == TP_PLUGIN_OK)
+        status = stax_dynamic_plan(exe->dyn, exe->bind, stax_jit_cpu(), stax_jit_features(),
+                                   &exe->program, error, error_size);
+    free(dtypes);
+    free(ndims);
+    free(dims);
+    return status;
 }
 
 static int32_t read_options(const tp_plugin_option *options, int32_t count, int64_t *threads,
@@ -85,40 +230,34 @@ static int32_t stax_compile(const tp_plugin_graph *graph, const tp_plugin_tensor
     tp_plugin_executable *exe = calloc(1, sizeof *exe);
     if (!exe) return tpc_error(error, error_size, "stax: out of memory");
     exe->threads = threads;
-    status = stax_program_build(graph, inputs, num_inputs, stax_jit_cpu(), stax_jit_features(),
-                                &exe->program, error, error_size);
+    char *template_ir = NULL;
+    status = TP_PLUGIN_UNAVAILABLE;
+    if (stax_graph_is_dynamic(graph))
+        status = compile_dynamic(exe, graph, inputs, num_inputs, &template_ir, error, error_size);
+    if (status == TP_PLUGIN_UNAVAILABLE)
+        status = stax_program_build(graph, inputs, num_inputs, stax_jit_cpu(), stax_jit_features(),
+                                    NULL, &exe->program, error, error_size);
     stax_program *prog = &exe->program;
     int32_t num_names = prog->num_kernels + (prog->uses_gemm ? 1 : 0);
     const char **names = NULL;
     if (status == TP_PLUGIN_OK) {
         names = calloc((size_t)num_names + 1, sizeof *names);
         exe->kernels = calloc((size_t)num_names + 1, sizeof *exe->kernels);
-        exe->slot_data = calloc((size_t)prog->num_slots + 1, sizeof *exe->slot_data);
-        if (!names || !exe->kernels || !exe->slot_data)
-            status = tpc_error(error, error_size, "stax: out of memory");
+        if (!names || !exe->kernels) status = tpc_error(error, error_size, "stax: out of memory");
     }
     if (status == TP_PLUGIN_OK) {
         for (int32_t k = 0; k < prog->num_kernels; k++) names[k] = prog->kernel_names[k];
         if (prog->uses_gemm) names[prog->num_kernels] = STAX_GEMM_KERNEL_NAME;
-        status = stax_jit_load(prog->ir, &jit, names, num_names, exe->kernels, &exe->module,
-                               &exe->cache_hit, error, error_size);
+        status = stax_jit_load(template_ir ? template_ir : prog->ir, &jit, names, num_names,
+                               exe->kernels, &exe->module, &exe->cache_hit, error, error_size);
     }
-    if (status == TP_PLUGIN_OK && prog->uses_gemm) {
+    if (status == TP_PLUGIN_OK && prog->uses_gemm)
         exe->ukernel = (stax_ukernel_fn)(uintptr_t)exe->kernels[prog->num_kernels];
-        size_t bytes = 64;
-        for (int32_t s = 0; s < prog->num_steps; s++)
-            if (prog->steps[s].kind == STAX_STEP_GEMM) {
-                size_t need = stax_gemm_workspace_bytes(&prog->steps[s].gemm);
-                if (need > bytes) bytes = need;
-            }
-        exe->workspace = stax_host && stax_host->aligned_alloc
-                             ? stax_host->aligned_alloc(bytes)
-                             : aligned_alloc(64, (bytes + 63) / 64 * 64);
-        if (!exe->workspace) status = tpc_error(error, error_size, "stax: out of memory");
-    }
+    if (status == TP_PLUGIN_OK && bind_program(exe) != TP_PLUGIN_OK)
+        status = tpc_error(error, error_size, "stax: out of memory");
     free(names);
+    free(template_ir);
     if (status == TP_PLUGIN_OK) {
-        for (int32_t s = 0; s < prog->num_slots; s++) exe->slot_data[s] = prog->slots[s].data;
         /* the IR text is only needed to compile */
         free(prog->ir);
         prog->ir = NULL;
@@ -139,13 +278,42 @@ static void kernel_range(void *context, int64_t begin, int64_t end) {
     call->fn(call->slots, begin, end);
 }
 
-static int32_t run_error(const char *message) {
-    if (stax_host && stax_host->set_error) stax_host->set_error(stax_host, message);
-    return TP_PLUGIN_ERROR;
+/* Dynamic: binds the symbols from the buffers; replans when they changed. */
+static int32_t rebind(tp_plugin_executable *exe, const tp_plugin_buffer *inputs,
+                      int32_t num_inputs) {
+    stax_dynamic *d = exe->dyn;
+    int32_t dtypes[64], ndims[64];
+    const int64_t *dims[64];
+    char error[512] = "";
+    if (num_inputs > 64) return run_error("stax: more than 64 inputs in a dynamic graph");
+    for (int32_t i = 0; i < num_inputs; i++) {
+        dtypes[i] = inputs[i].dtype;
+        ndims[i] = inputs[i].ndim;
+        dims[i] = inputs[i].dims;
+    }
+    if (stax_bind_symbols(&d->graph, num_inputs, dtypes, ndims, dims, exe->bind, error,
+                          sizeof error) != TP_PLUGIN_OK)
+        return run_error(error);
+    size_t bytes = sizeof *exe->bind * (size_t)d->graph.num_symbols;
+    if (d->bound && !memcmp(exe->bind, d->symbols, bytes)) return TP_PLUGIN_OK;
+    stax_program program;
+    if (stax_dynamic_plan(d, exe->bind, stax_jit_cpu(), stax_jit_features(), &program, error,
+                          sizeof error) != TP_PLUGIN_OK) {
+        d->bound = false;
+        return run_error(error);
+    }
+    stax_program_free(&exe->program);
+    exe->program = program;
+    if (bind_program(exe) != TP_PLUGIN_OK) {
+        d->bound = false;
+        return run_error("stax: out of memory sizing buffers for new sizes");
+    }
+    return TP_PLUGIN_OK;
 }
 
 static int32_t stax_run(tp_plugin_executable *exe, const tp_plugin_buffer *inputs,
                         int32_t num_inputs, tp_plugin_buffer *outputs, int32_t num_outputs) {
+    if (exe->dyn && rebind(exe, inputs, num_inputs) != TP_PLUGIN_OK) return TP_PLUGIN_ERROR;
     stax_program *prog = &exe->program;
     for (int32_t s = 0; s < prog->num_slots; s++) {
         const stax_slot *slot = &prog->slots[s];
@@ -176,9 +344,7 @@ static int32_t stax_run(tp_plugin_executable *exe, const tp_plugin_buffer *input
             continue;
         }
         kernel_call call = {(stax_kernel_fn)(uintptr_t)exe->kernels[step->kernel], exe->slot_data};
-        int64_t grain = step->grain;
-        if (threads > 1 && grain * threads < step->count)
-            grain = (step->count + threads - 1) / threads;
+        int64_t grain = stax_grain(step->count, step->grain, threads);
         if (threads <= 1 || step->count <= grain || !stax_host || !stax_host->parallel_for)
             call.fn(call.slots, 0, step->count);
         else

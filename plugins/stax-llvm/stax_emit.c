@@ -37,19 +37,19 @@ static int64_t view_numel(const stax_view *view) {
 }
 
 /* Whether a load of `view` can use the flat index of the space. */
-static bool flat_compatible(const stax_view *view, int64_t space_numel) {
+static bool flat_compatible(stax_emit_graph *g, const stax_view *view, int64_t space_numel) {
     int64_t n = view_numel(view);
-    return n == 1 || (n == space_numel && view_is_contiguous(view));
+    return stax_decide(g, n == 1 || (n == space_numel && view_is_contiguous(view)));
 }
 
 /* Every stored value the expression of `v` reads (recursing into inlined members). */
 static bool loads_flat(stax_emit_graph *g, int32_t v, int32_t region_matmul, int64_t numel,
                        bool top) {
     const stax_value *info = &g->values[v];
-    if (!top && info->view.slot >= 0) return flat_compatible(&info->view, numel);
+    if (!top && info->view.slot >= 0) return flat_compatible(g, &info->view, numel);
     const tp_plugin_value *value = &g->graph->values[v];
     if (tpc_op_kind(tpc_op_of(value)) == TPC_KIND_MATMUL) {
-        if (!flat_compatible(&info->raw, numel)) return false;
+        if (!flat_compatible(g, &info->raw, numel)) return false;
         if (value->num_operands > 2 && !loads_flat(g, value->operands[2], -1, numel, false))
             return false;
         return true;
@@ -72,8 +72,9 @@ int32_t stax_emit_pointwise(stax_emit_graph *g, const char *name, int32_t root,
     int32_t v = copy ? -1 - root : root;
     int64_t numel = view_numel(target);
     *count = numel;
-    f.flat = flat_compatible(target, numel) && (copy ? flat_compatible(&g->values[v].view, numel)
-                                                     : loads_flat(g, v, -1, numel, true));
+    f.flat =
+        flat_compatible(g, target, numel) &&
+        (copy ? flat_compatible(g, &g->values[v].view, numel) : loads_flat(g, v, -1, numel, true));
     if (f.flat || target->ndim == 0) {
         int64_t one[1] = {numel};
         set_space(&f, 1, one);
@@ -265,8 +266,7 @@ int32_t stax_emit_reduction(stax_emit_graph *g, const char *name, int32_t root, 
     }
     close_axes(&f, ids, open);
     ir_val result = var_get(&f, op == TPC_OP_ARGMAX ? best_index : acc);
-    if (op == TPC_OP_MEAN)
-        result = bin(&f, "fdiv", result, lit_float(TP_PLUGIN_F64, (double)length));
+    if (op == TPC_OP_MEAN) result = bin(&f, "fdiv", result, size_float(&f, TP_PLUGIN_F64, length));
     result = conv(&f, result, value->type.dtype);
     /* the root's storage is contiguous: element `row` */
     stax_view out = info->view;
@@ -312,13 +312,13 @@ int32_t stax_emit_row(stax_emit_graph *g, const char *name, int32_t root, int64_
         ir_val v = conv(&f, lower_value(&f, x), acc_t);
         var_set(&f, sum, bin(&f, "fadd reassoc contract", var_get(&f, sum), v));
         close_axes(&f, ids, open);
-        ir_val mean = bin(&f, "fdiv", var_get(&f, sum), lit_float(acc_t, (double)length));
+        ir_val mean = bin(&f, "fdiv", var_get(&f, sum), size_float(&f, acc_t, length));
         ir_val sq = var_new(&f, acc_t, lit_float(acc_t, 0.0));
         open = open_axes(&f, reduced, ids);
         ir_val d = bin(&f, "fsub", conv(&f, lower_value(&f, x), acc_t), mean);
         var_set(&f, sq, bin(&f, "fadd reassoc contract", var_get(&f, sq), bin(&f, "fmul", d, d)));
         close_axes(&f, ids, open);
-        ir_val var = bin(&f, "fdiv", var_get(&f, sq), lit_float(acc_t, (double)length));
+        ir_val var = bin(&f, "fdiv", var_get(&f, sq), size_float(&f, acc_t, length));
         ir_val ve = bin(&f, "fadd", var, lit_float(acc_t, tpc_attr_float(value, "eps", 1e-5)));
         ir_val rstd = bin(&f, "fdiv", lit_float(acc_t, 1.0), call1(&f, "llvm.sqrt.f64", ve));
         ir_val mean_t = conv(&f, mean, t), rstd_t = conv(&f, rstd, t);
@@ -337,15 +337,35 @@ int32_t stax_emit_row(stax_emit_graph *g, const char *name, int32_t root, int64_
         ir_val v = conv(&f, lower_value(&f, x), t);
         char fn[32];
         snprintf(fn, sizeof fn, "llvm.maxnum.%s", t == TP_PLUGIN_F32 ? "f32" : "f64");
-        var_set(&f, max, call2(&f, fn, var_get(&f, max), v));
+        /* nnan nsz let the max reduction vectorize; a NaN in the row still
+         * makes the whole row NaN through exp(x - max) and the sum */
+        ir_val mx = fresh(&f, t);
+        ir_val prev = var_get(&f, max);
+        emit(&f, "  %s = call nnan nsz %s @%s(%s %s, %s %s)", mx.s, stax_ty(t), fn, stax_ty(t),
+             prev.s, stax_ty(t), v.s);
+        var_set(&f, max, mx);
         close_axes(&f, ids, open);
         ir_val m = var_get(&f, max);
-        /* a row of -inf (or empty): shift by 0 so the result is NaN/empty like the reference */
+        /* softmax into its own dtype: exp once per element, stored, then the
+         * row (in L1/L2 by then) is scaled in place */
+        bool store_exp = op == TPC_OP_SOFTMAX && value->type.dtype == t;
         ir_val sum = var_new(&f, t, lit_float(t, 0.0));
         open = open_axes(&f, reduced, ids);
         ir_val e = lower_exp(&f, bin(&f, "fsub", conv(&f, lower_value(&f, x), t), m));
+        if (store_exp) store_view(&f, &info->view, e);
         var_set(&f, sum, bin(&f, "fadd reassoc contract", var_get(&f, sum), e));
         close_axes(&f, ids, open);
+        if (store_exp) {
+            ir_val scale = bin(&f, "fdiv", lit_float(t, 1.0), var_get(&f, sum));
+            open = open_axes(&f, reduced, ids);
+            ir_val stored = load_view(&f, &info->view, t);
+            store_view(&f, &info->view, bin(&f, "fmul", stored, scale));
+            close_axes(&f, ids, open);
+            loop_close(&f, row_loop);
+            int32_t status = fn_finish(&f, name);
+            fn_free(&f);
+            return status;
+        }
         ir_val s = var_get(&f, sum);
         ir_val scale =
             op == TPC_OP_SOFTMAX ? bin(&f, "fdiv", lit_float(t, 1.0), s) : lower_log(&f, s);

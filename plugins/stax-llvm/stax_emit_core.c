@@ -62,6 +62,12 @@ ir_val lit_int(int32_t t, int64_t value) {
     return v;
 }
 
+ir_val size_float(fn_ctx *f, int32_t t, int64_t value) {
+    ir_val r = fresh(f, t);
+    emit(f, "  %s = sitofp i64 %lld to %s", r.s, (long long)value, stax_ty(t));
+    return r;
+}
+
 ir_val to_i1(fn_ctx *f, ir_val v) {
     if (v.t == STAX_I1) return v;
     ir_val r = fresh(f, STAX_I1);
@@ -176,23 +182,45 @@ void var_set(fn_ctx *f, ir_val var, ir_val v) {
     emit(f, "  store %s %s, ptr %s", stax_ty(var.t), v.s, var.s);
 }
 
+bool stax_decide(stax_emit_graph *g, bool cond) {
+    stax_decisions *d = g->decisions;
+    if (!d || d->mode == 0) return cond;
+    if (d->mode == 2) {
+        if (d->cursor < d->count) return d->taken[d->cursor++] != 0;
+        d->failed = true;
+        return cond;
+    }
+    if (d->count == d->capacity) {
+        int32_t capacity = d->capacity ? d->capacity * 2 : 64;
+        uint8_t *taken = realloc(d->taken, (size_t)capacity);
+        if (!taken) {
+            d->failed = true;
+            return cond;
+        }
+        d->taken = taken;
+        d->capacity = capacity;
+    }
+    d->taken[d->count++] = cond;
+    return cond;
+}
+
 ir_val view_index(fn_ctx *f, const stax_view *view) {
     ir_val index = lit_int(TP_PLUGIN_I64, view->offset);
     if (f->flat) {
         int64_t numel = 1;
         for (int32_t d = 0; d < view->ndim; d++) numel *= view->dims[d];
-        if (numel <= 1 && f->dims[0] != 1) return index;
+        if (stax_decide(f->g, numel <= 1 && f->dims[0] != 1)) return index;
         ir_val i = {.t = TP_PLUGIN_I64};
         snprintf(i.s, sizeof i.s, "%s", f->idx[0]);
-        return view->offset ? bin(f, "add nsw", i, index) : i;
+        return stax_decide(f->g, view->offset != 0) ? bin(f, "add nsw", i, index) : i;
     }
     int32_t shift = f->ndim - view->ndim;
     for (int32_t d = 0; d < view->ndim; d++) {
         int32_t axis = d + shift;
-        if (axis < 0 || view->dims[d] == 1 || view->strides[d] == 0) continue;
+        if (axis < 0 || stax_decide(f->g, view->dims[d] == 1 || view->strides[d] == 0)) continue;
         ir_val i = {.t = TP_PLUGIN_I64};
         snprintf(i.s, sizeof i.s, "%s", f->idx[axis]);
-        ir_val term = view->strides[d] == 1
+        ir_val term = stax_decide(f->g, view->strides[d] == 1)
                           ? i
                           : bin(f, "mul nsw", i, lit_int(TP_PLUGIN_I64, view->strides[d]));
         index = bin(f, "add nsw", index, term);
@@ -227,7 +255,9 @@ int32_t fn_finish(fn_ctx *f, const char *name) {
     tpc_buf_printf(m, "define internal void @%s_body(", name);
     for (int32_t s = 0; s < f->g->num_slots; s++)
         if (f->slot_used[s]) tpc_buf_printf(m, "ptr noalias %%s%d, ", s);
-    tpc_buf_printf(m, "i64 %%begin, i64 %%end) #1 {\nentry:\n");
+    tpc_buf_printf(m, "ptr %%params, i64 %%begin, i64 %%end) #1 {\nentry:\n");
+    /* where stax_dynamic.c loads the size arguments (a comment otherwise) */
+    tpc_buf_append(m, STAX_PARAMS_MARKER "\n");
     tpc_buf_append(m, f->allocas.data ? f->allocas.data : "");
     tpc_buf_append(m, f->body.data ? f->body.data : "");
     tpc_buf_printf(m, "  ret void\n}\n\n");
@@ -237,10 +267,13 @@ int32_t fn_finish(fn_ctx *f, const char *name) {
             tpc_buf_printf(m, "  %%a%d = getelementptr ptr, ptr %%slots, i64 %d\n", s, s);
             tpc_buf_printf(m, "  %%s%d = load ptr, ptr %%a%d\n", s, s);
         }
+    /* the size arguments' array is the pointer just before the slots */
+    tpc_buf_printf(m, "  %%pa = getelementptr ptr, ptr %%slots, i64 -1\n");
+    tpc_buf_printf(m, "  %%params = load ptr, ptr %%pa\n");
     tpc_buf_printf(m, "  call void @%s_body(", name);
     for (int32_t s = 0; s < f->g->num_slots; s++)
         if (f->slot_used[s]) tpc_buf_printf(m, "ptr %%s%d, ", s);
-    tpc_buf_printf(m, "i64 %%begin, i64 %%end)\n  ret void\n}\n\n");
+    tpc_buf_printf(m, "ptr %%params, i64 %%begin, i64 %%end)\n  ret void\n}\n\n");
     bool failed = f->failed || f->body.failed || f->allocas.failed || m->failed;
     return failed
                ? tpc_error(f->g->error, f->g->error_size, "stax: out of memory emitting %s", name)

@@ -7,7 +7,8 @@
 
 #include "stax_internal.h"
 
-#define STAX_I1 5 /* pseudo dtype of comparison results */
+#define STAX_I1            5
+#define STAX_PARAMS_MARKER "  ;STAXPARAMS" /* pseudo dtype of comparison results */
 
 typedef struct ir_val {
     char s[48];
@@ -37,6 +38,9 @@ __attribute__((format(printf, 2, 3))) void emit(fn_ctx *f, const char *format, .
 ir_val fresh(fn_ctx *f, int32_t t);
 ir_val lit_float(int32_t t, double value);
 ir_val lit_int(int32_t t, int64_t value);
+/* A float of dtype t equal to the integer `value` (a size: an integer literal
+ * converted in the IR, so that it can become a size argument). */
+ir_val size_float(fn_ctx *f, int32_t t, int64_t value);
 ir_val conv(fn_ctx *f, ir_val v, int32_t to);
 ir_val to_i1(fn_ctx *f, ir_val v);    /* nonzero test */
 ir_val bool_of(fn_ctx *f, ir_val i1); /* i1 -> i8 0/1 */

@@ -29,6 +29,7 @@ typedef struct gemm_task {
     stax_kernel_fn epilogue;
     const float *a; /* A of this batch at row 0, column pc */
     const float *packed;
+    const float *a_edge;   /* the last, partial row block of A packed (kc columns), or NULL */
     float *c;              /* C of this batch, row 0 */
     int64_t kc, batch_row; /* rows of earlier batches */
     bool first, last;
@@ -41,7 +42,9 @@ static void tile(const gemm_task *t, int64_t i0, int64_t panel) {
     const float *a = t->a + i0 * g->a_rs;
     int64_t rsa = g->a_rs, csa = g->a_cs;
     float a_edge[MR * KC];
-    if (rows < MR) {
+    if (rows < MR && t->a_edge) {
+        a = t->a_edge, rsa = t->kc, csa = 1;
+    } else if (rows < MR) {
         memset(a_edge, 0, sizeof a_edge);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < t->kc; k++) a_edge[r * t->kc + k] = a[r * rsa + k * csa];
@@ -75,9 +78,9 @@ static void rows_task(void *context, int64_t begin, int64_t end) {
     }
 }
 
-static void pack_b(const stax_gemm *g, const float *b, int64_t kc, float *packed) {
-    int64_t panels = (g->n + NR - 1) / NR;
-    for (int64_t p = 0; p < panels; p++) {
+static void pack_panels(const stax_gemm *g, const float *b, int64_t kc, float *packed,
+                        int64_t first, int64_t last) {
+    for (int64_t p = first; p < last; p++) {
         float *out = packed + p * kc * NR;
         int64_t j0 = p * NR, cols = g->n - j0 < NR ? g->n - j0 : NR;
         for (int64_t k = 0; k < kc; k++) {
@@ -93,13 +96,81 @@ static void pack_b(const stax_gemm *g, const float *b, int64_t kc, float *packed
     }
 }
 
+static void pack_b(const stax_gemm *g, const float *b, int64_t kc, float *packed) {
+    pack_panels(g, b, kc, packed, 0, (g->n + NR - 1) / NR);
+}
+
+/* Few rows (a batch of activations times a weight): the threads split the
+ * 16-column panels instead. Each packs its own panels (no serial packing, no
+ * barrier per k block), sweeps all rows of A (in L2) over a panel for every
+ * k block while the panel's C tile stays in L1, then runs the epilogue on
+ * its columns of every row. */
+typedef struct columns_task {
+    const stax_gemm *gemm;
+    void **slots;
+    stax_ukernel_fn ukernel;
+    stax_kernel_fn epilogue;
+    const float *a, *b; /* this batch, k = 0 */
+    float *c, *packed;
+    int64_t batch_row;
+} columns_task;
+
+static void columns_range(void *context, int64_t begin, int64_t end) {
+    const columns_task *ct = context;
+    const stax_gemm *g = ct->gemm;
+    int64_t blocks = (g->m + MR - 1) / MR;
+    int64_t edge_row = blocks * MR > g->m ? (blocks - 1) * MR : -1;
+    float a_edge[MR * KC];
+    for (int64_t pc = 0; pc < g->k; pc += KC) {
+        int64_t kc = g->k - pc < KC ? g->k - pc : KC;
+        if (edge_row >= 0) { /* packed once per k block, not once per panel */
+            const float *a = ct->a + pc * g->a_cs + edge_row * g->a_rs;
+            memset(a_edge, 0, sizeof a_edge);
+            for (int64_t r = 0; r < g->m - edge_row; r++)
+                for (int64_t k = 0; k < kc; k++) a_edge[r * kc + k] = a[r * g->a_rs + k * g->a_cs];
+        }
+        for (int64_t p = begin; p < end; p++) {
+            /* the panel's slot of the workspace is p * KC * NR, whatever kc is */
+            float *packed = ct->packed + p * (KC - kc) * NR;
+            pack_panels(g, ct->b + pc * g->b_rs, kc, packed, p, p + 1);
+            gemm_task task = {.gemm = g,
+                              .slots = ct->slots,
+                              .ukernel = ct->ukernel,
+                              .a = ct->a + pc * g->a_cs,
+                              .packed = packed,
+                              .a_edge = edge_row >= 0 ? a_edge : NULL,
+                              .c = ct->c,
+                              .kc = kc,
+                              .batch_row = ct->batch_row,
+                              .first = pc == 0,
+                              .last = false};
+            for (int64_t block = 0; block < blocks; block++) tile(&task, block * MR, p);
+        }
+    }
+    if (ct->epilogue) {
+        int64_t j0 = begin * NR, j1 = end * NR < g->n ? end * NR : g->n;
+        for (int64_t r = 0; r < g->m; r++) {
+            int64_t row = (ct->batch_row + r) * g->n;
+            ct->epilogue(ct->slots, row + j0, row + j1);
+        }
+    }
+}
+
 void stax_gemm_run(const stax_gemm *g, void **slots, float *workspace, stax_ukernel_fn ukernel,
                    stax_kernel_fn epilogue, int64_t threads) {
     const float *a_base = (const float *)slots[g->a_slot] + g->a_offset;
     const float *b_base = (const float *)slots[g->b_slot] + g->b_offset;
     float *c_base = (float *)slots[g->c_slot] + g->c_offset;
-    int64_t blocks = (g->m + MR - 1) / MR;
-    int64_t grain = threads > 1 ? (blocks + threads - 1) / threads : blocks;
+    if (g->k <= 0) { /* an empty sum (dynamic sizes): zeros, then the epilogue */
+        int64_t total = g->batch * g->m * g->n;
+        if (total > 0) memset(c_base, 0, sizeof(float) * (size_t)total);
+        if (epilogue && total > 0) epilogue(slots, 0, total);
+        return;
+    }
+    int64_t blocks = (g->m + MR - 1) / MR, panels = (g->n + NR - 1) / NR;
+    int64_t grain = stax_grain(blocks, 1, threads);
+    bool by_columns =
+        threads > 1 && g->m <= 256 && panels >= 2 * threads && stax_host && stax_host->parallel_for;
     if (grain < 1) grain = 1;
     for (int64_t batch = 0; batch < g->batch; batch++) {
         int64_t a_off = 0, b_off = 0, rest = batch;
@@ -108,6 +179,19 @@ void stax_gemm_run(const stax_gemm *g, void **slots, float *workspace, stax_uker
             rest /= g->batch_dims[d];
             a_off += index * g->a_batch_strides[d];
             b_off += index * g->b_batch_strides[d];
+        }
+        if (by_columns) {
+            columns_task ct = {.gemm = g,
+                               .slots = slots,
+                               .ukernel = ukernel,
+                               .epilogue = epilogue,
+                               .a = a_base + a_off,
+                               .b = b_base + b_off,
+                               .c = c_base + batch * g->m * g->n,
+                               .packed = workspace,
+                               .batch_row = batch * g->m};
+            stax_host->parallel_for(panels, stax_grain(panels, 1, threads), columns_range, &ct);
+            continue;
         }
         for (int64_t pc = 0; pc < g->k; pc += KC) {
             int64_t kc = g->k - pc < KC ? g->k - pc : KC;

@@ -94,10 +94,33 @@ typedef struct stax_program {
     bool uses_gemm;
 } stax_program;
 
-/* Builds the program (and its IR text) for graph + inputs. */
+/* Dynamic shapes (stax_dynamic.c). The planner and the emitters take some
+ * decisions from sizes (skip a size-1 axis, collapse to a flat loop, skip an
+ * empty kernel). To compile one object for every binding of the symbols,
+ * those decisions are recorded while planning at generic sizes and replayed
+ * when planning at the actual sizes, so the IR keeps the same structure and
+ * only the size-derived integers change; those become kernel arguments. */
+typedef struct stax_decisions {
+    uint8_t *taken;
+    int32_t count, capacity, cursor;
+    int32_t mode; /* 0: decide from the sizes; 1: record; 2: replay */
+    bool failed;  /* replay ran past the record, or out of memory */
+} stax_decisions;
+
+/* How a build binds symbols: NULL = from the input metadata, allocating
+ * scratch (the static path). */
+typedef struct stax_build_mode {
+    const int64_t *symbols; /* the value of every graph symbol */
+    stax_decisions *decisions;
+} stax_build_mode;
+
+/* Builds the program (and its IR text) for graph + inputs. With `mode`, the
+ * symbols come from mode->symbols, inputs are not read and scratch slots are
+ * left unallocated (the executable provides them). */
 int32_t stax_program_build(const tp_plugin_graph *graph, const tp_plugin_tensor_meta *inputs,
                            int32_t num_inputs, const char *cpu, const char *features,
-                           stax_program *out, char *error, size_t error_size);
+                           const stax_build_mode *mode, stax_program *out, char *error,
+                           size_t error_size);
 void stax_program_free(stax_program *program);
 
 /* ---- IR emission (stax_emit.c) ---- */
@@ -108,10 +131,14 @@ typedef struct stax_emit_graph {
     stax_value *values;
     const stax_slot *slots;
     int32_t num_slots;
-    tpc_buf *module; /* functions are appended here */
+    tpc_buf *module;           /* functions are appended here */
+    stax_decisions *decisions; /* NULL: decide from the sizes */
     char *error;
     size_t error_size;
 } stax_emit_graph;
+
+/* A size-dependent decision: `cond` itself, or recorded / replayed. */
+bool stax_decide(stax_emit_graph *g, bool cond);
 
 /* Kernel computing `root`'s expression (members of its region inlined) over
  * `target` (a view whose dims are the iteration space), `name`(slots, begin,
@@ -164,6 +191,8 @@ void stax_cache_write(const char *key, const void *data, size_t size);
 
 /* ---- running ---- */
 
+/* The parallel_for grain for `count` indices on at most `threads` threads. */
+int64_t stax_grain(int64_t count, int64_t min_grain, int64_t threads);
 size_t stax_gemm_workspace_bytes(const stax_gemm *gemm);
 void stax_gemm_run(const stax_gemm *gemm, void **slots, float *workspace, stax_ukernel_fn ukernel,
                    stax_kernel_fn epilogue, int64_t threads);

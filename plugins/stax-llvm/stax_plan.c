@@ -16,6 +16,7 @@
 
 typedef struct planner {
     const tp_plugin_graph *graph;
+    const stax_build_mode *mode; /* NULL: static */
     tpc_fusion fusion;
     stax_value *values;
     stax_gemm *gemms; /* per value (matmul/linear) */
@@ -53,7 +54,7 @@ static int32_t add_slot(planner *p, stax_slot_kind kind, int32_t index, size_t b
     slot->kind = kind;
     slot->index = index;
     slot->bytes = bytes ? bytes : 1;
-    if (kind == STAX_SLOT_SCRATCH || kind == STAX_SLOT_CONST) {
+    if ((kind == STAX_SLOT_SCRATCH && !p->mode) || kind == STAX_SLOT_CONST) {
         slot->data = stax_host && stax_host->aligned_alloc
                          ? stax_host->aligned_alloc(slot->bytes)
                          : aligned_alloc(64, (slot->bytes + 63) / 64 * 64);
@@ -127,7 +128,10 @@ static int32_t bind_types(planner *p, const tp_plugin_tensor_meta *inputs, int32
     const tp_plugin_graph *graph = p->graph;
     int64_t bound[64];
     for (int i = 0; i < 64; i++) bound[i] = -1;
-    if (num_inputs != graph->num_inputs)
+    if (p->mode) {
+        for (int32_t s = 0; s < graph->num_symbols && s < 64; s++) bound[s] = p->mode->symbols[s];
+        num_inputs = 0; /* the caller checked the inputs against these symbols */
+    } else if (num_inputs != graph->num_inputs)
         return tpc_error(p->error, p->error_size,
                          "stax: graph '%s' has %d inputs, got metadata for %d", graph->name,
                          (int)graph->num_inputs, (int)num_inputs);
@@ -231,12 +235,15 @@ static int32_t check_ops(planner *p) {
         int32_t dtype = p->values[v].compute;
         if (op == TPC_OP_UNKNOWN)
             return tpc_error(p->error, p->error_size,
-                             "stax: op '%s' (value %%%s) is not supported by stax %s", value->op,
-                             value->name, STAX_VERSION);
+                             "unsupported: op '%s' (%%%s) on %s operands: stax %s does not know "
+                             "this op",
+                             value->op, value->name, tpc_dtype_name(p->values[v].compute),
+                             STAX_VERSION);
         if (!supported(op, dtype))
             return tpc_error(p->error, p->error_size,
-                             "stax: cannot lower op '%s' for dtype %s (value %%%s)", value->op,
-                             tpc_dtype_name(dtype), value->name);
+                             "unsupported: op '%s' (%%%s) on %s operands: stax cannot lower it "
+                             "for dtype %s",
+                             value->op, value->name, tpc_dtype_name(dtype), tpc_dtype_name(dtype));
         if (value->type.ndim > STAX_MAX_DIMS)
             return tpc_error(p->error, p->error_size, "stax: %%%s has too many dimensions",
                              value->name);
@@ -277,7 +284,7 @@ static int32_t kernel_step(planner *p, int32_t kernel, int64_t count, int64_t gr
 static int32_t copy_into(planner *p, int32_t region, int32_t v, const stax_view *target) {
     int64_t numel = 1;
     for (int32_t d = 0; d < target->ndim; d++) numel *= target->dims[d];
-    if (numel == 0) return TP_PLUGIN_OK;
+    if (stax_decide(&p->eg, numel == 0)) return TP_PLUGIN_OK;
     int32_t kernel = add_kernel(p, region, "copy");
     if (kernel < 0) return oom(p);
     stax_value saved = p->values[v];
@@ -315,7 +322,7 @@ static int32_t plan_shape(planner *p, int32_t region, int32_t v) {
             if (in.dims[d] != 1 && in.strides[d] != expect) contiguous = false;
             expect *= in.dims[d];
         }
-        if (!contiguous) {
+        if (!stax_decide(&p->eg, contiguous)) {
             int32_t slot = add_slot(p, STAX_SLOT_SCRATCH, -1, type_bytes(&p->values[x].type));
             if (slot < 0) return oom(p);
             stax_view copy = contiguous_view(slot, 0, &p->values[x].type);
@@ -352,7 +359,9 @@ static int32_t plan_shape(planner *p, int32_t region, int32_t v) {
         for (int32_t d = 0; d < type->ndim; d++) {
             int32_t src = d - shift;
             view.strides[d] =
-                src < 0 || (in.dims[src] == 1 && type->dims[d] != 1) ? 0 : in.strides[src];
+                stax_decide(&p->eg, src < 0 || (in.dims[src] == 1 && type->dims[d] != 1))
+                    ? 0
+                    : in.strides[src];
         }
         break;
     }
@@ -528,7 +537,7 @@ static int32_t plan_matmul_region(planner *p, int32_t r) {
     describe_gemm(p, mm);
     stax_gemm *gm = &p->gemms[mm];
     int64_t out_numel = gm->batch * gm->m * gm->n;
-    if (out_numel == 0) return TP_PLUGIN_OK;
+    if (stax_decide(&p->eg, out_numel == 0)) return TP_PLUGIN_OK;
     int32_t epilogue_kernel = -1;
     int64_t epilogue_count = 0;
     if (epilogue) {
@@ -540,7 +549,8 @@ static int32_t plan_matmul_region(planner *p, int32_t r) {
     }
     bool fast = p->values[mm].compute == TP_PLUGIN_F32 &&
                 p->values[node->operands[0]].type.dtype == TP_PLUGIN_F32 &&
-                p->values[node->operands[1]].type.dtype == TP_PLUGIN_F32 && gm->k > 0;
+                p->values[node->operands[1]].type.dtype == TP_PLUGIN_F32 &&
+                stax_decide(&p->eg, gm->k > 0);
     if (fast) {
         stax_step *step = add_step(p);
         if (!step) return oom(p);
@@ -579,7 +589,7 @@ static int32_t plan_region(planner *p, int32_t r) {
     }
     status = home_for(p, root, &p->values[root].view);
     if (status != TP_PLUGIN_OK) return status;
-    if (tpc_numel(&p->values[root].type) == 0) return TP_PLUGIN_OK;
+    if (stax_decide(&p->eg, tpc_numel(&p->values[root].type) == 0)) return TP_PLUGIN_OK;
     kernel = add_kernel(p, r, NULL);
     if (kernel < 0) return oom(p);
     const char *name = p->program->kernel_names[kernel];
@@ -598,7 +608,7 @@ static int32_t plan_region(planner *p, int32_t r) {
         grain = 4;
     }
     if (status != TP_PLUGIN_OK) return status;
-    return count > 0 ? kernel_step(p, kernel, count, grain) : TP_PLUGIN_OK;
+    return stax_decide(&p->eg, count > 0) ? kernel_step(p, kernel, count, grain) : TP_PLUGIN_OK;
 }
 
 /* Outputs not written by their region (inputs, views, constants, repeats). */
@@ -672,11 +682,13 @@ static int32_t plan_all(planner *p, const tp_plugin_tensor_meta *inputs, int32_t
 
 int32_t stax_program_build(const tp_plugin_graph *graph, const tp_plugin_tensor_meta *inputs,
                            int32_t num_inputs, const char *cpu, const char *features,
-                           stax_program *out, char *error, size_t error_size) {
+                           const stax_build_mode *mode, stax_program *out, char *error,
+                           size_t error_size) {
     memset(out, 0, sizeof *out);
     planner p;
     memset(&p, 0, sizeof p);
     p.graph = graph;
+    p.mode = mode;
     p.program = out;
     p.error = error;
     p.error_size = error_size;
@@ -691,6 +703,7 @@ int32_t stax_program_build(const tp_plugin_graph *graph, const tp_plugin_tensor_
         p.eg = (stax_emit_graph){.graph = graph,
                                  .values = p.values,
                                  .module = &p.module,
+                                 .decisions = mode ? mode->decisions : NULL,
                                  .error = error,
                                  .error_size = error_size};
         status = plan_all(&p, inputs, num_inputs, cpu, features);

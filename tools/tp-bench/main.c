@@ -180,20 +180,22 @@ static bool measure_backend(const char *name, const tp_graph *g, tp_tensor **inp
     out->compile_s = now() - t0;
     tp_tensor *outputs[1] = {NULL};
     t0 = now();
-    tp_executable_run(exe, inputs, n, outputs);
+    bool ok = tp_executable_run(exe, inputs, n, outputs) == TP_OK;
     out->first_s = now() - t0;
     double *times = calloc((size_t)reps, sizeof *times);
-    for (int w = 0; w < 2; w++) tp_executable_run(exe, inputs, n, outputs); /* warm-up */
-    for (int r = 0; r < reps; r++) {
+    for (int w = 0; ok && w < 2; w++) /* warm-up */
+        ok = tp_executable_run(exe, inputs, n, outputs) == TP_OK;
+    for (int r = 0; ok && times && r < reps; r++) {
         t0 = now();
-        tp_executable_run(exe, inputs, n, outputs); /* caller-provided output: reused */
+        ok = tp_executable_run(exe, inputs, n, outputs) == TP_OK; /* output reused */
         times[r] = now() - t0;
     }
-    out->run = summarize(times, reps);
+    if (!ok) fprintf(stderr, "tp-bench: %s: run failed: %s\n", name, tp_last_error());
+    if (ok && times) out->run = summarize(times, reps);
     free(times);
     tp_tensor_release(outputs[0]);
     tp_executable_destroy(exe);
-    return true;
+    return ok && times;
 }
 
 /* ---- baselines ---- */
@@ -346,13 +348,14 @@ static void compile_latency(void) {
     int count;
     tp_tensor **inputs = make_inputs(g, &count);
     tp_executable *exe = NULL;
-    tp_backend_compile(stax, g, NULL, 0, NULL, 0, &exe);
     tp_tensor *out[1] = {NULL};
-    tp_executable_run(exe, inputs, 1, out);
-    int calls = 100000;
+    bool ok = tp_backend_compile(stax, g, NULL, 0, NULL, 0, &exe) == TP_OK &&
+              tp_executable_run(exe, inputs, 1, out) == TP_OK;
+    int calls = 100000, done = 0;
     double t0 = now();
-    for (int i = 0; i < calls; i++) tp_executable_run(exe, inputs, 1, out);
-    double per_call = (now() - t0) / calls;
+    for (; ok && done < calls; done++) ok = tp_executable_run(exe, inputs, 1, out) == TP_OK;
+    double per_call = (now() - t0) / (done ? done : 1);
+    if (!ok) fprintf(stderr, "tp-bench: call overhead: run failed: %s\n", tp_last_error());
     if (json)
         printf("{\"case\":\"compile-latency\",\"nodes\":20,\"cold_ms\":%.3f,\"disk_cache_ms\":%.3f,"
                "\"call_overhead_us\":%.3f}\n",
