@@ -5,6 +5,7 @@
 #define TP_TESTS_STAX_HARNESS_H
 
 #include <check.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "tensorplay/backend.h"
 #include "tensorplay/graph.h"
+#include "tensorplay/plugin.h"
 #include "tensorplay/tensor.h"
 #include "tp_test.h"
 
@@ -136,6 +138,47 @@ static inline double stax_test_rtol(tp_dtype dtype) {
 }
 static inline double stax_test_atol(tp_dtype dtype) {
     return dtype == TP_F32 ? 2e-6 : 1e-12;
+}
+
+/* ---- the plugin table directly (hand-made views, dynamic runs) ---------- */
+
+/* The last error the plugin reported through the direct host table. */
+static char stax_direct_error[1024];
+static inline void stax_direct_log(const tp_plugin_host *host, int32_t level, const char *message) {
+    (void)host, (void)level, (void)message;
+}
+static inline void stax_direct_set_error(const tp_plugin_host *host, const char *message) {
+    (void)host;
+    snprintf(stax_direct_error, sizeof stax_direct_error, "%s", message);
+}
+static inline void *stax_direct_alloc(size_t size) {
+    return aligned_alloc(64, (size + 63) / 64 * 64);
+}
+
+/* Opens stax-llvm.so with dlopen (not through the registry) and inits it with
+ * a minimal host table whose parallel_for and num_threads the test chooses. */
+static inline const tp_plugin_backend *
+stax_open_direct(void **handle, void (*parallel_for)(int64_t, int64_t, tp_plugin_range_fn, void *),
+                 int32_t (*num_threads)(void)) {
+    char path[4300];
+    snprintf(path, sizeof path, "%s/plugins/stax-llvm.so", tp_test_build_dir());
+    *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(*handle != NULL, "%s", dlerror());
+    tp_plugin_entry_fn entry = (tp_plugin_entry_fn)dlsym(*handle, "tp_stax_backend");
+    ck_assert_ptr_nonnull(entry);
+    static tp_plugin_host host;
+    host = (tp_plugin_host){.struct_size = sizeof(tp_plugin_host),
+                            .contract_version = TP_BACKEND_CONTRACT_VERSION,
+                            .core_version = "0.1.0",
+                            .log = stax_direct_log,
+                            .set_error = stax_direct_set_error,
+                            .parallel_for = parallel_for,
+                            .num_threads = num_threads,
+                            .aligned_alloc = stax_direct_alloc,
+                            .aligned_free = free};
+    const tp_plugin_backend *table = entry();
+    ck_assert_int_eq(table->init(&host), TP_PLUGIN_OK);
+    return table;
 }
 
 #endif

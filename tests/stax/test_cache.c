@@ -133,40 +133,15 @@ END_TEST
 
 /* ---- the plugin table directly, with hand-made views ---- */
 
-static char host_error[1024];
-static void host_log(const tp_plugin_host *h, int32_t level, const char *m) {}
-static void host_set_error(const tp_plugin_host *h, const char *m) {
-    snprintf(host_error, sizeof host_error, "%s", m);
-}
 static void host_parallel_for(int64_t n, int64_t grain, tp_plugin_range_fn fn, void *ctx) {
     fn(ctx, 0, n);
 }
 static int32_t host_threads(void) {
     return 1;
 }
-static void *host_alloc(size_t size) {
-    return aligned_alloc(64, (size + 63) / 64 * 64);
-}
 
 static const tp_plugin_backend *open_plugin(void **handle) {
-    char path[4300];
-    snprintf(path, sizeof path, "%s/plugins/stax-llvm.so", tp_test_build_dir());
-    *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    ck_assert_msg(*handle != NULL, "%s", dlerror());
-    tp_plugin_entry_fn entry = (tp_plugin_entry_fn)dlsym(*handle, "tp_stax_backend");
-    ck_assert_ptr_nonnull(entry);
-    static tp_plugin_host host = {.struct_size = sizeof(tp_plugin_host),
-                                  .contract_version = TP_BACKEND_CONTRACT_VERSION,
-                                  .core_version = "0.1.0",
-                                  .log = host_log,
-                                  .set_error = host_set_error,
-                                  .parallel_for = host_parallel_for,
-                                  .num_threads = host_threads,
-                                  .aligned_alloc = host_alloc,
-                                  .aligned_free = free};
-    const tp_plugin_backend *table = entry();
-    ck_assert_int_eq(table->init(&host), TP_PLUGIN_OK);
-    return table;
+    return stax_open_direct(handle, host_parallel_for, host_threads);
 }
 
 static int32_t compile_view(const tp_plugin_backend *table, const char *op, int32_t dtype,

@@ -6,16 +6,6 @@
 
 #include "stax_harness.h"
 
-static char host_error[1024];
-static void host_log(const tp_plugin_host *h, int32_t level, const char *m) {
-    (void)h;
-    (void)level;
-    (void)m;
-}
-static void host_set_error(const tp_plugin_host *h, const char *m) {
-    (void)h;
-    snprintf(host_error, sizeof host_error, "%s", m);
-}
 static void host_parallel_for(int64_t n, int64_t grain, tp_plugin_range_fn fn, void *ctx) {
     /* two chunks, to exercise split ranges */
     (void)grain;
@@ -25,29 +15,9 @@ static void host_parallel_for(int64_t n, int64_t grain, tp_plugin_range_fn fn, v
 static int32_t host_threads(void) {
     return 2;
 }
-static void *host_alloc(size_t size) {
-    return aligned_alloc(64, (size + 63) / 64 * 64);
-}
 
 static const tp_plugin_backend *open_plugin(void **handle) {
-    char path[4300];
-    snprintf(path, sizeof path, "%s/plugins/stax-llvm.so", tp_test_build_dir());
-    *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    ck_assert_msg(*handle != NULL, "%s", dlerror());
-    tp_plugin_entry_fn entry = (tp_plugin_entry_fn)dlsym(*handle, "tp_stax_backend");
-    ck_assert_ptr_nonnull(entry);
-    static tp_plugin_host host = {.struct_size = sizeof(tp_plugin_host),
-                                  .contract_version = TP_BACKEND_CONTRACT_VERSION,
-                                  .core_version = "0.1.0",
-                                  .log = host_log,
-                                  .set_error = host_set_error,
-                                  .parallel_for = host_parallel_for,
-                                  .num_threads = host_threads,
-                                  .aligned_alloc = host_alloc,
-                                  .aligned_free = free};
-    const tp_plugin_backend *table = entry();
-    ck_assert_int_eq(table->init(&host), TP_PLUGIN_OK);
-    return table;
+    return stax_open_direct(handle, host_parallel_for, host_threads);
 }
 
 /* The same graph as text (for eager) and as a hand-made view (for the table). */
@@ -158,7 +128,7 @@ START_TEST(one_compile_serves_every_size_of_the_symbol) {
             outputs[k] = buffer_of(got[k]);
         }
         ck_assert_msg(table->run(exe, inputs, 3, outputs, NUM_OUT) == TP_PLUGIN_OK, "n=%lld: %s",
-                      (long long)ns[i], host_error);
+                      (long long)ns[i], stax_direct_error);
         for (int k = 0; k < NUM_OUT; k++) {
             char what[64];
             snprintf(what, sizeof what, "n=%lld output %d", (long long)ns[i], k);
@@ -192,9 +162,10 @@ START_TEST(run_refuses_a_static_dim_that_disagrees) {
         {.data = s, .nbytes = sizeof s, .dtype = TP_PLUGIN_F32, .ndim = 1, .dims = {4}},
         {.data = r, .nbytes = sizeof r, .dtype = TP_PLUGIN_F32, .ndim = 2, .dims = {4, 3}},
         {.data = e, .nbytes = sizeof e, .dtype = TP_PLUGIN_F32, .ndim = 2, .dims = {4, 8}}};
-    host_error[0] = 0;
+    stax_direct_error[0] = 0;
     ck_assert_int_eq(table->run(exe, inputs, 3, outputs, NUM_OUT), TP_PLUGIN_ERROR);
-    ck_assert_msg(strstr(host_error, "input 1") && strstr(host_error, "%b"), "%s", host_error);
+    ck_assert_msg(strstr(stax_direct_error, "input 1") && strstr(stax_direct_error, "%b"), "%s",
+                  stax_direct_error);
     table->release(exe);
     table->shutdown();
     dlclose(handle);
