@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -32,6 +33,8 @@ static pool_job *current_job;   /* guarded by pool_lock */
 static uint64_t job_generation; /* guarded by pool_lock */
 static int workers_inside;      /* workers touching current_job; guarded */
 static atomic_bool pool_busy;
+static atomic_ullong published_generation; /* job_generation, readable unlocked */
+static int64_t spin_ns = 50000;            /* see spin_until */
 static _Thread_local bool inside_pool_work;
 
 static int configured_size(void) {
@@ -46,6 +49,38 @@ static int configured_size(void) {
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     return cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;
+}
+
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* A short, bounded poll before a condition-variable sleep: a worker that
+ * just finished a job polls for the next one, and the caller polls for the
+ * workers' last chunks, for at most spin_ns (default 50 us, TP_SPIN_US).
+ * Waking a sleeping thread costs ~20 us here, as much as a small matmul; a
+ * model's calls come back to back, so the next job usually arrives within
+ * the window. It is not a spinning pool (DESIGN section 10): the poll only
+ * follows a job this pool just ran, and after spin_ns the thread sleeps, so
+ * another pool or process sharing the cores loses at most spin_ns per job.
+ * Returns whether done(arg) became true. */
+static bool spin_until(bool (*done)(const void *), const void *arg) {
+    if (spin_ns <= 0) return done(arg);
+    int64_t deadline = now_ns() + spin_ns;
+    for (int i = 0;; i++) {
+        if (done(arg)) return true;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        if ((i & 63) == 63 && now_ns() > deadline) return done(arg);
+    }
+}
+
+static bool generation_moved(const void *seen) {
+    return atomic_load_explicit(&published_generation, memory_order_acquire) !=
+           *(const uint64_t *)seen;
 }
 
 /* Takes chunks until none is left; returns how many this thread did. */
@@ -81,12 +116,25 @@ static void *worker_main(void *unused) {
         atomic_fetch_add(&job->chunks_done, done);
         workers_inside--;
         pthread_cond_broadcast(&work_finished);
+        pthread_mutex_unlock(&pool_lock);
+        spin_until(generation_moved, &seen); /* the lock decides below */
+        pthread_mutex_lock(&pool_lock);
     }
     return NULL;
 }
 
 static void start_pool(void) {
     pool_size = configured_size();
+    const char *spin = secure_getenv("TP_SPIN_US");
+    if (spin && *spin) {
+        char *end = NULL;
+        long value = strtol(spin, &end, 10);
+        if (*end == '\0' && value >= 0 && value <= 1000)
+            spin_ns = (int64_t)value * 1000;
+        else
+            tp_log_message(TP_LOG_WARN, "TP_SPIN_US='%s' is not a number from 0 to 1000; using %d",
+                           spin, (int)(spin_ns / 1000));
+    }
     int started = 1;
     for (int i = 1; i < pool_size; i++) {
         pthread_t thread;
@@ -102,6 +150,11 @@ static void start_pool(void) {
 int tp_thread_pool_size(void) {
     pthread_once(&pool_once, start_pool);
     return pool_size;
+}
+
+static bool all_chunks_done(const void *job) {
+    const pool_job *j = job;
+    return atomic_load((atomic_llong *)&j->chunks_done) >= j->num_chunks;
 }
 
 static void run_serially(int64_t n, tp_range_fn fn, void *context) {
@@ -128,6 +181,7 @@ void tp_parallel_for(int64_t n, int64_t grain, tp_range_fn fn, void *context) {
     pthread_mutex_lock(&pool_lock);
     current_job = &job;
     job_generation++;
+    atomic_store_explicit(&published_generation, job_generation, memory_order_release);
     pthread_cond_broadcast(&work_ready);
     pthread_mutex_unlock(&pool_lock);
 
@@ -138,6 +192,11 @@ void tp_parallel_for(int64_t n, int64_t grain, tp_range_fn fn, void *context) {
     pthread_mutex_lock(&pool_lock);
     atomic_fetch_add(&job.chunks_done, done);
     current_job = NULL; /* late workers see no job */
+    if (atomic_load(&job.chunks_done) < job.num_chunks) {
+        pthread_mutex_unlock(&pool_lock);
+        spin_until(all_chunks_done, &job);
+        pthread_mutex_lock(&pool_lock);
+    }
     while (atomic_load(&job.chunks_done) < job.num_chunks || workers_inside > 0)
         pthread_cond_wait(&work_finished, &pool_lock);
     pthread_mutex_unlock(&pool_lock);

@@ -1,6 +1,7 @@
 /* The core's thread pool: every index exactly once, chunks respect the
  * grain, nested calls run serially, and the host table exposes it. */
 #include <pthread.h>
+#include <time.h>
 
 #include "registry_test.h"
 #include "runtime/thread_pool.h"
@@ -89,6 +90,40 @@ START_TEST(host_table_offers_the_pool_and_aligned_memory) {
 }
 END_TEST
 
+/* Many small jobs in a row: workers still polling from the last job pick up
+ * the next one (TP_SPIN_US) and every index is still visited once. */
+START_TEST(back_to_back_small_jobs_visit_every_index_once) {
+    setenv("TP_NUM_THREADS", "2", 1);
+    setenv("TP_SPIN_US", "50", 1);
+    enum { N = 64, CALLS = 2000 };
+    coverage state = {.hits = calloc(N, sizeof(atomic_int)), .smallest_chunk = N};
+    pthread_mutex_init(&state.lock, NULL);
+    for (int call = 0; call < CALLS; call++) tp_parallel_for(N, 1, count_range, &state);
+    for (int i = 0; i < N; i++) ck_assert_int_eq(atomic_load(&state.hits[i]), CALLS);
+    free(state.hits);
+}
+END_TEST
+
+static void slow_range(void *context, int64_t begin, int64_t end) {
+    struct timespec pause = {0, 2000000}; /* 2 ms, far past the 1 us poll */
+    nanosleep(&pause, NULL);
+    count_range(context, begin, end);
+}
+
+/* Chunks slower than the poll window: the caller stops polling and sleeps
+ * until the workers finish, and the job is still complete. */
+START_TEST(jobs_longer_than_the_poll_window_complete) {
+    setenv("TP_NUM_THREADS", "3", 1);
+    setenv("TP_SPIN_US", "1", 1);
+    enum { N = 12 };
+    coverage state = {.hits = calloc(N, sizeof(atomic_int)), .smallest_chunk = N};
+    pthread_mutex_init(&state.lock, NULL);
+    for (int call = 0; call < 3; call++) tp_parallel_for(N, 1, slow_range, &state);
+    for (int i = 0; i < N; i++) ck_assert_int_eq(atomic_load(&state.hits[i]), 3);
+    free(state.hits);
+}
+END_TEST
+
 TP_TEST_SUITE(registry_thread_pool) {
     Suite *suite = suite_create("registry.thread_pool");
     TCase *tc = tcase_create("thread_pool");
@@ -97,6 +132,8 @@ TP_TEST_SUITE(registry_thread_pool) {
     tcase_add_test(tc, pool_size_follows_tp_num_threads);
     tcase_add_test(tc, nested_calls_run_serially_without_deadlock);
     tcase_add_test(tc, host_table_offers_the_pool_and_aligned_memory);
+    tcase_add_test(tc, back_to_back_small_jobs_visit_every_index_once);
+    tcase_add_test(tc, jobs_longer_than_the_poll_window_complete);
     suite_add_tcase(suite, tc);
     return suite;
 }
