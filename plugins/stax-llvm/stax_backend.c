@@ -25,9 +25,9 @@ struct tp_plugin_executable {
     stax_program program;
     stax_module *module;
     void **kernels;
-    stax_ukernel_fn ukernel;
-    void **slot_data; /* slot_mem + 1 */
-    void **slot_mem;  /* [0]: the size arguments (stax_dynamic.c), then one per slot */
+    stax_ukernel_fn ukernels[2]; /* 6-row, 4-row */
+    void **slot_data;            /* slot_mem + 1 */
+    void **slot_mem;             /* [0]: the size arguments (stax_dynamic.c), then one per slot */
     float *workspace;
     size_t workspace_bytes;
     int64_t threads;
@@ -238,7 +238,7 @@ static int32_t stax_compile(const tp_plugin_graph *graph, const tp_plugin_tensor
         status = stax_program_build(graph, inputs, num_inputs, stax_jit_cpu(), stax_jit_features(),
                                     NULL, &exe->program, error, error_size);
     stax_program *prog = &exe->program;
-    int32_t num_names = prog->num_kernels + (prog->uses_gemm ? 1 : 0);
+    int32_t num_names = prog->num_kernels + (prog->uses_gemm ? 2 : 0);
     const char **names = NULL;
     if (status == TP_PLUGIN_OK) {
         names = calloc((size_t)num_names + 1, sizeof *names);
@@ -247,12 +247,16 @@ static int32_t stax_compile(const tp_plugin_graph *graph, const tp_plugin_tensor
     }
     if (status == TP_PLUGIN_OK) {
         for (int32_t k = 0; k < prog->num_kernels; k++) names[k] = prog->kernel_names[k];
-        if (prog->uses_gemm) names[prog->num_kernels] = STAX_GEMM_KERNEL_NAME;
+        if (prog->uses_gemm) {
+            names[prog->num_kernels] = STAX_GEMM_KERNEL_NAME;
+            names[prog->num_kernels + 1] = STAX_GEMM_KERNEL4_NAME;
+        }
         status = stax_jit_load(template_ir ? template_ir : prog->ir, &jit, names, num_names,
                                exe->kernels, &exe->module, &exe->cache_hit, error, error_size);
     }
     if (status == TP_PLUGIN_OK && prog->uses_gemm)
-        exe->ukernel = (stax_ukernel_fn)(uintptr_t)exe->kernels[prog->num_kernels];
+        for (int i = 0; i < 2; i++)
+            exe->ukernels[i] = (stax_ukernel_fn)(uintptr_t)exe->kernels[prog->num_kernels + i];
     if (status == TP_PLUGIN_OK && bind_program(exe) != TP_PLUGIN_OK)
         status = tpc_error(error, error_size, "stax: out of memory");
     free(names);
@@ -339,7 +343,7 @@ static int32_t stax_run(tp_plugin_executable *exe, const tp_plugin_buffer *input
                 step->gemm.epilogue >= 0
                     ? (stax_kernel_fn)(uintptr_t)exe->kernels[step->gemm.epilogue]
                     : NULL;
-            stax_gemm_run(&step->gemm, exe->slot_data, exe->workspace, exe->ukernel, epilogue,
+            stax_gemm_run(&step->gemm, exe->slot_data, exe->workspace, exe->ukernels, epilogue,
                           threads);
             continue;
         }

@@ -460,15 +460,14 @@ int32_t stax_emit_matmul_generic(stax_emit_graph *g, const char *name, int32_t v
     return status;
 }
 
-/* C[0..6)[0..16) (+)= sum_k A[r*rsa + k*csa] * B[k*16 + j]: 12 <8 x float>
+/* C[0..mr)[0..16) (+)= sum_k A[r*rsa + k*csa] * B[k*16 + j]: 2*mr <8 x float>
  * accumulators held in registers across the k loop. */
-void stax_emit_gemm_microkernel(tpc_buf *m) {
-    const int mr = STAX_GEMM_MR;
+static void emit_microkernel(tpc_buf *m, const char *name, int mr) {
     tpc_buf_printf(m,
                    "define void @%s(ptr noalias %%a, i64 %%rsa, i64 %%csa, ptr noalias %%b, "
                    "ptr noalias %%c, i64 %%ldc, i64 %%kc, i64 %%acc) #0 {\n"
                    "entry:\n  br label %%loop\nloop:\n",
-                   STAX_GEMM_KERNEL_NAME);
+                   name);
     tpc_buf_printf(m, "  %%k = phi i64 [0, %%entry], [%%kn, %%body]\n");
     for (int r = 0; r < mr; r++)
         for (int h = 0; h < 2; h++)
@@ -515,4 +514,11 @@ void stax_emit_gemm_microkernel(tpc_buf *m) {
                            h, r, h, r, h, r, h, r, h);
         }
     tpc_buf_printf(m, "  ret void\n}\n\n");
+}
+
+/* The full 6-row kernel and the 4-row one for row edges (m % 6 == 2 or 4:
+ * 4-row tiles cover them without padded rows). */
+void stax_emit_gemm_microkernel(tpc_buf *m) {
+    emit_microkernel(m, STAX_GEMM_KERNEL_NAME, STAX_GEMM_MR);
+    emit_microkernel(m, STAX_GEMM_KERNEL4_NAME, 4);
 }

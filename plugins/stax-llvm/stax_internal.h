@@ -155,10 +155,11 @@ int32_t stax_emit_matmul_generic(stax_emit_graph *g, const char *name, int32_t v
                                  int64_t *count);
 /* The f32 micro-kernel used by stax_gemm.c (one per module that needs it). */
 void stax_emit_gemm_microkernel(tpc_buf *module);
-#define STAX_GEMM_MR          6
-#define STAX_GEMM_NR          16
-#define STAX_GEMM_KERNEL_NAME "STAXKEY_gemm_ukernel_f32"
-#define STAX_GEMM_KC          256
+#define STAX_GEMM_MR           6
+#define STAX_GEMM_NR           16
+#define STAX_GEMM_KERNEL_NAME  "STAXKEY_gemm_ukernel_f32"
+#define STAX_GEMM_KERNEL4_NAME "STAXKEY_gemm_ukernel4_f32" /* 4 rows, for row edges */
+#define STAX_GEMM_KC           256
 
 /* ---- JIT and cache (stax_jit.c, stax_cache.c) ---- */
 
@@ -194,7 +195,8 @@ void stax_cache_write(const char *key, const void *data, size_t size);
 /* The parallel_for grain for `count` indices on at most `threads` threads. */
 int64_t stax_grain(int64_t count, int64_t min_grain, int64_t threads);
 size_t stax_gemm_workspace_bytes(const stax_gemm *gemm);
-void stax_gemm_run(const stax_gemm *gemm, void **slots, float *workspace, stax_ukernel_fn ukernel,
-                   stax_kernel_fn epilogue, int64_t threads);
+/* ukernels: [0] the 6-row micro-kernel, [1] the 4-row one. */
+void stax_gemm_run(const stax_gemm *gemm, void **slots, float *workspace,
+                   const stax_ukernel_fn ukernels[2], stax_kernel_fn epilogue, int64_t threads);
 
 #endif

@@ -112,6 +112,31 @@ START_TEST(matmul_epilogues_match_eager) {
 }
 END_TEST
 
+/* Rows that split into 6-row and 4-row micro-kernel tiles plus a padded tail
+ * (m % 6 = 0..5), over few panels (rows split across threads) and many
+ * (columns split across threads), with a bias + tanh epilogue. */
+START_TEST(matmul_row_edges_match_eager) {
+    stax_test_cache_dir();
+    static const int64_t ms[] = {1, 2, 3, 4, 5, 6, 8, 10, 14, 20, 32, 64};
+    static const int64_t ns[] = {40, 130};
+    for (int i = 0; i < 12; i++)
+        for (int j = 0; j < 2; j++) {
+            tp_graph *g = NULL;
+            ck_assert_int_eq(tp_graph_create("edges", &g), TP_OK);
+            int64_t xs[2] = {ms[i], 37}, ws[2] = {37, ns[j]}, bs[1] = {ns[j]};
+            tp_value_id in[2] = {input(g, "x", TP_F32, 2, xs), input(g, "w", TP_F32, 2, ws)};
+            tp_value_id hb[2] = {node(g, "matmul", in, 2, NULL), input(g, "b", TP_F32, 1, bs)};
+            tp_value_id y = node(g, "add", hb, 2, NULL);
+            y = node(g, "tanh", &y, 1, NULL);
+            ck_assert_int_eq(tp_graph_set_outputs(g, &y, 1), TP_OK);
+            char what[64];
+            snprintf(what, sizeof what, "m %lld n %lld", (long long)ms[i], (long long)ns[j]);
+            compare_graph(g, 9, 1e-4, 1e-5, what);
+            tp_graph_destroy(g);
+        }
+}
+END_TEST
+
 START_TEST(odd_sizes_match_eager) {
     stax_test_cache_dir();
     static const int64_t sizes[] = {0, 1, 3, 17, 1023, 1031};
@@ -224,6 +249,7 @@ TP_TEST_SUITE(stax_fusion) {
     tcase_set_timeout(c, 600);
     tcase_add_test(c, random_pointwise_graphs_with_reductions_and_matmuls_match_eager);
     tcase_add_test(c, matmul_epilogues_match_eager);
+    tcase_add_test(c, matmul_row_edges_match_eager);
     tcase_add_test(c, odd_sizes_match_eager);
     tcase_add_test(c, dynamic_shapes_bind_per_compile);
     tcase_add_test(c, transposed_views_feed_matmul_and_pointwise);
