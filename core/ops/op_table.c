@@ -9,6 +9,8 @@
  */
 #include "op_table.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../base/error.h"
@@ -39,10 +41,34 @@ const tp_op_def tp_op_table[TP_OP_COUNT] = {
 #undef TP_OP
 };
 
+/* Ops sorted by name, built once, so a lookup is a binary search: the
+ * eager API, capture, the builder, the parser and the passes all find ops by
+ * name, many times per graph. */
+static const tp_op_def *ops_by_name[TP_OP_COUNT];
+static pthread_once_t ops_by_name_once = PTHREAD_ONCE_INIT;
+
+static int compare_op_names(const void *a, const void *b) {
+    return strcmp((*(const tp_op_def *const *)a)->name, (*(const tp_op_def *const *)b)->name);
+}
+
+static void sort_ops_by_name(void) {
+    for (int i = 0; i < TP_OP_COUNT; i++) ops_by_name[i] = &tp_op_table[i];
+    qsort(ops_by_name, TP_OP_COUNT, sizeof ops_by_name[0], compare_op_names);
+}
+
 const tp_op_def *tp_op_find(const char *name) {
     if (!name) return NULL;
-    for (int i = 0; i < TP_OP_COUNT; i++)
-        if (strcmp(tp_op_table[i].name, name) == 0) return &tp_op_table[i];
+    pthread_once(&ops_by_name_once, sort_ops_by_name);
+    size_t low = 0, high = TP_OP_COUNT;
+    while (low < high) {
+        size_t middle = (low + high) / 2;
+        int order = strcmp(name, ops_by_name[middle]->name);
+        if (order == 0) return ops_by_name[middle];
+        if (order < 0)
+            high = middle;
+        else
+            low = middle + 1;
+    }
     return NULL;
 }
 

@@ -100,12 +100,7 @@ tp_status tp_rewrite_finish(tp_rewrite *rewrite, tp_graph **out) {
 
 const tp_op_def *tp_pass_value_op(const tp_graph *graph, tp_value_id value) {
     const char *name = tp_graph_value_op(graph, value);
-    if (!name) return NULL;
-    /* The graph hands out the table's own name strings: compare pointers
-     * first (passes ask this for every node, often several times). */
-    for (int i = 0; i < TP_OP_COUNT; i++)
-        if (tp_op_table[i].name == name) return &tp_op_table[i];
-    return tp_op_find(name);
+    return name ? tp_op_find(name) : NULL;
 }
 
 bool tp_pass_value_is_splat(const tp_graph *graph, tp_value_id value, double scalar) {
