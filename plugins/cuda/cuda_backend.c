@@ -187,7 +187,7 @@ static void cuda_shutdown(void) {
 
 static const tp_plugin_backend backend = {
     .struct_size = sizeof(tp_plugin_backend),
-    .contract_version = TP_BACKEND_CONTRACT_VERSION,
+    .contract_version = 1, /* revision-1 table */
     .name = "cuda",
     .version = CUDA_PLUGIN_VERSION,
     .description = "CUDA C through NVRTC and the driver API",

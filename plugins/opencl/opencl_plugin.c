@@ -78,7 +78,7 @@ static void opencl_shutdown(void) {
 
 static const tp_plugin_backend opencl_table = {
     .struct_size = sizeof(tp_plugin_backend),
-    .contract_version = TP_BACKEND_CONTRACT_VERSION,
+    .contract_version = 1, /* revision-1 table */
     .name = "opencl",
     .version = "0.1.0",
     .description = "OpenCL C code generation through the ICD loader",

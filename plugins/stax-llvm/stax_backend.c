@@ -368,7 +368,7 @@ static void stax_shutdown(void) {
 
 static const tp_plugin_backend stax_table = {
     .struct_size = sizeof(tp_plugin_backend),
-    .contract_version = TP_BACKEND_CONTRACT_VERSION,
+    .contract_version = 1, /* revision-1 table */
     .name = "stax",
     .version = STAX_VERSION,
     .description = "LLVM 19 ORC JIT for CPUs: fused loop nests, packed AVX2/FMA matmul",

@@ -36,7 +36,7 @@ for file in lib/libtensorplay.so lib/libtensorplay.so.0 include/tensorplay/tenso
 done
 soname=$(objdump -p "$prefix/lib/libtensorplay.so" | awk '/SONAME/ {print $2}')
 [ "$soname" = "libtensorplay.so.0" ] || fail "SONAME is '$soname', expected libtensorplay.so.0"
-[ "$(ls "$prefix/include/tensorplay-plugin/tensorplay")" = "plugin.h" ] || fail "the plugin include folder holds more than plugin.h"
+[ "$(ls "$prefix/include/tensorplay-plugin/tensorplay" | tr "\n" " ")" = "plugin.h plugin_ops.h " ] || fail "the plugin include folder must hold plugin.h and plugin_ops.h alone"
 echo "ok: files, SONAME $soname"
 
 step "the installed tree finds its own registry from where it is installed"
