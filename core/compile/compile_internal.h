@@ -19,6 +19,7 @@
 
 #include "capture/capture.h"
 #include "config.h"
+#include "partition.h"
 #include "reasons.h"
 #include "tensorplay/backend.h"
 #include "tensorplay/compile.h"
@@ -45,8 +46,9 @@ typedef struct tp_arg_signature {
  * entry compiles once per shape set; the backend contract makes every
  * executable shape-specialized). */
 typedef struct tp_variant {
-    int64_t *shapes; /* num_tensor_inputs * TP_MAX_DIMS sizes */
-    tp_executable *executable;
+    int64_t *shapes;             /* num_tensor_inputs * TP_MAX_DIMS sizes */
+    tp_executable *executable;   /* the backend claimed every node */
+    tp_partitioned *partitioned; /* otherwise: one executable per region */
     pthread_mutex_t run_lock;
 } tp_variant;
 
@@ -96,6 +98,7 @@ struct tp_compiled {
     char **backend_options; /* "key=value", mode first as "mode=..." */
     int num_backend_options;
     tp_compile_policy policy;
+    char *fallback_backend; /* per-call option, else NULL (policy.fallback_backend) */
 
     pthread_mutex_t lock;
     tp_cache_entry *entries; /* newest first */
@@ -104,6 +107,8 @@ struct tp_compiled {
     tp_reason_list last_reasons;
     char *uncompiled_reason; /* set once: the wrapper runs eagerly from then on */
     tp_call_memo memo;
+    tp_partition_region_info *last_partition; /* of the last backend compile */
+    int last_partition_count;
 
     struct tp_compiled *live_prev, *live_next; /* every live wrapper (reset_all) */
 };

@@ -15,6 +15,7 @@ static void entry_free(tp_cache_entry *entry) {
     if (!entry) return;
     for (int i = 0; i < entry->num_variants; i++) {
         tp_executable_destroy(entry->variants[i].executable);
+        tp_partitioned_destroy(entry->variants[i].partitioned);
         pthread_mutex_destroy(&entry->variants[i].run_lock);
         free(entry->variants[i].shapes);
     }
@@ -188,9 +189,27 @@ static tp_status add_variant(tp_compiled *compiled, tp_cache_entry *entry, tp_te
         memcpy(&shapes[i * TP_MAX_DIMS], inputs[i]->shape,
                (size_t)inputs[i]->ndim * sizeof(int64_t));
     tp_executable *executable = NULL;
-    tp_status status = tp_backend_compile(compiled->backend, entry->graph, inputs, num_inputs,
-                                          (const char *const *)compiled->backend_options,
-                                          compiled->num_backend_options, &executable);
+    tp_partitioned *partitioned = NULL;
+    tp_partition_region_info *summary = NULL;
+    int summary_count = 0;
+    const char *fallback =
+        compiled->fallback_backend ? compiled->fallback_backend : compiled->policy.fallback_backend;
+    tp_partition_request request = {.function_name = compiled->name,
+                                    .graph = entry->graph,
+                                    .backend = compiled->backend,
+                                    .fallback_name = fallback,
+                                    .fullgraph = compiled->fullgraph,
+                                    .inputs = inputs,
+                                    .num_inputs = num_inputs,
+                                    .options = (const char *const *)compiled->backend_options,
+                                    .num_options = compiled->num_backend_options};
+    tp_status status =
+        tp_partitioned_compile(&request, &executable, &partitioned, &summary, &summary_count);
+    if (status == TP_OK) { /* compiled->lock is held by the caller */
+        free(compiled->last_partition);
+        compiled->last_partition = summary;
+        compiled->last_partition_count = summary_count;
+    }
     if (status != TP_OK) {
         free(shapes);
         return tp_error_prefix(status, "'%s': backend '%s' failed to compile: ", compiled->name,
@@ -199,6 +218,7 @@ static tp_status add_variant(tp_compiled *compiled, tp_cache_entry *entry, tp_te
     tp_variant *variant = &entry->variants[entry->num_variants++];
     variant->shapes = shapes;
     variant->executable = executable;
+    variant->partitioned = partitioned;
     pthread_mutex_init(&variant->run_lock, NULL);
     *out = variant;
     return TP_OK;

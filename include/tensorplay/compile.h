@@ -130,6 +130,10 @@ typedef struct tp_compile_options {
     int num_params;
     int num_outputs; /* 0 means 1 */
     void *user_data; /* passed to the function */
+    /* Where nodes the backend does not claim run: a backend name, "none"
+     * (an unclaimed node is an error naming each such op) or NULL (the
+     * config's fallback_backend: stax, or eager where stax is unavailable). */
+    const char *fallback_backend;
 } tp_compile_options;
 
 #define TP_COMPILE_OPTIONS_INIT                                                                    \
@@ -174,6 +178,26 @@ TP_API tp_status tp_compiled_last_recompile_reasons(const tp_compiled *compiled,
 /* Why the wrapper runs uncompiled (raw data access during capture), or NULL. */
 TP_API const char *tp_compiled_uncompiled_reason(const tp_compiled *compiled);
 
+/* One region of a partitioned compile: a convex part of the graph that one
+ * backend runs. */
+typedef struct tp_partition_region_info {
+    const char *backend; /* the backend's name (owned by the registry, lives forever) */
+    int32_t num_nodes;
+    int32_t num_inputs;  /* tensors entering: graph inputs or earlier regions' results */
+    int32_t num_outputs; /* tensors leaving: returned, or read by a later region */
+} tp_partition_region_info;
+
+/* The partition of the wrapper's last backend compile, regions in execution
+ * order: one region when the chosen backend claimed every node. The nodes
+ * the backend does not claim go to the fallback backend (config knob
+ * `fallback_backend`: default stax, or eager where stax is unavailable;
+ * `none` makes an unclaimed node an error naming each such op, and
+ * `fullgraph` refuses any split); a region the fallback refuses to compile
+ * goes to eager, which takes every op. *regions_out is one block to release
+ * with tp_free; NULL and 0 before the first compile. */
+TP_API tp_status tp_compiled_last_partition(const tp_compiled *compiled,
+                                            tp_partition_region_info **regions_out, int *count_out);
+
 /* Clears every live wrapper's cache and guard chains, and resets every loaded
  * backend. */
 TP_API void tp_compile_reset_all(void);
@@ -187,8 +211,12 @@ TP_API void tp_compile_reset_all(void);
  *   assume_static_by_default     bool true
  *   verbose                      bool false
  *   dynamic_shapes               bool unset
+ *   fallback_backend             text stax (eager where stax is unavailable);
+ *                                     a backend name or "none" (no setter:
+ *                                     tp_compile_options.fallback_backend
+ *                                     is the per-call layer)
  * Precedence: per-call options > these setters > environment
- * (TP_RECOMPILE_LIMIT, TP_ACCUMULATED_RECOMPILE_LIMIT,
+ * (TP_RECOMPILE_LIMIT, TP_ACCUMULATED_RECOMPILE_LIMIT, TP_FALLBACK_BACKEND,
  * TP_FAIL_ON_RECOMPILE_LIMIT_HIT, TP_FORCE_DISABLE_CACHES,
  * TP_ASSUME_STATIC_BY_DEFAULT, TP_VERBOSE, TP_DYNAMIC_SHAPES) > the [compile]
  * section of tensorplay.ini (TP_CONFIG, else
