@@ -9,6 +9,8 @@
 #include "../base/log.h"
 #include "../tensor/tensor_internal.h"
 #include "compile_internal.h"
+#include "ops/op_table.h"
+#include "registry/registry_internal.h"
 #include "tensorplay/passes.h"
 
 static void entry_free(tp_cache_entry *entry) {
@@ -93,9 +95,28 @@ static void make_symbolic(tp_compiled *compiled, tp_cache_entry *entry, const tp
         if (args[i].kind == TP_ARG_TENSOR) entry->shape_guarded[i] = true;
 }
 
-static tp_status run_passes(tp_cache_entry *entry) {
+/* decompose keeps the composites the chosen backend claims (a backend
+ * without claims, revision 1, gets every composite decomposed as before). */
+static tp_status keep_claimed_composites(const tp_graph *graph, bool *keep, void *user) {
+    tp_backend *backend = user;
+    TP_TRY(tp_backend_claims(backend, graph, keep, NULL));
+    int count = tp_graph_num_values(graph);
+    for (tp_value_id v = 0; v < count; v++) {
+        const char *name = tp_graph_value_op(graph, v);
+        const tp_op_def *op = name ? tp_op_find(name) : NULL;
+        if (!op || op->kind != TP_KIND_COMPOSITE) keep[v] = false;
+    }
+    return TP_OK;
+}
+
+static tp_status run_passes(tp_compiled *compiled, tp_cache_entry *entry) {
     tp_graph *optimized = NULL;
-    tp_status status = tp_pass_pipeline_run(entry->graph, NULL, &optimized, NULL);
+    tp_pass_options options = TP_PASS_OPTIONS_INIT;
+    if (tp_backend_has_claims(compiled->backend)) {
+        options.keep_composites = keep_claimed_composites;
+        options.keep_user = compiled->backend;
+    }
+    tp_status status = tp_pass_pipeline_run(entry->graph, &options, &optimized, NULL);
     if (status != TP_OK) return status;
     tp_graph_destroy(entry->graph);
     entry->graph = optimized;
@@ -149,7 +170,7 @@ tp_status tp_pipeline_build_entry(tp_compiled *compiled, const tp_arg *args, int
     tp_capture_result_clear(&capture);
 
     if (compiled->dynamic) make_symbolic(compiled, entry, args);
-    status = run_passes(entry);
+    status = run_passes(compiled, entry);
     tp_variant *variant;
     if (status == TP_OK) status = tp_entry_variant(compiled, entry, args, num_args, &variant);
     if (status != TP_OK) {

@@ -60,7 +60,9 @@ static tp_status read_options(const tp_pass_options *given, tp_pass_options *opt
 }
 
 static tp_pass_context make_context(const tp_pass_options *options) {
-    tp_pass_context context = {.constfold_max_elements = options->constfold_max_elements};
+    tp_pass_context context = {.constfold_max_elements = options->constfold_max_elements,
+                               .keep_composites = options->keep_composites,
+                               .keep_user = options->keep_user};
     if (context.constfold_max_elements <= 0)
         context.constfold_max_elements = TP_CONSTFOLD_DEFAULT_MAX_ELEMENTS;
     return context;

@@ -14,7 +14,9 @@
  *               full, arange) with the reference kernels into one `constant`;
  *               results over `constfold_max_elements` stay unfolded.
  *   decompose   replaces every composite (softmax, gelu, layer_norm, ...) by
- *               its decomposition from the op table.
+ *               its decomposition from the op table, except those that
+ *               options->keep_composites keeps (tp_compile: the composites
+ *               the chosen backend claims).
  *   cse         merges nodes with equal op, operands and attributes (constant
  *               payloads compared byte for byte).
  *   dce         drops nodes that no output depends on; inputs always stay.
@@ -69,6 +71,13 @@ typedef struct tp_pass_options {
     bool verify_each_pass;          /* tp_graph_verify after every pass (tests) */
     tp_pass_callback after_pass;    /* may be NULL */
     void *user;                     /* handed to after_pass */
+    /* Which composites decompose keeps (the chosen backend claims them, e.g.
+     * stax's row kernels for softmax): called once per decompose round with
+     * the round's graph; sets keep[v] (tp_graph_num_values entries, all
+     * false on entry) for each composite to keep. NULL: every composite is
+     * decomposed. */
+    tp_status (*keep_composites)(const tp_graph *graph, bool *keep, void *user);
+    void *keep_user; /* handed to keep_composites */
 } tp_pass_options;
 
 #define TP_PASS_OPTIONS_INIT                                                                       \

@@ -214,6 +214,61 @@ START_TEST(examples_split_between_partial_and_opencl_equal_eager) {
 }
 END_TEST
 
+/* ---- composites ---------------------------------------------------------------------- */
+
+/* x -> softmax(x) compiled on `partial` with `claims`; the partition. */
+static tp_partition_region_info *softmax_partition(const int32_t *claims, int num_claims,
+                                                   int *count) {
+    claim_only(claims, num_claims);
+    ck_assert_int_eq(tp_backend_register(&partial_table, NULL), TP_OK);
+    tp_graph *graph = NULL;
+    tp_type type = {.dtype = TP_F32, .ndim = 2, .dims = {3, 5}};
+    tp_value_id x, y;
+    ck_assert_int_eq(tp_graph_create("rows", &graph), TP_OK);
+    ck_assert_int_eq(tp_graph_add_input(graph, "x", &type, &x), TP_OK);
+    tp_attrs attrs = TP_ATTRS_INIT;
+    attrs.axis = -1;
+    ck_assert_msg(tp_graph_add_node(graph, "softmax", &x, 1, &attrs, "y", &y) == TP_OK, "%s",
+                  tp_last_error());
+    ck_assert_int_eq(tp_graph_set_outputs(graph, &y, 1), TP_OK);
+    tp_tensor *inputs[1], *got[1] = {0}, *want[1] = {0};
+    random_inputs(graph, 5, inputs);
+    tp_compiled *partitioned = run_graph(graph, "partial", "eager", inputs, got);
+    tp_compiled *reference = run_graph(graph, "eager", NULL, inputs, want);
+    assert_close(got[0], want[0]);
+    tp_partition_region_info *regions = NULL;
+    ck_assert_int_eq(tp_compiled_last_partition(partitioned, &regions, count), TP_OK);
+    tp_tensor_release(got[0]), tp_tensor_release(want[0]), tp_tensor_release(inputs[0]);
+    tp_compiled_free(partitioned);
+    tp_compiled_free(reference);
+    tp_graph_destroy(graph);
+    return regions;
+}
+
+START_TEST(a_claimed_softmax_is_not_decomposed) {
+    static const int32_t claims[] = {TP_PLUGIN_OP_SOFTMAX};
+    int count = 0;
+    tp_partition_region_info *regions = softmax_partition(claims, 1, &count);
+    ck_assert_int_eq(count, 1);
+    ck_assert_str_eq(regions[0].backend, "partial");
+    ck_assert_int_eq(regions[0].num_nodes, 1); /* the softmax itself */
+    tp_free(regions);
+}
+END_TEST
+
+START_TEST(an_unclaimed_softmax_is_decomposed_into_ops_the_backend_claims) {
+    /* softmax = exp(x - max(x)) / sum(exp(x - max(x))): max, sub, exp, sum, div. */
+    static const int32_t claims[] = {TP_PLUGIN_OP_MAX, TP_PLUGIN_OP_SUB, TP_PLUGIN_OP_EXP,
+                                     TP_PLUGIN_OP_SUM, TP_PLUGIN_OP_DIV};
+    int count = 0;
+    tp_partition_region_info *regions = softmax_partition(claims, 5, &count);
+    ck_assert_int_eq(count, 1);
+    ck_assert_str_eq(regions[0].backend, "partial");
+    ck_assert_int_ge(regions[0].num_nodes, 5);
+    tp_free(regions);
+}
+END_TEST
+
 /* ---- refusals ---------------------------------------------------------------------- */
 
 static const char *compile_error(const char *example, const char *fallback, bool fullgraph) {
@@ -326,6 +381,8 @@ TP_TEST_SUITE(compile_partition) {
     tcase_add_test(tc, examples_split_between_partial_and_eager_equal_eager);
     tcase_add_test(tc, examples_split_between_partial_and_stax_equal_eager);
     tcase_add_test(tc, examples_split_between_partial_and_opencl_equal_eager);
+    tcase_add_test(tc, a_claimed_softmax_is_not_decomposed);
+    tcase_add_test(tc, an_unclaimed_softmax_is_decomposed_into_ops_the_backend_claims);
     tcase_add_test(tc, fallback_none_names_each_unclaimed_op_and_the_reason);
     tcase_add_test(tc, fullgraph_refuses_a_split_and_lists_the_unclaimed_ops);
     tcase_add_test(tc, random_partitions_are_convex_and_cover_every_node_once);
