@@ -24,6 +24,7 @@
 #include "tensorplay/backend.h"
 #include "tensorplay/compile.h"
 #include "tensorplay/graph.h"
+#include "tensorplay/passes.h"
 
 /* Dynamic-mode dimension codes: size 0 and 1 are kept (broadcasting depends
  * on them); any other size is coded as TP_DIM_CODE_FIRST + the flat position
@@ -148,6 +149,10 @@ tp_status tp_pipeline_build_entry(tp_compiled *compiled, const tp_arg *args, int
 /* The entry's executable for these inputs' shapes, compiled on first use. */
 tp_status tp_entry_variant(tp_compiled *compiled, tp_cache_entry *entry, const tp_arg *args,
                            int num_args, tp_variant **out);
+
+/* The pass options tp_compile uses for `backend`: decompose keeps the
+ * composites it claims (when it has claims). */
+void tp_pipeline_pass_options(tp_backend *backend, tp_pass_options *options);
 
 /* ---- symbolize.c ---- */
 

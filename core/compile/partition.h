@@ -65,6 +65,10 @@ typedef struct tp_partition_request {
 tp_status tp_partitioned_compile(const tp_partition_request *request, tp_executable **single,
                                  tp_partitioned **partitioned, tp_partition_region_info **summary,
                                  int *num_summary);
+/* The fallback backend for a fallback_backend setting (see the request), or
+ * NULL for "none". */
+tp_status tp_partition_resolve_fallback(const char *name, tp_backend **out);
+
 /* Runs the regions in order; same contract as tp_executable_run. Not
  * reentrant (scratch slots): callers hold the variant's run lock. */
 tp_status tp_partitioned_run(tp_partitioned *partitioned, tp_tensor *const *inputs, int num_inputs,

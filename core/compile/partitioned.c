@@ -89,9 +89,7 @@ static tp_status refuse_split(const tp_partition_request *request, const bool *c
     return status;
 }
 
-/* The fallback backend, or NULL for `none`. */
-static tp_status resolve_fallback(const tp_partition_request *request, tp_backend **out) {
-    const char *name = request->fallback_name;
+tp_status tp_partition_resolve_fallback(const char *name, tp_backend **out) {
     *out = NULL;
     if (name && strcmp(name, "none") == 0) return TP_OK;
     if (name && *name)
@@ -119,7 +117,7 @@ static tp_status color_nodes(const tp_partition_request *request, int32_t *color
         if (graph->values[v].op && !claimed[v]) *all_primary = false;
     }
     if (status == TP_OK && !*all_primary && !request->fullgraph)
-        status = resolve_fallback(request, fallback);
+        status = tp_partition_resolve_fallback(request->fallback_name, fallback);
     if (status == TP_OK && !*all_primary && (request->fullgraph || !*fallback))
         status = refuse_split(request, claimed, reasons);
     if (status == TP_OK && !*all_primary) {

@@ -198,6 +198,15 @@ typedef struct tp_partition_region_info {
 TP_API tp_status tp_compiled_last_partition(const tp_compiled *compiled,
                                             tp_partition_region_info **regions_out, int *count_out);
 
+/* Text saying which node of `graph` goes to which backend and why, as
+ * tp_compile_graph would split it (after the same pass pipeline, composites
+ * the backend claims kept): a summary line, then each region with its
+ * nodes; an unclaimed node carries the backend's reason. `backend` and
+ * `fallback` as in tp_compile_options (NULL: the defaults). What
+ * `tpc print --partition` prints. *text_out is released with tp_free. */
+TP_API tp_status tp_partition_describe(const tp_graph *graph, const char *backend,
+                                       const char *fallback, char **text_out);
+
 /* Clears every live wrapper's cache and guard chains, and resets every loaded
  * backend. */
 TP_API void tp_compile_reset_all(void);

@@ -269,6 +269,33 @@ START_TEST(an_unclaimed_softmax_is_decomposed_into_ops_the_backend_claims) {
 }
 END_TEST
 
+/* ---- describing -------------------------------------------------------------------------- */
+
+START_TEST(describe_shows_which_node_goes_where_and_why) {
+    setup_partial();
+    tp_graph *graph = load_example("softmax_classifier.tpir");
+    char *text = NULL;
+    ck_assert_msg(tp_partition_describe(graph, "partial", "eager", &text) == TP_OK, "%s",
+                  tp_last_error());
+    /* After the passes: linear = add(matmul(x, transpose(w)), b), then
+     * log_softmax's max, sub, exp, sum, log, sub, then argmax. transpose
+     * runs first on eager, matmul + add on partial, the rest on eager;
+     * transpose's and add's results cross. */
+    ck_assert_msg(strstr(text, "nodes: partial 2, eager 8; regions 3; tensors crossing 2\n"), "%s",
+                  text);
+    ck_assert_msg(strstr(text, "region 0: eager (1 node)\n"
+                               "  %3 = transpose  # refused by 'partial': not one of the "
+                               "fixture's ops\n"
+                               "region 1: partial (2 nodes)\n"
+                               "  %4 = matmul\n"
+                               "  %5 = add\n"
+                               "region 2: eager (7 nodes)\n"),
+                  "%s", text);
+    tp_free(text);
+    tp_graph_destroy(graph);
+}
+END_TEST
+
 /* ---- refusals ---------------------------------------------------------------------- */
 
 static const char *compile_error(const char *example, const char *fallback, bool fullgraph) {
@@ -383,6 +410,7 @@ TP_TEST_SUITE(compile_partition) {
     tcase_add_test(tc, examples_split_between_partial_and_opencl_equal_eager);
     tcase_add_test(tc, a_claimed_softmax_is_not_decomposed);
     tcase_add_test(tc, an_unclaimed_softmax_is_decomposed_into_ops_the_backend_claims);
+    tcase_add_test(tc, describe_shows_which_node_goes_where_and_why);
     tcase_add_test(tc, fallback_none_names_each_unclaimed_op_and_the_reason);
     tcase_add_test(tc, fullgraph_refuses_a_split_and_lists_the_unclaimed_ops);
     tcase_add_test(tc, random_partitions_are_convex_and_cover_every_node_once);
