@@ -150,7 +150,7 @@ tp_status tp_partition_describe(const tp_graph *graph, const char *backend_name,
     tp_pass_options options;
     tp_pipeline_pass_options(backends[0], &options);
     tp_graph *optimized = NULL;
-    TP_TRY(tp_pass_pipeline_run(graph, &options, &optimized, NULL));
+    TP_TRY(tp_pass_pipeline_run(graph, &options, &optimized));
     text_buffer text = {0};
     tp_status status = describe(optimized, backends, num_colors, &text);
     tp_graph_destroy(optimized);

@@ -121,7 +121,7 @@ static tp_status run_passes(tp_compiled *compiled, tp_cache_entry *entry) {
     tp_graph *optimized = NULL;
     tp_pass_options options;
     tp_pipeline_pass_options(compiled->backend, &options);
-    tp_status status = tp_pass_pipeline_run(entry->graph, &options, &optimized, NULL);
+    tp_status status = tp_pass_pipeline_run(entry->graph, &options, &optimized);
     if (status != TP_OK) return status;
     tp_graph_destroy(entry->graph);
     entry->graph = optimized;

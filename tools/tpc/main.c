@@ -34,7 +34,7 @@ static const char usage_text[] =
     "          and the sum of their absolute values. With --out, writes each\n"
     "          output as DIR/NAME.npy (DIR is created if missing).\n"
     "  print   parses the graph and prints its canonical text. With --passes,\n"
-    "          also prints it after each pass of the pipeline, then its fusion plan.\n"
+    "          also prints it after each pass of the pipeline.\n"
     "          With --partition, which node each backend runs and why (the\n"
     "          backend's reason for every node it does not claim; --backend auto\n"
     "          picks the highest-priority available backend).\n"
