@@ -75,8 +75,11 @@ tp_status tp_partitioned_run(tp_partitioned *partitioned, tp_tensor *const *inpu
                              tp_tensor **outputs);
 void tp_partitioned_destroy(tp_partitioned *partitioned);
 
-/* The per-compile log line and `tpc print --partition` share this text:
- * "nodes: stax 12, eager 3; regions 3; tensors crossing 4". New string. */
-char *tp_partition_summary_text(const tp_partition_region_info *regions, int count);
+/* The per-compile log line (TP_LOG=info): "nodes: stax 12, eager 3; regions
+ * 3; tensors crossing 4" — nodes per backend in order of first use, and the
+ * distinct tensors `crossing` that a region reads from another region. New
+ * string (free()). */
+char *tp_partition_summary_text(const tp_partition_region_info *regions, int count,
+                                int64_t crossing);
 
 #endif

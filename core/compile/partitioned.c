@@ -379,9 +379,25 @@ static tp_status compile_regions(const tp_partition_request *request, tp_backend
     return status;
 }
 
+/* Distinct tensors that enter a region from another one. */
+static int64_t count_crossing(const tp_partitioned *p) {
+    bool *seen = calloc((size_t)p->num_values + 1, sizeof *seen);
+    if (!seen) return -1;
+    for (int32_t i = 0; i < p->num_graph_inputs; i++) seen[p->graph_inputs[i]] = true;
+    int64_t crossing = 0;
+    for (int32_t r = 0; r < p->num_regions; r++)
+        for (int32_t i = 0; i < p->regions[r].num_inputs; i++) {
+            tp_value_id value = p->regions[r].inputs[i];
+            crossing += !seen[value];
+            seen[value] = true;
+        }
+    free(seen);
+    return crossing;
+}
+
 static void log_partition(const tp_partition_request *request,
-                          const tp_partition_region_info *regions, int count) {
-    char *text = tp_partition_summary_text(regions, count);
+                          const tp_partition_region_info *regions, int count, int64_t crossing) {
+    char *text = tp_partition_summary_text(regions, count, crossing);
     tp_log_message(TP_LOG_INFO, "'%s': partition %s", request->function_name,
                    text ? text : "(out of memory)");
     free(text);
@@ -409,7 +425,7 @@ tp_status tp_partitioned_compile(const tp_partition_request *request, tp_executa
                                           .num_inputs = graph->num_inputs,
                                           .num_outputs = graph->num_outputs};
         for (int32_t v = 0; v < graph->num_values; v++) whole.num_nodes += !!graph->values[v].op;
-        log_partition(request, &whole, 1);
+        log_partition(request, &whole, 1, 0);
         if (summary && (*summary = malloc(sizeof whole))) **summary = whole, *num_summary = 1;
         return TP_OK;
     }
@@ -427,7 +443,7 @@ tp_status tp_partitioned_compile(const tp_partition_request *request, tp_executa
     tp_partition_region_info *regions = NULL;
     int count = 0;
     if (status == TP_OK) status = summarize(p, used, &partition, &regions, &count);
-    if (status == TP_OK) log_partition(request, regions, count);
+    if (status == TP_OK) log_partition(request, regions, count, count_crossing(p));
     if (status == TP_OK && summary)
         *summary = regions, *num_summary = count;
     else
@@ -537,20 +553,18 @@ void tp_partitioned_destroy(tp_partitioned *p) {
     free(p);
 }
 
-char *tp_partition_summary_text(const tp_partition_region_info *regions, int count) {
-    /* Nodes per backend in first-seen order; crossing = inputs of every
-     * region but the graph's own are counted once per region they enter. */
+char *tp_partition_summary_text(const tp_partition_region_info *regions, int count,
+                                int64_t crossing) {
+    /* Nodes per backend in first-seen order. */
     const char *names[64];
     int64_t nodes[64];
     int distinct = 0;
-    int64_t crossing = 0;
     for (int r = 0; r < count; r++) {
         int k = 0;
         while (k < distinct && strcmp(names[k], regions[r].backend) != 0) k++;
         if (k == distinct && distinct < 64)
             names[distinct] = regions[r].backend, nodes[distinct++] = 0;
         if (k < 64) nodes[k] += regions[r].num_nodes;
-        if (r + 1 < count) crossing += regions[r].num_outputs;
     }
     size_t length = 64 + (size_t)distinct * 96;
     char *text = malloc(length);

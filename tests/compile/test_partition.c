@@ -336,6 +336,75 @@ START_TEST(fullgraph_refuses_a_split_and_lists_the_unclaimed_ops) {
 }
 END_TEST
 
+/* ---- configuration and logging ------------------------------------------------------ */
+
+/* softmax_classifier on `partial` with options.fallback_backend = `option`;
+ * the status of the first call. */
+static tp_status call_with_fallback(const char *option) {
+    tp_graph *graph = load_example("softmax_classifier.tpir");
+    tp_tensor *inputs[16] = {0}, *outputs[8] = {0};
+    random_inputs(graph, 3, inputs);
+    tp_compile_options options = TP_COMPILE_OPTIONS_INIT;
+    options.backend = "partial";
+    options.fallback_backend = option;
+    tp_compiled *compiled = NULL;
+    ck_assert_int_eq(tp_compile_graph(graph, &options, &compiled), TP_OK);
+    tp_arg args[16];
+    for (int i = 0; i < tp_graph_num_inputs(graph); i++) args[i] = tp_arg_tensor(inputs[i]);
+    tp_status status = tp_call(compiled, args, tp_graph_num_inputs(graph), outputs);
+    for (int i = 0; i < tp_graph_num_outputs(graph); i++) tp_tensor_release(outputs[i]);
+    for (int i = 0; i < tp_graph_num_inputs(graph); i++) tp_tensor_release(inputs[i]);
+    tp_compiled_free(compiled);
+    tp_graph_destroy(graph);
+    return status;
+}
+
+START_TEST(fallback_backend_follows_option_then_environment_then_ini) {
+    setup_partial();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tensorplay.ini", tp_test_temp_dir());
+    FILE *file = fopen(path, "w");
+    ck_assert_ptr_nonnull(file);
+    fputs("[compile]\nfallback_backend = none\n", file);
+    fclose(file);
+    setenv("TP_CONFIG", path, 1);
+    unsetenv("TP_FALLBACK_BACKEND");
+    tp_config_reload();
+    ck_assert_int_ne(call_with_fallback(NULL), TP_OK); /* ini: none */
+    ck_assert_msg(strstr(tp_last_error(), "fallback_backend is 'none'"), "%s", tp_last_error());
+    setenv("TP_FALLBACK_BACKEND", "eager", 1);
+    tp_config_reload();
+    ck_assert_msg(call_with_fallback(NULL) == TP_OK, "%s", tp_last_error()); /* env wins */
+    ck_assert_int_ne(call_with_fallback("none"), TP_OK);                     /* option wins */
+    ck_assert_int_ne(call_with_fallback("no_such_backend"), TP_OK);
+    ck_assert_msg(strstr(tp_last_error(), "fallback_backend 'no_such_backend'"), "%s",
+                  tp_last_error());
+    unsetenv("TP_CONFIG");
+    unsetenv("TP_FALLBACK_BACKEND");
+    tp_config_reload();
+}
+END_TEST
+
+static char logged[4096];
+static void keep_partition_lines(tp_log_level level, const char *message, void *user) {
+    (void)user;
+    if (level == TP_LOG_INFO && strstr(message, "partition"))
+        snprintf(logged + strlen(logged), sizeof logged - strlen(logged), "%s\n", message);
+}
+
+START_TEST(info_log_has_one_partition_line_per_compile) {
+    setup_partial();
+    logged[0] = '\0';
+    tp_set_log_level(TP_LOG_INFO);
+    tp_set_log_handler(keep_partition_lines, NULL);
+    ck_assert_msg(call_with_fallback("eager") == TP_OK, "%s", tp_last_error());
+    tp_set_log_handler(NULL, NULL);
+    /* transpose on eager, matmul + add on partial, the rest (7) on eager. */
+    ck_assert_msg(strstr(logged, "partition nodes: eager 8, partial 2; regions 3;"), "%s", logged);
+    ck_assert_ptr_null(strchr(strchr(logged, '\n') + 1, '\n')); /* one line */
+}
+END_TEST
+
 /* ---- random graphs ------------------------------------------------------------------ */
 
 START_TEST(random_partitions_are_convex_and_cover_every_node_once) {
@@ -411,6 +480,8 @@ TP_TEST_SUITE(compile_partition) {
     tcase_add_test(tc, a_claimed_softmax_is_not_decomposed);
     tcase_add_test(tc, an_unclaimed_softmax_is_decomposed_into_ops_the_backend_claims);
     tcase_add_test(tc, describe_shows_which_node_goes_where_and_why);
+    tcase_add_test(tc, fallback_backend_follows_option_then_environment_then_ini);
+    tcase_add_test(tc, info_log_has_one_partition_line_per_compile);
     tcase_add_test(tc, fallback_none_names_each_unclaimed_op_and_the_reason);
     tcase_add_test(tc, fullgraph_refuses_a_split_and_lists_the_unclaimed_ops);
     tcase_add_test(tc, random_partitions_are_convex_and_cover_every_node_once);
