@@ -58,11 +58,17 @@ static tp_status claim_table_fill(tp_backend *backend, const tp_graph *graph, cl
 }
 
 static void describe_regions(text_buffer *text, const tp_graph *graph, const tp_partition *split,
-                             tp_backend *const *backends, const claim_table *claims) {
+                             tp_backend *const *backends, const claim_table *claims,
+                             bool fallback_none) {
     for (int32_t r = 0; r < split->num_regions; r++) {
         int32_t color = split->region_color[r];
-        append(text, "region %d: %s (%d node%s)\n", r, tp_backend_name(backends[color]),
-               split->region_size[r], split->region_size[r] == 1 ? "" : "s");
+        if (color > 0 && fallback_none)
+            append(text,
+                   "region %d: unclaimed, an error with fallback_backend 'none' (%d node%s)\n", r,
+                   split->region_size[r], split->region_size[r] == 1 ? "" : "s");
+        else
+            append(text, "region %d: %s (%d node%s)\n", r, tp_backend_name(backends[color]),
+                   split->region_size[r], split->region_size[r] == 1 ? "" : "s");
         for (int32_t v = 0; v < graph->num_values; v++) {
             if (split->region_of[v] != r) continue;
             append(text, "  %%%s = %s", graph->values[v].name, graph->values[v].op->name);
@@ -94,7 +100,7 @@ static int32_t count_crossing(const tp_graph *graph, const tp_partition *split) 
 }
 
 static tp_status describe(const tp_graph *graph, tp_backend *const *backends, int32_t num_colors,
-                          text_buffer *text) {
+                          bool fallback_none, text_buffer *text) {
     claim_table claims[3] = {{0}};
     int32_t *color = malloc(((size_t)graph->num_values + 1) * sizeof *color);
     tp_status status =
@@ -122,7 +128,7 @@ static tp_status describe(const tp_graph *graph, tp_backend *const *backends, in
         }
         append(text, "; regions %d; tensors crossing %d\n", split.num_regions,
                count_crossing(graph, &split));
-        describe_regions(text, graph, &split, backends, claims);
+        describe_regions(text, graph, &split, backends, claims, fallback_none);
         if (text->failed) status = tp_error_set(TP_ERR_OUT_OF_MEMORY, "partition: out of memory");
     }
     tp_partition_clear(&split);
@@ -142,17 +148,19 @@ tp_status tp_partition_describe(const tp_graph *graph, const char *backend_name,
     TP_TRY(tp_config_snapshot(&policy));
     TP_TRY(tp_partition_resolve_fallback(fallback_name ? fallback_name : policy.fallback_backend,
                                          &backends[1]));
+    bool fallback_none = !backends[1];
     int32_t num_colors = 1;
     if (backends[1] && backends[1] != backends[0]) num_colors = 2;
     TP_TRY(tp_backend_lookup("eager", &backends[num_colors]));
-    bool eager_listed = backends[num_colors] == backends[0] || backends[num_colors] == backends[1];
+    bool eager_listed = backends[num_colors] == backends[0] ||
+                        (num_colors == 2 && backends[num_colors] == backends[1]);
     if (!eager_listed) num_colors++;
     tp_pass_options options;
     tp_pipeline_pass_options(backends[0], &options);
     tp_graph *optimized = NULL;
     TP_TRY(tp_pass_pipeline_run(graph, &options, &optimized));
     text_buffer text = {0};
-    tp_status status = describe(optimized, backends, num_colors, &text);
+    tp_status status = describe(optimized, backends, num_colors, fallback_none, &text);
     tp_graph_destroy(optimized);
     if (status != TP_OK) {
         free(text.data);

@@ -298,13 +298,12 @@ static tp_status partitioned_alloc(const tp_graph *graph, const tp_partition *pa
     p->slots = calloc(values, sizeof *p->slots);
     p->owned = calloc(values, sizeof *p->owned);
     p->direct_output = malloc(values * sizeof *p->direct_output);
-    for (int32_t r = 0; p->regions && r < partition->num_regions; r++) {
-        /* Inputs and outputs of a region are bounded by the values. */
+    p->num_regions = p->regions ? partition->num_regions : 0;
+    for (int32_t r = 0; r < p->num_regions; r++) {
+        /* A region's inputs and outputs are bounded by the values. */
         p->regions[r].inputs = malloc(values * sizeof(tp_value_id));
         p->regions[r].outputs = malloc(values * sizeof(tp_value_id));
-        if (!p->regions[r].inputs || !p->regions[r].outputs) p->num_regions = r + 1;
     }
-    p->num_regions = partition->num_regions;
     bool ok = p->graph_inputs && p->graph_outputs && p->regions && p->slots && p->owned &&
               p->direct_output;
     for (int32_t r = 0; ok && r < p->num_regions; r++)

@@ -109,8 +109,10 @@ typedef enum tp_dynamic {
 
 typedef struct tp_compile_options {
     size_t struct_size;
-    /* Backend name; NULL: the default backend. Looked up by tp_compile: an
-     * unknown name fails there, with suggestions. */
+    /* Backend name; NULL: the default backend; "auto": the available backend
+     * of highest priority (tp_backend_resolve_auto). Looked up by
+     * tp_compile: an unknown name fails there, with suggestions. Nodes it
+     * does not claim run on fallback_backend (below). */
     const char *backend;
     /* Either a mode ("default", "max-autotune", ... as the backend knows them)
      * or key=value options, never both. Both reach the backend untouched. */

@@ -296,6 +296,21 @@ START_TEST(describe_shows_which_node_goes_where_and_why) {
 }
 END_TEST
 
+START_TEST(describe_with_fallback_none_marks_unclaimed_regions_as_errors) {
+    setup_partial();
+    tp_graph *graph = load_example("softmax_classifier.tpir");
+    char *text = NULL;
+    ck_assert_msg(tp_partition_describe(graph, "partial", "none", &text) == TP_OK, "%s",
+                  tp_last_error());
+    ck_assert_msg(strstr(text, "region 0: unclaimed, an error with fallback_backend 'none' (1 "
+                               "node)\n"),
+                  "%s", text);
+    ck_assert_msg(strstr(text, "region 1: partial (2 nodes)\n"), "%s", text);
+    tp_free(text);
+    tp_graph_destroy(graph);
+}
+END_TEST
+
 /* ---- refusals ---------------------------------------------------------------------- */
 
 static const char *compile_error(const char *example, const char *fallback, bool fullgraph) {
@@ -480,6 +495,7 @@ TP_TEST_SUITE(compile_partition) {
     tcase_add_test(tc, a_claimed_softmax_is_not_decomposed);
     tcase_add_test(tc, an_unclaimed_softmax_is_decomposed_into_ops_the_backend_claims);
     tcase_add_test(tc, describe_shows_which_node_goes_where_and_why);
+    tcase_add_test(tc, describe_with_fallback_none_marks_unclaimed_regions_as_errors);
     tcase_add_test(tc, fallback_backend_follows_option_then_environment_then_ini);
     tcase_add_test(tc, info_log_has_one_partition_line_per_compile);
     tcase_add_test(tc, fallback_none_names_each_unclaimed_op_and_the_reason);
