@@ -79,6 +79,12 @@ typedef struct tp_backend_info {
     int num_warnings;
     const char *const *warnings; /* e.g. unknown keys, "FILE:LINE: unknown key 'x'" */
     const char *version;         /* the plugin's version once loaded; "" before */
+    /* ---- contract revision 2 ---- */
+    int min_contract; /* lowest contract revision it speaks (INI `min_contract`) */
+    /* Rank for `auto` (highest available wins): the INI `priority` (default
+     * 10; eager 0), or what the probe lowered it to once loaded. */
+    int priority;
+    int revision; /* the negotiated contract revision once loaded; 0 before */
 } tp_backend_info;
 
 typedef struct tp_backend_list_options {
