@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/env.h"
 #include "base/alloc.h"
 #include "base/error.h"
 #include "registry_internal.h"
@@ -304,7 +305,7 @@ const char *tp_backend_get_default(void) {
     const char *name = default_name;
     tp_registry_unlock();
     if (name) return name;
-    const char *from_environment = secure_getenv("TP_DEFAULT_BACKEND");
+    const char *from_environment = tp_env_get("TP_DEFAULT_BACKEND");
     return from_environment && *from_environment ? from_environment : "stax";
 }
 
