@@ -42,13 +42,19 @@ tp_backend *tp_registry_claim_at(int index) {
     return ini_claims.items[index - builtins.count];
 }
 
+/* The first claim of `name` in precedence order, passing over claims from
+ * untrusted INI files: those take a name only when nothing else claims it,
+ * so that a lookup still reports why the entry was refused. */
 tp_backend *tp_registry_winner(const char *name) {
     int total = tp_registry_claim_count();
+    tp_backend *refused = NULL;
     for (int i = 0; i < total; i++) {
         tp_backend *claim = tp_registry_claim_at(i);
-        if (strcmp(claim->name, name) == 0) return claim;
+        if (strcmp(claim->name, name) != 0) continue;
+        if (!claim->refused) return claim;
+        if (!refused) refused = claim;
     }
-    return NULL;
+    return refused;
 }
 
 void tp_registry_read_lock(void) {
