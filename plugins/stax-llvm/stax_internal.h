@@ -161,7 +161,7 @@ void stax_emit_gemm_microkernel(tpcommon_buf *module);
 #define STAX_GEMM_KERNEL4_NAME "STAXKEY_gemm_ukernel4_f32" /* 4 rows, for row edges */
 #define STAX_GEMM_KC           256
 
-/* ---- JIT and cache (stax_jit.c, stax_cache.c) ---- */
+/* ---- JIT and cache (stax_jit.c; the disk cache is plugins/common's) ---- */
 
 typedef void (*stax_kernel_fn)(void **slots, int64_t begin, int64_t end);
 typedef void (*stax_ukernel_fn)(const float *a, int64_t rsa, int64_t csa, const float *b, float *c,
@@ -185,10 +185,6 @@ int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const cha
                       char *error, size_t error_size);
 void stax_module_release(stax_module *module);
 void stax_jit_drop_memory_cache(void);
-
-/* Disk cache: `key` is a hex string. Read returns malloc'd bytes or NULL. */
-void *stax_cache_read(const char *key, size_t *size);
-void stax_cache_write(const char *key, const void *data, size_t size);
 
 /* ---- running ---- */
 
