@@ -177,6 +177,7 @@ typedef void (*stax_ukernel_fn)(const float *a, int64_t rsa, int64_t csa, const 
 typedef struct stax_jit_options {
     int opt_level; /* 0..3 */
     const char *dump_ir, *dump_asm;
+    const tp_plugin_host *host; /* the disk cache reads the environment through it */
 } stax_jit_options;
 
 typedef struct stax_module stax_module; /* a loaded object, shared and refcounted */
@@ -184,7 +185,7 @@ typedef struct stax_module stax_module; /* a loaded object, shared and refcounte
 /* The JIT is one per process (an LLJIT and the loaded objects, behind a
  * lock), shared by every context: init takes a reference, shutdown drops it
  * and the last one disposes of the JIT. */
-int32_t stax_jit_init(char *error, size_t error_size);
+int32_t stax_jit_init(const tp_plugin_host *host, char *error, size_t error_size);
 void stax_jit_shutdown(void);
 const char *stax_jit_cpu(void);
 const char *stax_jit_features(void);

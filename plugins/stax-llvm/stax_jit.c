@@ -19,6 +19,7 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,15 +56,21 @@ static int32_t take_error(LLVMErrorRef err, const char *what, char *error, size_
 }
 
 /* LLVM's fatal errors end the process; say why through the core's log
- * (never straight to stderr) before LLVM exits. */
+ * (never straight to stderr) before LLVM exits. The handler is process-wide,
+ * so it logs through the host of the latest init (every host logs to the
+ * same core log). */
+static _Atomic(const tp_plugin_host *) fatal_error_host;
+
 static void report_llvm_fatal_error(const char *reason) {
     char message[1200];
     snprintf(message, sizeof message, "LLVM fatal error (the process ends now): %s",
              reason ? reason : "(no reason given)");
-    if (stax_host && stax_host->log) stax_host->log(stax_host, TP_PLUGIN_LOG_ERROR, message);
+    const tp_plugin_host *host = atomic_load(&fatal_error_host);
+    if (host && host->log) host->log(host, TP_PLUGIN_LOG_ERROR, message);
 }
 
-int32_t stax_jit_init(char *error, size_t error_size) {
+int32_t stax_jit_init(const tp_plugin_host *host, char *error, size_t error_size) {
+    atomic_store(&fatal_error_host, host);
     pthread_mutex_lock(&jit_lock);
     int32_t status = TP_PLUGIN_OK;
     if (!jit) {
@@ -138,16 +145,16 @@ static void make_key(const char *ir, int opt_level, char key[40]) {
  * versions, optimisation level, target triple, LLVM's host CPU name and
  * features (so a cache shared between machines never hands a CPU code it
  * cannot run), then the IR. Caller frees. */
-static char *disk_cache_key(const char *ir, int opt_level) {
+static char *disk_cache_key(const tp_plugin_host *host, const char *ir, int opt_level) {
     unsigned major = 0, minor = 0, patch = 0;
     LLVMGetVersion(&major, &minor, &patch);
     tpcommon_buf key;
     tpcommon_buf_init(&key);
-    tpcommon_buf_printf(
-        &key, "stax %s; core %s; llvm %u.%u.%u; O%d; triple %s; cpu %s; features %s\n",
-        STAX_VERSION, stax_host && stax_host->core_version ? stax_host->core_version : "?", major,
-        minor, patch, opt_level, host_triple ? host_triple : "", host_cpu ? host_cpu : "",
-        host_features ? host_features : "");
+    tpcommon_buf_printf(&key,
+                        "stax %s; core %s; llvm %u.%u.%u; O%d; triple %s; cpu %s; features %s\n",
+                        STAX_VERSION, host && host->core_version ? host->core_version : "?", major,
+                        minor, patch, opt_level, host_triple ? host_triple : "",
+                        host_cpu ? host_cpu : "", host_features ? host_features : "");
     tpcommon_buf_append(&key, ir);
     return tpcommon_buf_take(&key);
 }
@@ -337,8 +344,8 @@ int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const cha
     if (status == TP_PLUGIN_OK && !module) {
         size_t object_size = 0;
         tpcommon_cache disk;
-        char *disk_key = dumping ? NULL : disk_cache_key(ir, options->opt_level);
-        bool disk_cache = disk_key && tpcommon_cache_open(&disk, stax_host, "stax");
+        char *disk_key = dumping ? NULL : disk_cache_key(options->host, ir, options->opt_level);
+        bool disk_cache = disk_key && tpcommon_cache_open(&disk, options->host, "stax");
         void *object = disk_cache ? tpcommon_cache_read(&disk, disk_key, &object_size) : NULL;
         if (object) {
             status = add_object(key, object, object_size, &module, error, error_size);
