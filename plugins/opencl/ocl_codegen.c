@@ -4,6 +4,7 @@
  * dimensions, the f64 check and which values get device buffers. */
 #include "ocl_codegen.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,16 @@ static int bind_types(const tp_plugin_graph *view, const tp_plugin_tensor_meta *
     return TP_PLUGIN_OK;
 }
 
+/* A refusal of plugin.h's kind (TP_PLUGIN_UNSUPPORTED), reason in `error`. */
+__attribute__((format(printf, 3, 4))) static int refuse(char *error, size_t size,
+                                                        const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    tpcommon_verror(error, size, format, args);
+    va_end(args);
+    return TP_PLUGIN_UNSUPPORTED;
+}
+
 /* Unknown ops and f64 on devices without cl_khr_fp64 are refused here. */
 static int check_ops(ocl_graph *graph, const ocl_device *device, char *error, size_t size) {
     const tp_plugin_graph *view = graph->view;
@@ -62,7 +73,7 @@ static int check_ops(ocl_graph *graph, const ocl_device *device, char *error, si
         const tp_plugin_value *value = &view->values[v];
         tpcommon_op op = tpcommon_op_of(value);
         if (value->op && op == TPCOMMON_OP_UNKNOWN)
-            return tpcommon_error(error, size,
+            return refuse(error, size,
                                   "op '%s' (%%%s) is not supported by the opencl backend",
                                   value->op, value->name);
         int32_t compute = value->op ? tpcommon_compute_dtype(view, value) : value->type.dtype;
@@ -71,11 +82,11 @@ static int check_ops(ocl_graph *graph, const ocl_device *device, char *error, si
         graph->uses_f64 = true;
         if (device->fp64) continue;
         if (!value->op)
-            return tpcommon_error(error, size,
+            return refuse(error, size,
                                   "input %%%s is f64, which device '%s' does not support (no "
                                   "cl_khr_fp64): pass f32",
                                   value->name, device->name);
-        return tpcommon_error(
+        return refuse(
             error, size,
             "op '%s' (%%%s) computes in f64, which device '%s' does not support (no "
             "cl_khr_fp64): cast to f32 first",
@@ -791,7 +802,8 @@ int ocl_codegen_run(const tp_plugin_graph *view, const tp_plugin_tensor_meta *in
     out->graph.view = view;
     if (bind_types(view, inputs, num_inputs, &out->graph, error, error_size) != TP_PLUGIN_OK)
         return TP_PLUGIN_ERROR;
-    if (check_ops(&out->graph, device, error, error_size) != TP_PLUGIN_OK) return TP_PLUGIN_ERROR;
+    int refused = check_ops(&out->graph, device, error, error_size);
+    if (refused != TP_PLUGIN_OK) return refused;
     if (tpcommon_fusion_compute(view, &out->graph.fusion, error, error_size) != TP_PLUGIN_OK)
         return TP_PLUGIN_ERROR;
     int32_t n = view->num_values, regions = out->graph.fusion.num_regions;
