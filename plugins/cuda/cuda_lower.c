@@ -16,6 +16,7 @@
 
 #include "cuda_graph.h"
 #include "tpcommon_graph.h"
+#include "tpcommon_symbols.h"
 #include "tpcommon_text.h"
 
 int64_t cu_numel(const cu_node *node) {
@@ -78,8 +79,8 @@ static cu_node *node_at(lowering *l, int index) {
 }
 
 /* A pointwise node whose shape is the broadcast of its operands'. */
-static int pointwise(lowering *l, tpcommon_op op, int32_t op_id, const char *name,
-                     const int *operands, int count, int32_t cast_to) {
+static int pointwise(lowering *l, int32_t op, const char *name, const int *operands, int count,
+                     int32_t cast_to) {
     if (l->failed) return -1;
     int64_t dims[CU_MAX_DIMS];
     int ndim = 0;
@@ -101,13 +102,12 @@ static int pointwise(lowering *l, tpcommon_op op, int32_t op_id, const char *nam
         add_node(l, CU_POINTWISE, tpcommon_op_name(op), name, result, ndim, dims, operands, count);
     if (index >= 0) {
         node_at(l, index)->compute = compute;
-        node_at(l, index)->op_id = op_id;
+        node_at(l, index)->op_id = op;
     }
     return index;
 }
 
-static int reduce(lowering *l, tpcommon_op op, const char *name, int x, uint32_t mask,
-                  bool keepdim) {
+static int reduce(lowering *l, int32_t op, const char *name, int x, uint32_t mask, bool keepdim) {
     const cu_node *in = node_at(l, x);
     int64_t dims[CU_MAX_DIMS];
     int ndim = 0;
@@ -226,8 +226,7 @@ static bool concrete_type(lowering *l, const tp_plugin_type *type, const int64_t
     return true;
 }
 
-static int lower_reduction(lowering *l, const tp_plugin_value *value, tpcommon_op op,
-                           const int *in) {
+static int lower_reduction(lowering *l, const tp_plugin_value *value, int32_t op, const int *in) {
     const cu_node *x = node_at(l, in[0]);
     int32_t count = 0;
     const int64_t *axes = tpcommon_attr_ints(value, "axes", &count);
@@ -248,11 +247,11 @@ static int lower_argmax(lowering *l, const tp_plugin_value *value, const int *in
     return index;
 }
 
-static int lower_permute(lowering *l, const tp_plugin_value *value, tpcommon_op op, const int *in) {
+static int lower_permute(lowering *l, const tp_plugin_value *value, int32_t op, const int *in) {
     const cu_node *x = node_at(l, in[0]);
     int perm[CU_MAX_DIMS];
     for (int d = 0; d < x->ndim; d++) perm[d] = d;
-    if (op == TPCOMMON_OP_TRANSPOSE) {
+    if (op == TP_PLUGIN_OP_TRANSPOSE) {
         int a = normalize_axis(tpcommon_attr_int(value, "dim0", 0), x->ndim);
         int b = normalize_axis(tpcommon_attr_int(value, "dim1", 0), x->ndim);
         perm[a] = b;
@@ -315,10 +314,10 @@ static int lower_full(lowering *l, const tp_plugin_value *value, const cu_node *
     return index;
 }
 
-static int lower_pointwise(lowering *l, const tp_plugin_value *value, tpcommon_op op,
-                           int32_t op_id, const int *in, const cu_node *type) {
+static int lower_pointwise(lowering *l, const tp_plugin_value *value, int32_t op, const int *in,
+                           const cu_node *type) {
     int32_t cast_to = (int32_t)tpcommon_attr_int(value, "dtype", type->dtype);
-    int index = pointwise(l, op, op_id, value->name, in, value->num_operands, cast_to);
+    int index = pointwise(l, op, value->name, in, value->num_operands, cast_to);
     if (index >= 0 &&
         (node_at(l, index)->dtype != type->dtype || node_at(l, index)->ndim != type->ndim))
         return fail(l, "%%%s = %s: the graph's type disagrees with the op's dtype/shape rule",
@@ -346,7 +345,7 @@ static int unsupported(lowering *l, const tp_plugin_graph *view, const tp_plugin
 static int lower_value(lowering *l, const tp_plugin_graph *view, const tp_plugin_value *value,
                        const int *in, const cu_node *type) {
     const char *name = value->name;
-    tpcommon_op op = tpcommon_op_of(value);
+    int32_t op = tpcommon_op_of(view, value);
     for (int32_t k = 0; k < value->num_operands; k++)
         if (tpcommon_dtype_size(view->values[value->operands[k]].type.dtype) == 0)
             return unsupported(l, view, value, "an operand has a dtype the cuda backend lacks");
@@ -356,68 +355,42 @@ static int lower_value(lowering *l, const tp_plugin_graph *view, const tp_plugin
         return unsupported(l, view, value,
                            "the cuda backend lowers no composite op (the core decomposes it)");
     switch (op) {
-    case TPCOMMON_OP_SUM:
-    case TPCOMMON_OP_MEAN:
-    case TPCOMMON_OP_MAX:
-    case TPCOMMON_OP_MIN:
+    case TP_PLUGIN_OP_SUM:
+    case TP_PLUGIN_OP_MEAN:
+    case TP_PLUGIN_OP_MAX:
+    case TP_PLUGIN_OP_MIN:
         return lower_reduction(l, value, op, in);
-    case TPCOMMON_OP_ARGMAX:
+    case TP_PLUGIN_OP_ARGMAX:
         return lower_argmax(l, value, in, type);
-    case TPCOMMON_OP_MATMUL:
+    case TP_PLUGIN_OP_MATMUL:
         return matmul(l, name, in[0], in[1], type->dims, type->ndim);
-    case TPCOMMON_OP_RESHAPE:
-    case TPCOMMON_OP_SQUEEZE:
-    case TPCOMMON_OP_UNSQUEEZE:
+    case TP_PLUGIN_OP_RESHAPE:
+    case TP_PLUGIN_OP_SQUEEZE:
+    case TP_PLUGIN_OP_UNSQUEEZE:
         return view_node(l, CU_VIEW_RESHAPE, name, in[0], type->ndim, type->dims);
-    case TPCOMMON_OP_EXPAND:
+    case TP_PLUGIN_OP_EXPAND:
         return view_node(l, CU_VIEW_EXPAND, name, in[0], type->ndim, type->dims);
-    case TPCOMMON_OP_PERMUTE:
-    case TPCOMMON_OP_TRANSPOSE:
+    case TP_PLUGIN_OP_PERMUTE:
+    case TP_PLUGIN_OP_TRANSPOSE:
         return lower_permute(l, value, op, in);
-    case TPCOMMON_OP_SLICE:
+    case TP_PLUGIN_OP_SLICE:
         return lower_slice(l, value, in, type);
-    case TPCOMMON_OP_CONCAT:
+    case TP_PLUGIN_OP_CONCAT:
         return lower_concat(l, value, in, type);
-    case TPCOMMON_OP_CONSTANT:
+    case TP_PLUGIN_OP_CONSTANT:
         return lower_constant(l, value, type);
-    case TPCOMMON_OP_FULL:
+    case TP_PLUGIN_OP_FULL:
         return lower_full(l, value, type);
-    case TPCOMMON_OP_ARANGE:
+    case TP_PLUGIN_OP_ARANGE:
         return lower_arange(l, value, type);
     default:
         if (tpcommon_op_kind(op) == TPCOMMON_KIND_POINTWISE)
-            return lower_pointwise(l, value, op, view->nodes[value - view->values].op_id, in,
-                                   type);
+            return lower_pointwise(l, value, op, in, type);
         return unsupported(l, view, value, "the cuda backend does not know this op");
     }
 }
 
 /* ---- the graph ------------------------------------------------------------------------ */
-
-static bool bind_inputs(lowering *l, const tp_plugin_graph *view,
-                        const tp_plugin_tensor_meta *inputs, int32_t num_inputs, int64_t *symbols) {
-    if (num_inputs != view->num_inputs)
-        return fail(l, "graph has %d inputs, but metadata for %d was given", (int)view->num_inputs,
-                    (int)num_inputs);
-    for (int32_t s = 0; s < view->num_symbols; s++) symbols[s] = -1;
-    for (int32_t i = 0; i < num_inputs; i++) {
-        const tp_plugin_type *type = &view->values[view->inputs[i]].type;
-        const char *name = view->values[view->inputs[i]].name;
-        bool ok = type->dtype == inputs[i].dtype && type->ndim == inputs[i].ndim;
-        for (int d = 0; ok && d < type->ndim; d++) {
-            int64_t dim = type->dims[d];
-            if (dim >= 0) {
-                ok = dim == inputs[i].dims[d];
-            } else if (-dim - 1 < view->num_symbols) {
-                int64_t *bound = &symbols[-dim - 1];
-                if (*bound < 0) *bound = inputs[i].dims[d];
-                ok = *bound == inputs[i].dims[d];
-            }
-        }
-        if (!ok) return fail(l, "input %%%s: the metadata does not match its type", name);
-    }
-    return true;
-}
 
 bool cu_graph_lower(const tp_plugin_graph *view, const tp_plugin_tensor_meta *inputs,
                     int32_t num_inputs, cu_graph *out, char *error, size_t error_size) {
@@ -432,8 +405,9 @@ bool cu_graph_lower(const tp_plugin_graph *view, const tp_plugin_tensor_meta *in
         fail(&l, "out of memory lowering graph");
     else if (view->num_symbols > 64)
         fail(&l, "unsupported: graph has more than 64 dimension symbols");
-    else
-        bind_inputs(&l, view, inputs, num_inputs, symbols);
+    else if (tpcommon_bind_symbols_from_metas(view, inputs, num_inputs, symbols, error,
+                                              error_size) != TP_PLUGIN_OK)
+        l.failed = true;
     for (int32_t v = 0; v < view->num_values && !l.failed; v++) {
         const tp_plugin_value *value = &view->values[v];
         cu_node type;

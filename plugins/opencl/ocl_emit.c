@@ -306,18 +306,18 @@ static const char *permuted_index(ocl_emitter *emitter, int32_t v, const int64_t
     return finish_index(emitter, &sum);
 }
 
-static const char *shape_operand_index(ocl_emitter *emitter, int32_t v, tpcommon_op op,
+static const char *shape_operand_index(ocl_emitter *emitter, int32_t v, int32_t op,
                                        const char *index) {
     const tp_plugin_value *value = &emitter->graph->view->values[v];
     const tp_plugin_type *out_type = &emitter->graph->types[v];
     const tp_plugin_type *in_type = &emitter->graph->types[value->operands[0]];
     switch (op) {
-    case TPCOMMON_OP_PERMUTE: {
+    case TP_PLUGIN_OP_PERMUTE: {
         int32_t count = 0;
         const int64_t *perm = tpcommon_attr_ints(value, "perm", &count);
         return permuted_index(emitter, v, perm, index);
     }
-    case TPCOMMON_OP_TRANSPOSE: {
+    case TP_PLUGIN_OP_TRANSPOSE: {
         int64_t perm[TP_PLUGIN_MAX_DIMS];
         for (int d = 0; d < in_type->ndim; d++) perm[d] = d;
         int dim0 = normalize_axis(tpcommon_attr_int(value, "dim0", 0), in_type->ndim);
@@ -326,9 +326,9 @@ static const char *shape_operand_index(ocl_emitter *emitter, int32_t v, tpcommon
         perm[dim1] = dim0;
         return permuted_index(emitter, v, perm, index);
     }
-    case TPCOMMON_OP_EXPAND:
+    case TP_PLUGIN_OP_EXPAND:
         return ocl_broadcast_index(emitter, out_type, in_type, index);
-    case TPCOMMON_OP_SLICE: {
+    case TP_PLUGIN_OP_SLICE: {
         int axis = normalize_axis(tpcommon_attr_int(value, "axis", 0), in_type->ndim);
         int64_t size = in_type->dims[axis];
         int64_t start = tpcommon_attr_int(value, "start", 0);
@@ -433,12 +433,11 @@ static void arange_expr(const tp_plugin_value *value, int32_t dtype, const char 
 
 /* ---- pointwise ops ---------------------------------------------------------------- */
 
-static const char *emit_pointwise(ocl_emitter *emitter, int32_t v, tpcommon_op op,
-                                  const char *index) {
+static const char *emit_pointwise(ocl_emitter *emitter, int32_t v, int32_t op, const char *index) {
     const ocl_graph *graph = emitter->graph;
     const tp_plugin_value *value = &graph->view->values[v];
     int32_t compute = tpcommon_compute_dtype(graph->view, value);
-    if (op == TPCOMMON_OP_CAST) compute = graph->types[value->operands[0]].dtype;
+    if (op == TP_PLUGIN_OP_CAST) compute = graph->types[value->operands[0]].dtype;
     char operands[3][160];
     const char *names[3] = {"", "", ""};
     for (int32_t k = 0; k < value->num_operands && k < 3; k++) {
@@ -446,12 +445,13 @@ static const char *emit_pointwise(ocl_emitter *emitter, int32_t v, tpcommon_op o
         const char *at =
             ocl_broadcast_index(emitter, &graph->types[v], &graph->types[operand], index);
         const char *local = ocl_emit_value(emitter, operand, at);
-        int32_t target = op == TPCOMMON_OP_WHERE && k == 0 ? graph->types[operand].dtype : compute;
+        int32_t target = op == TP_PLUGIN_OP_WHERE && k == 0 ? graph->types[operand].dtype : compute;
         ocl_convert(graph->types[operand].dtype, target, local, operands[k], sizeof operands[k]);
         names[k] = operands[k];
     }
     char expr[1024], local[16];
-    if (!tpcommon_cexpr_pointwise(&opencl_dialect, graph->view->nodes[v].op_id, compute, graph->types[v].dtype, value, names, expr, sizeof expr)) {
+    if (!tpcommon_cexpr_pointwise(&opencl_dialect, op, compute, graph->types[v].dtype, value, names,
+                                  expr, sizeof expr)) {
         fail(emitter, "op '%s' (%%%s) is not defined for dtype %s", value->op, value->name,
              tpcommon_dtype_name(compute));
         return "0";
@@ -477,26 +477,26 @@ const char *ocl_emit_value(ocl_emitter *emitter, int32_t v, const char *index) {
     const ocl_graph *graph = emitter->graph;
     const tp_plugin_value *value = &graph->view->values[v];
     if (!value->op) return emit_load(emitter, v, index);
-    tpcommon_op op = tpcommon_op_of(value);
+    int32_t op = tpcommon_op_of(graph->view, value);
     tpcommon_kind kind = tpcommon_op_kind(op);
     bool here = graph->fusion.region_of[v] == emitter->region;
-    if (op == TPCOMMON_OP_FULL) {
+    if (op == TP_PLUGIN_OP_FULL) {
         char literal[64];
         ocl_literal(graph->types[v].dtype, tpcommon_attr_float(value, "value", 0.0), literal,
                     sizeof literal);
         return memo_add(emitter, v, index, literal);
     }
-    if (op == TPCOMMON_OP_ARANGE) {
+    if (op == TP_PLUGIN_OP_ARANGE) {
         char expr[256], local[16];
         arange_expr(value, graph->types[v].dtype, index, expr, sizeof expr);
         ocl_emit_fresh(emitter, "t", local, sizeof local);
         ocl_emit_line(emitter, "const %s %s = %s;", ocl_ctype(graph->types[v].dtype), local, expr);
         return memo_add(emitter, v, index, local);
     }
-    if (!here || op == TPCOMMON_OP_CONSTANT) return emit_load(emitter, v, index);
+    if (!here || op == TP_PLUGIN_OP_CONSTANT) return emit_load(emitter, v, index);
     if (kind == TPCOMMON_KIND_POINTWISE) return emit_pointwise(emitter, v, op, index);
     if (kind == TPCOMMON_KIND_SHAPE) {
-        if (op == TPCOMMON_OP_CONCAT) return emit_concat(emitter, v, index);
+        if (op == TP_PLUGIN_OP_CONCAT) return emit_concat(emitter, v, index);
         const char *at = shape_operand_index(emitter, v, op, index);
         const char *local = ocl_emit_value(emitter, value->operands[0], at);
         return memo_add(emitter, v, index, local);
