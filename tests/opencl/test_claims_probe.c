@@ -1,11 +1,12 @@
 /* The opencl backend on contract revision 2, loaded through the registry
  * from the build tree's INI: what supports refuses (an op id newer than the
- * plugin, a pointwise op at a dtype it has no OpenCL C expression for, a view
- * without op ids) with TP_PLUGIN_UNSUPPORTED and a reason naming the op; the
- * probe lowering an INI priority to 50 on PoCL's CPU device and naming the
- * device; and the shared symbol binder's errors at compile (wrong dtype,
- * wrong rank, two sizes for one symbol). Views are built by hand
- * (hand_views.h) so they can hold what no core produces. */
+ * plugin, a pointwise op at a dtype it has no OpenCL C expression for, a
+ * view without op ids) with TP_PLUGIN_UNSUPPORTED and a reason naming the
+ * op; the probe lowering an INI priority to 50 on PoCL's CPU device and
+ * naming the device (and tp_backend_info's priority from the build tree's
+ * INI); the shared symbol binder's errors at compile (wrong dtype, wrong
+ * rank, two sizes for one symbol). Views are built by hand (hand_views.h)
+ * so they can hold what no core produces. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +152,20 @@ START_TEST(probe_keeps_a_priority_below_50) {
 }
 END_TEST
 
+/* The build tree's INI ranks opencl 200; once loaded on PoCL's CPU device
+ * the registry reports the probe's 50 (what `auto` ranks it by). */
+START_TEST(info_reports_the_lowered_priority_from_the_build_tree_ini) {
+    if (!oclt_available()) return;
+    opencl();
+    tp_backend_info *info = NULL;
+    ck_assert_msg(tp_backend_info_get("opencl", &info) == TP_OK, "%s", tp_last_error());
+    ck_assert_int_eq(info->state, TP_BACKEND_LOADED);
+    ck_assert_int_eq(info->priority, 50);
+    ck_assert_int_eq(info->revision, 2);
+    tp_backend_info_release(info, 1);
+}
+END_TEST
+
 static int32_t compile_binder(const tp_plugin_tensor_meta *metas, char *error, size_t size) {
     tp_backend *backend = opencl();
     hand_symbol_view g;
@@ -216,6 +231,7 @@ TP_TEST_SUITE(opencl_claims_probe) {
     tcase_add_test(cases, known_op_is_claimed);
     tcase_add_test(cases, probe_on_a_cpu_device_lowers_priority_to_50_and_names_it);
     tcase_add_test(cases, probe_keeps_a_priority_below_50);
+    tcase_add_test(cases, info_reports_the_lowered_priority_from_the_build_tree_ini);
     tcase_add_test(cases, binder_refuses_an_input_of_the_wrong_dtype);
     tcase_add_test(cases, binder_refuses_an_input_of_the_wrong_rank);
     tcase_add_test(cases, binder_refuses_two_sizes_for_one_symbol);
