@@ -260,10 +260,6 @@ static tp_status region_examples(const tp_partition_request *request, const tp_t
     return TP_OK;
 }
 
-static bool is_unsupported_refusal(void) {
-    return strstr(tp_last_error(), ": unsupported: ") != NULL;
-}
-
 static tp_status compile_region(const tp_partition_request *request, tp_backend *const *backends,
                                 int32_t color, const tp_graph *region_graph,
                                 tp_tensor *const *examples, int32_t num_examples,
@@ -273,7 +269,7 @@ static tp_status compile_region(const tp_partition_request *request, tp_backend 
                                           primary ? request->options : NULL,
                                           primary ? request->num_options : 0, out);
     *used = backends[color];
-    if (status == TP_ERR_BACKEND && color == COLOR_FALLBACK && is_unsupported_refusal() &&
+    if (status == TP_ERR_UNSUPPORTED && color == COLOR_FALLBACK &&
         backends[COLOR_EAGER] != backends[color]) {
         tp_log_message(TP_LOG_INFO, "'%s': fallback '%s' refused region %s (%s); eager runs it",
                        request->function_name, tp_backend_name(backends[color]),

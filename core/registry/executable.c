@@ -134,10 +134,13 @@ static tp_status call_compile(tp_executable *executable, const tp_graph *graph,
                                                  num_options, &executable->handle);
         if (result != TP_PLUGIN_OK) {
             const char *reason = tp_host_take_error();
-            status = tp_error_set(TP_ERR_BACKEND, "backend '%s' failed to compile graph '%s': %s%s",
-                                  executable->backend->name, graph->name,
-                                  result == TP_PLUGIN_UNSUPPORTED ? "unsupported: " : "",
-                                  *reason ? reason : "(no reason given)");
+            /* A refusal is TP_ERR_UNSUPPORTED, so callers (the partitioner, the
+             * conformance kit) tell it from a failure without reading text. */
+            status = tp_error_set(
+                result == TP_PLUGIN_UNSUPPORTED ? TP_ERR_UNSUPPORTED : TP_ERR_BACKEND,
+                "backend '%s' failed to compile graph '%s': %s%s", executable->backend->name,
+                graph->name, result == TP_PLUGIN_UNSUPPORTED ? "unsupported: " : "",
+                *reason ? reason : "(no reason given)");
         }
     }
     tp_graph_view_destroy(view);

@@ -178,7 +178,9 @@ TP_API tp_status tp_backend_rescan(void);
  * input) give the concrete input types; it may be NULL when every input
  * dimension of the graph is a size. `options` are "key=value" strings
  * (num_options of them; NULL when 0); the backend rejects keys it does not
- * know. */
+ * know. A backend's "unsupported" refusal is TP_ERR_UNSUPPORTED (the message
+ * reads "backend 'X' failed to compile graph 'G': unsupported: REASON"); any
+ * other compile failure is TP_ERR_BACKEND. */
 TP_API tp_status tp_backend_compile(tp_backend *backend, const tp_graph *graph,
                                     tp_tensor *const *example_inputs, int num_inputs,
                                     const char *const *options, int num_options,
