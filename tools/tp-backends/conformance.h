@@ -155,9 +155,11 @@ double conformance_print_coverage(const conformance_op_claims *totals, int count
 /* The same, as the JSON object `"coverage": {...}` (without a leading comma). */
 void conformance_write_coverage_json(FILE *out, const conformance_op_claims *totals, int count);
 
-/* Runs one case on `backend` (in the child). */
-void conformance_run_case(tp_backend *backend, tp_backend *eager, const conformance_case *item,
-                          conformance_result *result);
+/* Runs one case on `backend` (in the child): through the partitioner
+ * (tp_compile_graph, default fallback) when `partitioned`, the backend's
+ * claims deciding what it runs; else the whole graph on the backend. */
+void conformance_run_case(tp_backend *backend, tp_backend *eager, bool partitioned,
+                          const conformance_case *item, conformance_result *result);
 
 /* Per-dtype tolerance: |got - want| <= atol + rtol * |want|. */
 void conformance_tolerance(tp_dtype dtype, double *atol, double *rtol);

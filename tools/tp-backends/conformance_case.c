@@ -1,16 +1,27 @@
 /* One conformance case, run in the child process: retype the graph for the
- * case's dtype, make its inputs, compile and run it on the backend and on
- * `eager`, then classify. A compile error whose reason starts with
- * "unsupported:" and names an op of the graph is UNSUPPORTED; any other
- * error, a wrong type or a value outside the dtype's tolerance is FAIL; a
- * case that `eager` itself cannot run is BROKEN (a corpus problem). Cases
- * with `@expect error TEXT` pass when compile fails with TEXT in the reason. */
+ * case's dtype, make its inputs, run it on `eager` (the oracle, whole graph)
+ * and on the backend, then classify.
+ *
+ * A backend that claims nodes (contract revision 2: `supports`) runs the
+ * case through the partitioner, as a user's tp_compile would: tp_compile_graph
+ * with the backend and the default fallback_backend, so the nodes it does
+ * not claim run elsewhere and a partial backend must pass end to end. A
+ * revision-1 backend has no claims: it compiles the whole graph and may
+ * refuse it (the last release's classification, kept so its figures stay).
+ *
+ * A refusal (TP_ERR_UNSUPPORTED: the core's status for a backend's
+ * "unsupported" result) that names an op of the graph is UNSUPPORTED; any
+ * other error, a wrong type or a value outside the dtype's tolerance is FAIL;
+ * a case that `eager` itself cannot run is BROKEN (a corpus problem). Cases
+ * with `@expect error TEXT` pass when the backend's compile fails with TEXT
+ * in the reason. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "conformance.h"
+#include "tensorplay/compile.h"
 
 const char *conformance_status_name(conformance_status status) {
     static const char *const names[] = {"pass", "FAIL", "unsupported", "BROKEN", "not run"};
@@ -32,14 +43,6 @@ void conformance_tolerance(tp_dtype dtype, double *atol, double *rtol) {
         *rtol = 0;
         break;
     }
-}
-
-/* The backend's own words: what follows "failed to compile graph 'G': ". */
-static const char *compile_reason(const char *message) {
-    const char *start = strstr(message, "failed to compile graph '");
-    if (!start) return message;
-    const char *end = strstr(start, "': ");
-    return end ? end + 3 : message;
 }
 
 /* An op of `graph` named in `reason` (as 'op' or as a word), or NULL. */
@@ -103,8 +106,9 @@ typedef struct case_run {
     const char *options[CONFORMANCE_MAX_OPTIONS];
 } case_run;
 
-static tp_status compile_and_run(tp_backend *backend, case_run *run, bool with_options,
-                                 tp_tensor **outputs) {
+/* TP_ERR_STATE: compiled, failed to run. */
+static tp_status compile_whole_and_run(tp_backend *backend, case_run *run, bool with_options,
+                                       tp_tensor **outputs) {
     tp_executable *executable = NULL;
     int num_options = with_options ? run->item->file->num_options : 0;
     tp_status status =
@@ -113,7 +117,30 @@ static tp_status compile_and_run(tp_backend *backend, case_run *run, bool with_o
     if (status != TP_OK) return status;
     status = tp_executable_run(executable, run->inputs, run->num_inputs, outputs);
     tp_executable_destroy(executable);
-    return status == TP_OK ? TP_OK : TP_ERR_STATE; /* TP_ERR_STATE: compiled, failed to run */
+    return status == TP_OK ? TP_OK : TP_ERR_STATE;
+}
+
+/* Through the frontend and the partitioner, the default fallback taking the
+ * nodes the backend does not claim. Compile and run are one tp_call. */
+static tp_status compile_partitioned_and_run(tp_backend *backend, case_run *run,
+                                             tp_tensor **outputs) {
+    tp_compile_options options = TP_COMPILE_OPTIONS_INIT;
+    options.backend = tp_backend_name(backend);
+    options.options = run->item->file->num_options ? run->options : NULL;
+    options.num_options = run->item->file->num_options;
+    tp_compiled *compiled = NULL;
+    tp_status status = tp_compile_graph(run->graph, &options, &compiled);
+    if (status != TP_OK) return status;
+    tp_arg *args = calloc((size_t)run->num_inputs + 1, sizeof *args);
+    if (!args) {
+        tp_compiled_free(compiled);
+        return TP_ERR_OUT_OF_MEMORY;
+    }
+    for (int i = 0; i < run->num_inputs; i++) args[i] = tp_arg_tensor(run->inputs[i]);
+    status = tp_call(compiled, args, run->num_inputs, outputs);
+    free(args);
+    tp_compiled_free(compiled);
+    return status;
 }
 
 static void expect_compile_error(tp_backend *backend, case_run *run, conformance_result *result) {
@@ -134,38 +161,39 @@ static void expect_compile_error(tp_backend *backend, case_run *run, conformance
     }
 }
 
-static void classify_compile_failure(const case_run *run, conformance_result *result) {
-    const char *reason = compile_reason(tp_last_error());
-    if (strncmp(reason, "unsupported:", 12) != 0) {
-        set_result(result, CONFORMANCE_FAIL, "compile failed: %s%s", tp_last_error(), "");
+static void classify_refusal(const case_run *run, tp_status status, conformance_result *result) {
+    const char *reason = tp_last_error();
+    if (status != TP_ERR_UNSUPPORTED) {
+        set_result(result, CONFORMANCE_FAIL, "failed: %s%s", reason, "");
         return;
     }
     if (!named_op(run->graph, reason)) {
         set_result(result, CONFORMANCE_FAIL,
-                   "compile said unsupported without naming an op of the graph: %s%s", reason, "");
+                   "refused as unsupported without naming an op of the graph: %s%s", reason, "");
         return;
     }
     set_result(result, CONFORMANCE_UNSUPPORTED, "%s%s", reason, "");
 }
 
-static void run_case(tp_backend *backend, tp_backend *eager, case_run *run,
+static void run_case(tp_backend *backend, tp_backend *eager, bool partitioned, case_run *run,
                      conformance_result *result) {
     if (run->item->file->expect_error) {
         expect_compile_error(backend, run, result);
         return;
     }
-    if (compile_and_run(eager, run, false, run->want) != TP_OK) {
+    if (compile_whole_and_run(eager, run, false, run->want) != TP_OK) {
         set_result(result, CONFORMANCE_BROKEN, "eager cannot run this case: %s%s", tp_last_error(),
                    "");
         return;
     }
-    tp_status status = compile_and_run(backend, run, true, run->got);
-    if (status == TP_ERR_STATE) {
+    tp_status status = partitioned ? compile_partitioned_and_run(backend, run, run->got)
+                                   : compile_whole_and_run(backend, run, true, run->got);
+    if (status == TP_ERR_STATE && !partitioned) {
         set_result(result, CONFORMANCE_FAIL, "run failed: %s%s", tp_last_error(), "");
         return;
     }
     if (status != TP_OK) {
-        classify_compile_failure(run, result);
+        classify_refusal(run, status, result);
         return;
     }
     result->status = CONFORMANCE_PASS;
@@ -178,8 +206,8 @@ static void run_case(tp_backend *backend, tp_backend *eager, case_run *run,
              run->num_outputs, run->num_outputs == 1 ? "" : "s");
 }
 
-void conformance_run_case(tp_backend *backend, tp_backend *eager, const conformance_case *item,
-                          conformance_result *result) {
+void conformance_run_case(tp_backend *backend, tp_backend *eager, bool partitioned,
+                          const conformance_case *item, conformance_result *result) {
     memset(result, 0, sizeof *result);
     case_run run = {.item = item};
     for (int o = 0; o < item->file->num_options; o++) run.options[o] = item->file->options[o];
@@ -201,7 +229,7 @@ void conformance_run_case(tp_backend *backend, tp_backend *eager, const conforma
                    "cannot make the inputs (is every symbol bound by @bind?)%s%s", "", "");
     } else {
         conformance_count_claims(backend, run.graph, result);
-        run_case(backend, eager, &run, result);
+        run_case(backend, eager, partitioned, &run, result);
     }
     for (int i = 0; run.inputs && i < run.num_inputs; i++) tp_tensor_release(run.inputs[i]);
     for (int i = 0; run.got && run.want && i < run.num_outputs; i++) {
