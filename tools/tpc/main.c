@@ -24,7 +24,7 @@
 
 static const char usage_text[] =
     "usage: tpc run G.tpir --arg NAME=FILE.npy ... [--out DIR] [--backend NAME]\n"
-    "               [--option KEY=VALUE ...] [--dynamic] [--isolate]\n"
+    "               [--option KEY=VALUE ...] [--dynamic] [--fullgraph] [--isolate]\n"
     "       tpc print [--passes] G.tpir\n"
     "       tpc print --partition [--backend NAME] [--fallback NAME] G.tpir\n"
     "       tpc check G.tpir\n"
@@ -33,7 +33,9 @@ static const char usage_text[] =
     "  run     compiles the graph with a backend (--backend NAME; default: the\n"
     "          default backend, see 'tp-backends list') and runs it. --option\n"
     "          passes KEY=VALUE to the backend; --dynamic compiles for any sizes\n"
-    "          of the inputs' ranks; --isolate runs it in a child process, so a\n"
+    "          of the inputs' ranks. Nodes the backend does not claim run on the\n"
+    "          fallback backend (config fallback_backend); --fullgraph refuses\n"
+    "          that split and lists them. --isolate runs it in a child process, so a\n"
     "          crashing backend is reported instead of ending tpc. A crash in\n"
     "          a backend names the backend, the phase and the graph. Every graph input\n"
     "          needs one --arg (NAME is the input's name, with or without '%').\n"
@@ -233,6 +235,8 @@ static int parse_run(int argc, char **argv, run_request *request) {
         const char *arg = argv[i];
         if (strcmp(arg, "--dynamic") == 0) {
             request->options.dynamic = true;
+        } else if (strcmp(arg, "--fullgraph") == 0) {
+            request->options.fullgraph = true;
         } else if (strcmp(arg, "--isolate") == 0) {
             request->isolate = true;
         } else if (strcmp(arg, "--arg") == 0 || strcmp(arg, "--out") == 0 ||

@@ -14,7 +14,10 @@ tp_status tpc_run_graph(const tpc_run_options *options, const tp_graph *graph,
     compile_options.options = options->options;
     compile_options.num_options = options->num_options;
     compile_options.dynamic = options->dynamic ? TP_DYNAMIC_DYNAMIC : TP_DYNAMIC_STATIC;
-    compile_options.fullgraph = true; /* a graph has no Python-like fallbacks to take */
+    /* A graph has no capture breaks to fall back from; what fullgraph still
+     * decides is whether nodes the backend does not claim may run on the
+     * fallback backend (the default) or make the compile fail. */
+    compile_options.fullgraph = options->fullgraph;
     /* Inputs are checked against the graph's declared types first, so a wrong
      * file is reported as such rather than as a capture failure. */
     tp_status status = tp_graph_check_inputs(graph, inputs, num_inputs);

@@ -13,7 +13,8 @@ typedef struct tpc_run_options {
     const char *backend;  /* --backend NAME; NULL: the default backend */
     const char **options; /* --option KEY=VALUE, passed to the backend */
     int num_options;
-    bool dynamic; /* --dynamic: compile for any sizes of these ranks */
+    bool dynamic;   /* --dynamic: compile for any sizes of these ranks */
+    bool fullgraph; /* --fullgraph: refuse to split the graph between backends */
 } tpc_run_options;
 
 /* Compiles `graph` through tp_compile_graph on the chosen backend (the same
