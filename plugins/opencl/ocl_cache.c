@@ -9,7 +9,6 @@
 
 #include <fcntl.h>
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,16 +21,10 @@
 #include "tpcommon_text.h"
 
 static const char build_options[] = "";
-static _Atomic(const tp_plugin_host *) cache_host;
-
-void ocl_cache_use_host(const tp_plugin_host *host) {
-    atomic_store(&cache_host, host);
-}
 
 /* The full cache key: plugin and core versions, platform, device, driver
  * and build options, then the program source (caller frees). */
-static char *entry_key(const ocl_device *device, const char *source) {
-    const tp_plugin_host *host = atomic_load(&cache_host);
+static char *entry_key(const tp_plugin_host *host, const ocl_device *device, const char *source) {
     tpcommon_buf key;
     tpcommon_buf_init(&key);
     tpcommon_buf_printf(&key,
@@ -132,13 +125,13 @@ static int build_from_source(ocl_device *device, const char *source, const char 
     return -1;
 }
 
-int ocl_program_build(ocl_device *device, const char *source, cl_program *out, ocl_build_info *info,
-                      char *error, size_t error_size) {
+int ocl_program_build(const tp_plugin_host *host, ocl_device *device, const char *source,
+                      cl_program *out, ocl_build_info *info, char *error, size_t error_size) {
     info->cache_hit = false;
     info->entry_path[0] = '\0';
     tpcommon_cache cache;
-    bool cached = tpcommon_cache_open(&cache, atomic_load(&cache_host), "opencl");
-    char *key = entry_key(device, source);
+    bool cached = tpcommon_cache_open(&cache, host, "opencl");
+    char *key = entry_key(host, device, source);
     if (!key) {
         tpcommon_error(error, error_size, "opencl: out of memory building a cache key");
         return -1;

@@ -19,11 +19,10 @@ typedef struct ocl_build_info {
     char entry_path[1024]; /* the cache file ("" when caching is off) */
 } ocl_build_info;
 
-/* Builds `source` for `device` (from the cache when possible). */
-int ocl_program_build(ocl_device *device, const char *source, cl_program *out, ocl_build_info *info,
-                      char *error, size_t error_size);
-
-/* The host whose getenv and log the cache uses (set by init; NULL: no cache). */
-void ocl_cache_use_host(const tp_plugin_host *host);
+/* Builds `source` for `device` (from the cache when possible). `host` is the
+ * one the backend's context holds: the cache reads the environment through
+ * its getenv and keys on its core version (NULL: no cache). */
+int ocl_program_build(const tp_plugin_host *host, ocl_device *device, const char *source,
+                      cl_program *out, ocl_build_info *info, char *error, size_t error_size);
 
 #endif

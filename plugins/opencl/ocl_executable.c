@@ -87,8 +87,8 @@ static int make_kernels(tp_plugin_executable *executable, char *error, size_t si
     return TP_PLUGIN_OK;
 }
 
-int ocl_executable_create(ocl_codegen *codegen, ocl_device *device, tp_plugin_executable **out,
-                          char *error, size_t error_size) {
+int ocl_executable_create(const tp_plugin_host *host, ocl_codegen *codegen, ocl_device *device,
+                          tp_plugin_executable **out, char *error, size_t error_size) {
     const tp_plugin_graph *view = codegen->graph.view;
     tp_plugin_executable *executable = calloc(1, sizeof *executable);
     if (!executable) return tpcommon_error(error, error_size, "out of memory");
@@ -126,8 +126,8 @@ int ocl_executable_create(ocl_codegen *codegen, ocl_device *device, tp_plugin_ex
     if (result == TP_PLUGIN_OK) result = make_buffers(executable, codegen, error, error_size);
     ocl_build_info info = {0};
     if (result == TP_PLUGIN_OK && executable->num_kernels > 0)
-        result = ocl_program_build(device, codegen->source, &executable->program, &info, error,
-                                   error_size) == 0
+        result = ocl_program_build(host, device, codegen->source, &executable->program, &info,
+                                   error, error_size) == 0
                      ? TP_PLUGIN_OK
                      : TP_PLUGIN_ERROR;
     executable->cache_hit = info.cache_hit;

@@ -8,9 +8,10 @@
 #include "ocl_codegen.h"
 #include "tensorplay/plugin.h"
 
-/* Builds the executable for `codegen` (whose launches it takes over). */
-int ocl_executable_create(ocl_codegen *codegen, ocl_device *device, tp_plugin_executable **out,
-                          char *error, size_t error_size);
+/* Builds the executable for `codegen` (whose launches it takes over); the
+ * program goes through the disk cache of `host` (the context's). */
+int ocl_executable_create(const tp_plugin_host *host, ocl_codegen *codegen, ocl_device *device,
+                          tp_plugin_executable **out, char *error, size_t error_size);
 int ocl_executable_run(tp_plugin_executable *executable, const tp_plugin_buffer *inputs,
                        int32_t num_inputs, tp_plugin_buffer *outputs, int32_t num_outputs,
                        char *error, size_t error_size);

@@ -55,7 +55,6 @@ static int32_t opencl_init(const tp_plugin_host *host, void **context) {
     opencl_context *made = calloc(1, sizeof *made);
     if (!made) return host->set_error(host, "out of memory"), TP_PLUGIN_ERROR;
     made->host = host;
-    ocl_cache_use_host(host);
     *context = made;
     return TP_PLUGIN_OK;
 }
@@ -84,8 +83,9 @@ static int32_t opencl_supports(void *opaque, const tp_plugin_graph *graph, int32
     const opencl_context *context = opaque;
     char why[512];
     if (!has_nodes(graph))
-        return report(context, TP_PLUGIN_UNSUPPORTED, "the graph view has no op ids (core older "
-                                                      "than contract revision 2)");
+        return report(context, TP_PLUGIN_UNSUPPORTED,
+                      "the graph view has no op ids (core older "
+                      "than contract revision 2)");
     const tp_plugin_value *value = &graph->values[v];
     const tp_plugin_node *node = &graph->nodes[v];
     if (node->op_id < 0 || node->op_id >= TP_PLUGIN_OP_COUNT) {
@@ -145,7 +145,8 @@ static int32_t opencl_compile(void *opaque, const tp_plugin_graph *graph,
     int32_t status =
         ocl_codegen_run(graph, inputs, num_inputs, device, &codegen, error, sizeof error);
     if (status == TP_PLUGIN_OK)
-        status = ocl_executable_create(&codegen, device, executable, error, sizeof error);
+        status =
+            ocl_executable_create(context->host, &codegen, device, executable, error, sizeof error);
     if (status == TP_PLUGIN_OK)
         log_debug(context, "compiled graph '%s' for '%s': %d kernel(s), program cache %s",
                   graph->name, device->name, codegen.num_launches,
