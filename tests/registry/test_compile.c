@@ -87,6 +87,59 @@ START_TEST(compile_failure_reports_backend_graph_and_plugin_text) {
 }
 END_TEST
 
+/* An in-process revision-2 backend that refuses every graph as unsupported. */
+static int32_t refusing_init(const tp_plugin_host *host, void **context) {
+    *context = (void *)host;
+    return TP_PLUGIN_OK;
+}
+static int32_t refusing_compile(void *context, const tp_plugin_graph *graph,
+                                const tp_plugin_tensor_meta *inputs, int32_t num_inputs,
+                                const tp_plugin_option *options, int32_t num_options,
+                                tp_plugin_executable **executable) {
+    const tp_plugin_host *host = context;
+    (void)graph, (void)inputs, (void)num_inputs, (void)options, (void)num_options;
+    *executable = NULL;
+    host->set_error(host, "op 'mul' is not one of mine");
+    return TP_PLUGIN_UNSUPPORTED;
+}
+static int32_t refusing_run(void *context, tp_plugin_executable *executable,
+                            const tp_plugin_buffer *inputs, int32_t num_inputs,
+                            tp_plugin_buffer *outputs, int32_t num_outputs) {
+    (void)context, (void)executable, (void)inputs, (void)num_inputs, (void)outputs,
+        (void)num_outputs;
+    return TP_PLUGIN_ERROR; /* never reached: nothing compiles */
+}
+static void refusing_release(void *context, tp_plugin_executable *executable) {
+    (void)context, (void)executable;
+}
+static const tp_plugin_backend refusing_table = {
+    .struct_size = sizeof(tp_plugin_backend),
+    .contract_version = 2,
+    .name = "refuses_all",
+    .version = "1",
+    .description = "refuses every graph as unsupported",
+    .calls = {.init = refusing_init,
+              .compile = refusing_compile,
+              .run = refusing_run,
+              .release = refusing_release},
+};
+
+START_TEST(unsupported_refusal_is_its_own_status_with_the_reason) {
+    ck_assert_int_eq(tp_backend_register(&refusing_table, "debug"), TP_OK);
+    tp_backend *backend = NULL;
+    ck_assert_msg(tp_backend_lookup("refuses_all", &backend) == TP_OK, "%s", tp_last_error());
+    tp_graph *graph = small_graph();
+    tp_executable *executable = NULL;
+    ck_assert_int_eq(tp_backend_compile(backend, graph, NULL, 0, NULL, 0, &executable),
+                     TP_ERR_UNSUPPORTED);
+    ck_assert_str_eq(tp_last_error(), "backend 'refuses_all' failed to compile graph 'small': "
+                                      "unsupported: op 'mul' is not one of mine");
+    ck_assert_ptr_null(executable);
+    tp_graph_destroy(graph);
+    ck_assert_int_eq(tp_backend_unregister("refuses_all"), TP_OK);
+}
+END_TEST
+
 START_TEST(run_failure_reports_the_plugin_text_and_leaves_no_outputs) {
     use_backend_files(TP_FIXTURE_DIR);
     tp_backend *backend = NULL;
@@ -235,6 +288,7 @@ TP_TEST_SUITE(registry_compile) {
     tcase_add_test(tc, good_fixture_computes_a_hand_checked_graph);
     tcase_add_test(tc, eager_computes_a_hand_checked_graph);
     tcase_add_test(tc, compile_failure_reports_backend_graph_and_plugin_text);
+    tcase_add_test(tc, unsupported_refusal_is_its_own_status_with_the_reason);
     tcase_add_test(tc, run_failure_reports_the_plugin_text_and_leaves_no_outputs);
     tcase_add_test(tc, options_reach_the_backend_and_unknown_ones_are_named);
     tcase_add_test(tc, inputs_other_than_compiled_for_are_refused);
