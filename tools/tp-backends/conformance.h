@@ -8,8 +8,9 @@
  *                         dtype and dimension binding), retyping a graph for
  *                         a dtype, making a case's inputs. Public API only;
  *                         the corpus coverage test compiles it too.
- *   conformance_case.c    one case, in the child: compile and run on the
- *                         backend and on eager, classify, compare.
+ *   conformance_case.c    one case, in the child: compile and run on eager
+ *                         and on the backend (through the partitioner when
+ *                         it has claims), classify, compare.
  *   conformance_coverage.c which nodes of a case the backend claims
  *                         (tp_backend_claims), counted per op, and the
  *                         coverage table of the summary.
