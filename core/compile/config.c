@@ -216,7 +216,7 @@ static void ensure_loaded(void) {
     snprintf(saved, sizeof saved, "%s", tp_last_error());
     load_environment();
     load_ini_file();
-    tp_error_set(TP_OK, "%s", saved); /* loading must not clobber the caller's message */
+    tp_error_restore(saved); /* loading must not clobber the caller's message */
 }
 
 static int64_t effective_value(int index) {
