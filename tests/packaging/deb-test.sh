@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The Debian packages end to end (as root, on a Debian machine):
+#   1. configure a Release build for prefix /usr (multiarch libdir), build it
+#      and make the packages with `cpack -G DEB`;
+#   2. lintian: no errors;
+#   3. install them with `apt-get install ./*.deb`; the installed
+#      `tp-backends list` shows each installed plugin, available unless the
+#      system lacks what it requires (cuda without the NVIDIA driver), and no
+#      backend that is not installed; the main job runs against /usr;
+#   4. remove them again (also when a step fails) and check nothing is left.
+# usage: tests/packaging/deb-test.sh [BUILD_DIR]   (default: build-deb)
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$here/build-deb}
+fail() { printf 'deb-test FAILED: %s\n' "$*" >&2; exit 1; }
+step() { printf '\n== deb-test: %s\n' "$*"; }
+[ "$(id -u)" = 0 ] || fail "run as root (it installs packages with apt-get)"
+export DEBIAN_FRONTEND=noninteractive
+command -v lintian >/dev/null || apt-get install -y -q --no-install-recommends lintian
+
+step "build for /usr and package"
+rm -rf "$build/_CPack_Packages" "$build"/*.deb
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
+    -DTP_BUILD_TESTS=OFF -DTP_WERROR=ON >"$build.configure.log" 2>&1 ||
+    { cat "$build.configure.log"; fail "configure"; }
+cmake --build "$build" -j"$(nproc)" >"$build.build.log" 2>&1 || { tail -n 40 "$build.build.log"; fail "build"; }
+(cd "$build" && cpack -G DEB >cpack.log 2>&1) || { cat "$build/cpack.log"; fail "cpack"; }
+mapfile -t debs < <(ls "$build"/*.deb)
+[ "${#debs[@]}" -ge 2 ] || fail "expected the core package and at least one plugin package: ${debs[*]}"
+packages=()
+for deb in "${debs[@]}"; do
+    packages+=("$(dpkg-deb -f "$deb" Package)")
+    echo "$(basename "$deb"): $(dpkg-deb -f "$deb" Depends)"
+done
+libdir=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
+dpkg-deb -c "$build"/tensorplay_*.deb | grep -q "./usr/lib/$libdir/libtensorplay.so.0" ||
+    fail "the core package has no /usr/lib/$libdir/libtensorplay.so.0"
+if dpkg-deb -c "$build"/tensorplay_*.deb | grep -q '/backends.d/'; then
+    fail "the core package ships backend INI files (they belong to the plugin packages)"
+fi
+
+step "lintian"
+lintian --fail-on error --suppress-tags package-name-doesnt-match-sonames "${debs[@]}" ||
+    fail "lintian reports errors"
+
+step "apt-get install ./*.deb"
+cleanup() { apt-get remove -y -q --purge "${packages[@]}" >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+apt-get install -y -q "${debs[@]/#/}" >"$build.apt.log" 2>&1 || { cat "$build.apt.log"; fail "apt-get install"; }
+
+step "installed tp-backends list"
+env -i PATH=/usr/bin:/bin HOME=/nonexistent /usr/bin/tp-backends list | tee "$build.list.txt"
+for package in "${packages[@]}"; do
+    [ "$package" = tensorplay ] && continue
+    backend=${package#tensorplay-plugin-}
+    line=$(grep -E "^$backend " "$build.list.txt") || fail "installed backend '$backend' is not listed"
+    case "$line" in
+    *" available "*) ;;
+    *"requires "*"not found"*) [ "$backend" = cuda ] || fail "'$backend' unavailable: $line" ;;
+    *) fail "'$backend' is not available: $line" ;;
+    esac
+    grep -q "/usr/share/tensorplay/backends.d/$backend.ini" <<<"$line" ||
+        fail "'$backend' is not read from /usr/share/tensorplay/backends.d/$backend.ini"
+done
+while read -r name _; do
+    case "$name" in NAME | "(debug"*) continue ;; esac
+    printf '%s\n' "${packages[@]}" | grep -qx "tensorplay-plugin-$name" ||
+        fail "'$name' is listed but its package is not installed"
+done <"$build.list.txt"
+
+step "main job against /usr"
+mkdir -p "$build/usr-bin"
+ln -sf /usr/bin/tpc /usr/bin/tp-backends "$build/usr-bin/"
+"$here/scripts/main-job.sh" "$build/usr-bin"
+
+step "man pages and docs from the install"
+man -w tpc tp-backends tp-bench tensorplay-ops >/dev/null 2>&1 || [ -f /usr/share/man/man7/tensorplay-ops.7.gz ] ||
+    [ -f /usr/share/man/man7/tensorplay-ops.7 ] || fail "tensorplay-ops(7) is not installed"
+[ -f /usr/share/doc/tensorplay/ops.txt ] || fail "/usr/share/doc/tensorplay/ops.txt is not installed"
+
+step "remove"
+apt-get remove -y -q --purge "${packages[@]}" >/dev/null
+trap - EXIT
+for path in /usr/bin/tpc "/usr/lib/$libdir/libtensorplay.so.0" /usr/share/tensorplay; do
+    [ ! -e "$path" ] || fail "$path is left after removing the packages"
+done
+printf '\ndeb-test: ok (%s)\n' "${packages[*]}"
