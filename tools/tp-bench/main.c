@@ -397,6 +397,16 @@ static void print_stats(const char *label, stats s, double base) {
     printf("\n");
 }
 
+static void print_usage(FILE *out) {
+    fprintf(out, "usage: tp-bench [--backends a,b] [--reps N] [--case NAME,...] [--json] [--list]\n"
+                 "       tp-bench --help\n\n"
+                 "  --backends a,b   backends to measure (default stax,eager)\n"
+                 "  --reps N         timed repetitions per measurement (default 10)\n"
+                 "  --case NAME,...  only these cases (see --list)\n"
+                 "  --json           one JSON object per line instead of the table\n"
+                 "  --list           print the case names and exit\n");
+}
+
 int main(int argc, char **argv) {
     const char *backends = "stax,eager", *only = NULL;
     for (int i = 1; i < argc; i++) {
@@ -412,9 +422,11 @@ int main(int argc, char **argv) {
             for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) puts(cases[c].name);
             puts("compile-latency");
             return 0;
+        } else if (!strcmp(argv[i], "--help")) {
+            print_usage(stdout);
+            return 0;
         } else {
-            fprintf(stderr, "usage: tp-bench [--backends a,b] [--reps N] [--case NAME,...] "
-                            "[--json] [--list]\n");
+            print_usage(stderr);
             return 2;
         }
     }
