@@ -73,9 +73,19 @@ foreach(tool tpc tp-backends tp-bench)
             COMPONENT core)
   endif()
 endforeach()
-install(FILES ${PROJECT_SOURCE_DIR}/docs/man/tpc.1 ${PROJECT_SOURCE_DIR}/docs/man/tp-backends.1
-              ${PROJECT_SOURCE_DIR}/docs/man/tp-bench.1
-        DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT core)
+# Man pages install gzip-compressed (as Debian policy wants; man reads them).
+set(TP_MAN1_COMPRESSED "")
+foreach(page tpc tp-backends tp-bench)
+  set(compressed ${PROJECT_BINARY_DIR}/man/${page}.1.gz)
+  add_custom_command(OUTPUT ${compressed}
+    COMMAND ${CMAKE_COMMAND} -E copy ${PROJECT_SOURCE_DIR}/docs/man/${page}.1
+            ${PROJECT_BINARY_DIR}/man/${page}.1
+    COMMAND gzip -9nf ${PROJECT_BINARY_DIR}/man/${page}.1
+    DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/${page}.1 VERBATIM)
+  list(APPEND TP_MAN1_COMPRESSED ${compressed})
+endforeach()
+add_custom_target(man_pages ALL DEPENDS ${TP_MAN1_COMPRESSED})
+install(FILES ${TP_MAN1_COMPRESSED} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT core)
 
 # ---- the SDK: conformance corpus, guide, template plugin ---------------------------
 # Where `tp-backends check --conformance` finds the corpus: the source tree
@@ -144,7 +154,8 @@ endforeach()
 set(CPACK_PACKAGE_NAME tensorplay)
 set(CPACK_PACKAGE_VENDOR "TensorPlay")
 set(CPACK_PACKAGE_CONTACT "TensorPlay maintainers <tensorplay@example.org>")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "TensorPlay tensor compiler framework")
+# No CPACK_PACKAGE_DESCRIPTION_SUMMARY: CPack would put it before every
+# package's own first line (its summary); CPack indents the other lines.
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_DEB_COMPONENT_INSTALL ON)
@@ -155,13 +166,21 @@ set(CPACK_DEBIAN_PACKAGE_SECTION libs)
 # libc6, ...) come from dpkg-shlibdeps; only the core dependency is spelled.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_STRIP_FILES ON)
+# The core package runs ldconfig through a trigger (activate-noawait
+# ldconfig) rather than CPack's postinst/postrm calls, which lintian
+# refuses: listing our own (empty) maintainer scripts stops CPack from
+# writing them.
+set(CPACK_DEBIAN_CORE_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_LIST_DIR}/debian/triggers
+    ${CMAKE_CURRENT_LIST_DIR}/debian/postinst ${CMAKE_CURRENT_LIST_DIR}/debian/postrm)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_DEBIAN_CORE_PACKAGE_NAME tensorplay)
 set(CPACK_DEBIAN_CORE_PACKAGE_SECTION libdevel)
-set(CPACK_DEBIAN_CORE_DESCRIPTION "TensorPlay tensor compiler framework: core, tools and SDK
- libtensorplay (tensors, the IR, the compile frontend, the backend
- registry), its headers, CMake and pkg-config files, the tools tpc,
- tp-backends and tp-bench, the op reference (tensorplay-ops(7)) and the
- plugin SDK (guide, conformance corpus, template plugin).")
+set(CPACK_DEBIAN_CORE_DESCRIPTION "tensor compiler framework: core library, tools and plugin SDK
+libtensorplay (tensors, the IR, the compile frontend, the backend
+registry), its headers, CMake and pkg-config files, the tools tpc,
+tp-backends and tp-bench, the op reference (tensorplay-ops(7)) and the
+plugin SDK (guide, conformance corpus, template plugin).")
 set(CPACK_COMPONENTS_ALL core)
 set(TP_DEB_DESCRIPTION_stax "LLVM JIT for CPUs, the default backend")
 set(TP_DEB_DESCRIPTION_opencl "OpenCL C code generation through the ICD loader")
@@ -173,9 +192,9 @@ foreach(plugin ${TP_INSTALLED_PLUGINS})
   set(CPACK_DEBIAN_${TP_COMPONENT_UPPER}_PACKAGE_DEPENDS
       "tensorplay (= ${PROJECT_VERSION}-${CPACK_DEBIAN_PACKAGE_RELEASE})")
   set(CPACK_DEBIAN_${TP_COMPONENT_UPPER}_DESCRIPTION
-      "TensorPlay ${plugin} backend plugin
- ${TP_DEB_DESCRIPTION_${plugin}}. Installs the plugin and its
- registry entry (share/tensorplay/backends.d/${plugin}.ini).")
+      "${plugin} backend plugin for the TensorPlay tensor compiler
+${TP_DEB_DESCRIPTION_${plugin}}. Installs the plugin and its
+registry entry (share/tensorplay/backends.d/${plugin}.ini).")
 endforeach()
 # cuda.so dlopen()s libcuda and libnvrtc, which a Debian package cannot
 # depend on without non-free: it loads and reports them missing.

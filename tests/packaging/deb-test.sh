@@ -3,7 +3,8 @@
 #   1. configure a Release build for prefix /usr (multiarch libdir), build it
 #      and make the packages with `cpack -G DEB`;
 #   2. lintian: no errors;
-#   3. install them with `apt-get install ./*.deb`; the installed
+#   3. install the core package alone: `tp-backends list` shows no backend;
+#      install them all with `apt-get install ./*.deb`; the installed
 #      `tp-backends list` shows each installed plugin, available unless the
 #      system lacks what it requires (cuda without the NVIDIA driver), and no
 #      backend that is not installed; the main job runs against /usr;
@@ -12,6 +13,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build-deb}
+mkdir -p "$build"
+build=$(cd "$build" && pwd) # apt-get takes a package file by a path with a slash
 fail() { printf 'deb-test FAILED: %s\n' "$*" >&2; exit 1; }
 step() { printf '\n== deb-test: %s\n' "$*"; }
 [ "$(id -u)" = 0 ] || fail "run as root (it installs packages with apt-get)"
@@ -20,10 +23,11 @@ command -v lintian >/dev/null || apt-get install -y -q --no-install-recommends l
 
 step "build for /usr and package"
 rm -rf "$build/_CPack_Packages" "$build"/*.deb
+mkdir -p "$build-logs" # next to the build: a failed configure still leaves its log
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
-    -DTP_BUILD_TESTS=OFF -DTP_WERROR=ON >"$build.configure.log" 2>&1 ||
-    { cat "$build.configure.log"; fail "configure"; }
-cmake --build "$build" -j"$(nproc)" >"$build.build.log" 2>&1 || { tail -n 40 "$build.build.log"; fail "build"; }
+    -DTP_BUILD_TESTS=OFF -DTP_WERROR=ON >"$build-logs/configure.log" 2>&1 ||
+    { cat "$build-logs/configure.log"; fail "configure"; }
+cmake --build "$build" -j"$(nproc)" >"$build-logs/build.log" 2>&1 || { tail -n 40 "$build-logs/build.log"; fail "build"; }
 (cd "$build" && cpack -G DEB >cpack.log 2>&1) || { cat "$build/cpack.log"; fail "cpack"; }
 mapfile -t debs < <(ls "$build"/*.deb)
 [ "${#debs[@]}" -ge 2 ] || fail "expected the core package and at least one plugin package: ${debs[*]}"
@@ -33,9 +37,10 @@ for deb in "${debs[@]}"; do
     echo "$(basename "$deb"): $(dpkg-deb -f "$deb" Depends)"
 done
 libdir=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
-dpkg-deb -c "$build"/tensorplay_*.deb | grep -q "./usr/lib/$libdir/libtensorplay.so.0" ||
+core_files=$(dpkg-deb -c "$build"/tensorplay_*.deb)
+grep -q "\./usr/lib/$libdir/libtensorplay\.so\.0" <<<"$core_files" ||
     fail "the core package has no /usr/lib/$libdir/libtensorplay.so.0"
-if dpkg-deb -c "$build"/tensorplay_*.deb | grep -q '/backends.d/'; then
+if grep -q '/backends\.d/' <<<"$core_files"; then
     fail "the core package ships backend INI files (they belong to the plugin packages)"
 fi
 
@@ -43,17 +48,26 @@ step "lintian"
 lintian --fail-on error --suppress-tags package-name-doesnt-match-sonames "${debs[@]}" ||
     fail "lintian reports errors"
 
-step "apt-get install ./*.deb"
 cleanup() { apt-get remove -y -q --purge "${packages[@]}" >/dev/null 2>&1 || true; }
 trap cleanup EXIT
-apt-get install -y -q "${debs[@]/#/}" >"$build.apt.log" 2>&1 || { cat "$build.apt.log"; fail "apt-get install"; }
+step "the core package alone: no backend listed (the plugins bring their INI)"
+apt-get install -y -q "$build"/tensorplay_*.deb >"$build-logs/apt.log" 2>&1 || { cat "$build-logs/apt.log"; fail "apt-get install the core"; }
+core_list=$(env -i PATH=/usr/bin:/bin HOME=/nonexistent /usr/bin/tp-backends list)
+if grep -vE '^(NAME |\(debug)' <<<"$core_list" | grep -q .; then
+    printf '%s\n' "$core_list"
+    fail "with the core package alone, tp-backends list shows backends"
+fi
+echo "ok: nothing listed"
+
+step "apt-get install ./*.deb"
+apt-get install -y -q "${debs[@]/#/}" >"$build-logs/apt.log" 2>&1 || { cat "$build-logs/apt.log"; fail "apt-get install"; }
 
 step "installed tp-backends list"
-env -i PATH=/usr/bin:/bin HOME=/nonexistent /usr/bin/tp-backends list | tee "$build.list.txt"
+env -i PATH=/usr/bin:/bin HOME=/nonexistent /usr/bin/tp-backends list | tee "$build-logs/list.txt"
 for package in "${packages[@]}"; do
     [ "$package" = tensorplay ] && continue
     backend=${package#tensorplay-plugin-}
-    line=$(grep -E "^$backend " "$build.list.txt") || fail "installed backend '$backend' is not listed"
+    line=$(grep -E "^$backend " "$build-logs/list.txt") || fail "installed backend '$backend' is not listed"
     case "$line" in
     *" available "*) ;;
     *"requires "*"not found"*) [ "$backend" = cuda ] || fail "'$backend' unavailable: $line" ;;
@@ -66,7 +80,7 @@ while read -r name _; do
     case "$name" in NAME | "(debug"*) continue ;; esac
     printf '%s\n' "${packages[@]}" | grep -qx "tensorplay-plugin-$name" ||
         fail "'$name' is listed but its package is not installed"
-done <"$build.list.txt"
+done <"$build-logs/list.txt"
 
 step "main job against /usr"
 mkdir -p "$build/usr-bin"
@@ -74,8 +88,10 @@ ln -sf /usr/bin/tpc /usr/bin/tp-backends "$build/usr-bin/"
 "$here/scripts/main-job.sh" "$build/usr-bin"
 
 step "man pages and docs from the install"
-man -w tpc tp-backends tp-bench tensorplay-ops >/dev/null 2>&1 || [ -f /usr/share/man/man7/tensorplay-ops.7.gz ] ||
-    [ -f /usr/share/man/man7/tensorplay-ops.7 ] || fail "tensorplay-ops(7) is not installed"
+for page in man1/tpc.1 man1/tp-backends.1 man1/tp-bench.1 man7/tensorplay-ops.7; do
+    [ -f "/usr/share/man/$page.gz" ] || fail "/usr/share/man/$page.gz is not installed"
+done
+zcat /usr/share/man/man7/tensorplay-ops.7.gz | grep -q '^\.SS linear$' || fail "tensorplay-ops(7) lacks linear"
 [ -f /usr/share/doc/tensorplay/ops.txt ] || fail "/usr/share/doc/tensorplay/ops.txt is not installed"
 
 step "remove"

@@ -33,8 +33,8 @@ for file in lib/libtensorplay.so lib/libtensorplay.so.0 include/tensorplay/tenso
     include/tensorplay/plugin.h include/tensorplay-plugin/tensorplay/plugin.h \
     lib/cmake/TensorPlay/TensorPlayConfig.cmake lib/cmake/TensorPlay/TensorPlayConfigVersion.cmake \
     lib/pkgconfig/tensorplay.pc lib/pkgconfig/tensorplay-plugin.pc \
-    bin/tp-backends bin/tpc share/man/man1/tp-backends.1 share/man/man1/tpc.1 \
-    share/man/man7/tensorplay-ops.7 share/doc/tensorplay/ops.txt \
+    bin/tp-backends bin/tpc share/man/man1/tp-backends.1.gz share/man/man1/tpc.1.gz \
+    share/man/man1/tp-bench.1.gz share/man/man7/tensorplay-ops.7.gz share/doc/tensorplay/ops.txt \
     share/tensorplay/conformance/pointwise/add.tpir \
     share/tensorplay/sdk/README.md share/tensorplay/sdk/template/CMakeLists.txt; do
     [ -e "$prefix/$file" ] || fail "not installed: $file"
