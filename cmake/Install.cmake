@@ -47,8 +47,8 @@ file(GLOB TP_PUBLIC_HEADERS ${PROJECT_SOURCE_DIR}/include/tensorplay/*.h)
 install(FILES ${TP_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tensorplay
         COMPONENT core)
 
-# TensorPlay::plugin: header-only, and its include folder holds plugin.h
-# alone, so a plugin cannot include the core's other headers by mistake.
+# TensorPlay::plugin: header-only, and its include folder holds plugin.h and
+# plugin_ops.h alone, so a plugin cannot include the core's other headers by mistake.
 add_library(tensorplay_plugin_header INTERFACE)
 add_library(TensorPlay::plugin ALIAS tensorplay_plugin_header)
 set_target_properties(tensorplay_plugin_header PROPERTIES EXPORT_NAME plugin)
@@ -57,6 +57,7 @@ target_include_directories(tensorplay_plugin_header INTERFACE
   $<INSTALL_INTERFACE:${TP_PLUGIN_HEADER_INSTALL_DIR}>)
 install(TARGETS tensorplay_plugin_header EXPORT TensorPlayTargets COMPONENT core)
 install(FILES ${PROJECT_SOURCE_DIR}/include/tensorplay/plugin.h
+              ${PROJECT_SOURCE_DIR}/include/tensorplay/plugin_ops.h
         DESTINATION ${TP_PLUGIN_HEADER_INSTALL_DIR}/tensorplay COMPONENT core)
 
 # ---- the tools -----------------------------------------------------------------

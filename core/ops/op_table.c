@@ -93,3 +93,18 @@ tp_status tp_op_infer(const tp_op_def *op, const tp_type *inputs, int num_inputs
     static const tp_attrs defaults = TP_ATTRS_INIT;
     return op->infer(inputs, num_inputs, attrs ? attrs : &defaults, out);
 }
+
+tp_dtype tp_op_compute_dtype(const tp_op_def *op, const tp_dtype *operands, int count,
+                             tp_dtype result) {
+    if (count == 0) return result;
+    tp_dtype dtype = operands[0];
+    if (op->flags & TP_OPF_COMPUTE_WHERE) {
+        dtype = count > 1 ? operands[1] : operands[0];
+        for (int k = 2; k < count; k++) dtype = tp_dtype_promote(dtype, operands[k]);
+    } else if (op->flags & TP_OPF_COMPUTE_PROMOTE) {
+        for (int k = 1; k < count; k++) dtype = tp_dtype_promote(dtype, operands[k]);
+    }
+    if ((op->flags & TP_OPF_COMPUTE_FLOAT) && !tp_dtype_is_float(dtype)) dtype = TP_F32;
+    if ((op->flags & TP_OPF_COMPUTE_WIDE) && !tp_dtype_is_float(dtype)) dtype = TP_I64;
+    return dtype;
+}

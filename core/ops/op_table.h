@@ -23,6 +23,11 @@ typedef enum tp_op_kind {
 
 enum {
     TP_OPF_COMMUTATIVE = 1u << 0, /* op(a, b) == op(b, a): normalize may reorder */
+    /* The compute-dtype rule (tp_op_compute_dtype). */
+    TP_OPF_COMPUTE_PROMOTE = 1u << 1, /* promote every operand's dtype (NumPy style) */
+    TP_OPF_COMPUTE_FLOAT = 1u << 2,   /* then integers and bool compute in f32 */
+    TP_OPF_COMPUTE_WHERE = 1u << 3,   /* promote operands 1.. (where's values, not its cond) */
+    TP_OPF_COMPUTE_WIDE = 1u << 4,    /* integers and bool compute in i64 (sum) */
 };
 
 typedef enum tp_op_id {
@@ -72,6 +77,12 @@ static inline const tp_op_def *tp_op_get(tp_op_id id) {
     return &tp_op_table[id];
 }
 const char *tp_op_kind_name(tp_op_kind kind);
+
+/* The dtype `op` computes in, given its operands' dtypes (`count` of them)
+ * and its result dtype (used by ops without operands): the TP_OPF_COMPUTE_*
+ * rule of the op's flags. What the plugin view's compute_dtype says. */
+tp_dtype tp_op_compute_dtype(const tp_op_def *op, const tp_dtype *operands, int count,
+                             tp_dtype result);
 
 /* Checks arity against the table, runs infer; error messages name the op. */
 tp_status tp_op_infer(const tp_op_def *op, const tp_type *inputs, int num_inputs,

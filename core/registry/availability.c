@@ -138,10 +138,11 @@ static char *requires_problem(tp_backend *backend) {
 tp_status tp_availability_check(tp_backend *backend) {
     if (backend->unavailable_reason) return TP_OK;
     char *reason = NULL;
-    if (backend->contract > TP_BACKEND_CONTRACT_VERSION)
-        reason = tp_format("backend '%s' implements contract revision %d, this TensorPlay "
-                           "implements up to %d; upgrade TensorPlay",
-                           backend->name, backend->contract, TP_BACKEND_CONTRACT_VERSION);
+    if (backend->min_contract > TP_BACKEND_CONTRACT_VERSION)
+        reason = tp_format("backend '%s' speaks contract revision %s%d, this TensorPlay "
+                           "implements revisions 1 to %d; upgrade TensorPlay",
+                           backend->name, backend->min_contract < backend->contract ? ">= " : "",
+                           backend->min_contract, TP_BACKEND_CONTRACT_VERSION);
     if (!reason) reason = core_range_problem(backend);
     if (!reason) reason = library_problem(backend);
     char *missing = requires_problem(backend); /* always: `info` shows each soname */

@@ -121,7 +121,6 @@ static void destroy_partial(tp_executable *executable) {
 
 static tp_status call_compile(tp_executable *executable, const tp_graph *graph,
                               const char *const *options, int num_options) {
-    const tp_plugin_backend *table = executable->backend->table;
     tp_plugin_option *parsed = calloc((size_t)num_options + 1, sizeof *parsed);
     char **storage = calloc((size_t)num_options + 1, sizeof *storage);
     tp_graph_view *view = NULL;
@@ -130,18 +129,15 @@ static tp_status call_compile(tp_executable *executable, const tp_graph *graph,
     if (status == TP_OK) status = parse_options(options, num_options, parsed, storage);
     if (status == TP_OK) status = tp_graph_view_create(graph, &view);
     if (status == TP_OK) {
-        char error[2048] = "";
-        tp_host_clear_error();
-        int32_t result =
-            table->compile(tp_graph_view_get(view), executable->inputs, executable->num_inputs,
-                           parsed, num_options, &executable->handle, error, sizeof error);
-        error[sizeof error - 1] = '\0';
-        if (result != TP_PLUGIN_OK || !executable->handle) {
-            const char *reason = *error ? error : tp_host_take_error();
-            status = tp_error_set(TP_ERR_BACKEND, "backend '%s' failed to compile graph '%s': %s",
+        int32_t result = tp_backend_call_compile(executable->backend, tp_graph_view_get(view),
+                                                 executable->inputs, executable->num_inputs, parsed,
+                                                 num_options, &executable->handle);
+        if (result != TP_PLUGIN_OK) {
+            const char *reason = tp_host_take_error();
+            status = tp_error_set(TP_ERR_BACKEND, "backend '%s' failed to compile graph '%s': %s%s",
                                   executable->backend->name, graph->name,
+                                  result == TP_PLUGIN_UNSUPPORTED ? "unsupported: " : "",
                                   *reason ? reason : "(no reason given)");
-            if (result == TP_PLUGIN_OK) status = TP_ERR_BACKEND;
         }
     }
     tp_graph_view_destroy(view);
@@ -294,9 +290,8 @@ tp_status tp_executable_run(tp_executable *executable, tp_tensor *const *inputs,
         for (int i = 0; i < n_in; i++) to_buffer(inputs[i], inputs[i]->data, &buffers[i]);
         for (int i = 0; i < n_out; i++)
             to_buffer(outputs[i], tp_tensor_data_mut(outputs[i]), &buffers[n_in + i]);
-        tp_host_clear_error();
-        const tp_plugin_backend *table = executable->backend->table;
-        if (table->run(executable->handle, buffers, n_in, buffers + n_in, n_out) != TP_PLUGIN_OK) {
+        if (tp_backend_call_run(executable->backend, executable->handle, buffers, n_in,
+                                buffers + n_in, n_out) != TP_PLUGIN_OK) {
             const char *reason = tp_host_take_error();
             status = tp_error_set(TP_ERR_BACKEND, "backend '%s' failed to run graph '%s': %s",
                                   executable->backend->name, executable->graph_name,
@@ -324,7 +319,7 @@ tp_backend *tp_executable_backend(const tp_executable *executable) {
 void tp_executable_destroy(tp_executable *executable) {
     if (!executable) return;
     tp_backend *backend = executable->backend;
-    backend->table->release(executable->handle);
+    tp_backend_call_release(backend, executable->handle);
     destroy_partial(executable);
     atomic_fetch_sub(&backend->live_executables, 1);
     tp_registry_executable_released(backend);

@@ -1,6 +1,7 @@
 /* Converting a tp_graph into the plugin's read-only graph view (plugin.h):
  * plain C arrays of values with op names, operand indices, attributes (the
- * ones the op table declares for the op, in tp_attr_key order) and types.
+ * ones the op table declares for the op, in tp_attr_key order), types, and
+ * per node what the op table says of it (op id, kind, compute dtype).
  * The view borrows the graph's strings, attribute arrays and constant
  * payloads, so the graph must outlive it; it owns only its arrays. */
 #include <stdlib.h>
@@ -11,7 +12,6 @@
 #include "ops/attr_info.h"
 #include "ops/op_table.h"
 #include "registry_internal.h"
-#include "tensorplay/passes.h"
 #include "base/log.h"
 #include "tensor/tensor_internal.h"
 
@@ -19,6 +19,7 @@ struct tp_graph_view {
     tp_plugin_graph view; /* first: tp_graph_view_source casts back */
     const tp_graph *graph;
     tp_plugin_value *values;
+    tp_plugin_node *nodes;
     int32_t *operands;
     tp_plugin_attr *attrs;
     int32_t *inputs, *outputs;
@@ -120,19 +121,21 @@ static int popcount(uint32_t mask) {
     return count;
 }
 
-/* Fills fusion_region from the core's fusion pass (passes/fusion.c), so every
- * backend sees the same grouping the pipeline computed. A graph the pass
- * cannot plan keeps -1 everywhere: regions are hints, never required. */
-static void mark_fusion_regions(const tp_graph *graph, tp_plugin_value *values) {
-    tp_fusion_plan *plan = NULL;
-    if (tp_fusion_plan_build(graph, &plan) != TP_OK) {
-        tp_log_message(TP_LOG_DEBUG, "graph '%s': no fusion regions for the backend: %s",
-                       graph->name, tp_last_error());
+/* What the op table says of value `id`: op id, kind, compute dtype. */
+static void describe_node(const tp_graph *graph, tp_value_id id, tp_plugin_node *node) {
+    const tp_value *value = &graph->values[id];
+    node->result_dtype = (int32_t)value->type.dtype;
+    if (!value->op) {
+        *node = (tp_plugin_node){-1, -1, node->result_dtype, node->result_dtype};
         return;
     }
-    for (int32_t i = 0; i < graph->num_values && i < plan->num_values; i++)
-        values[i].fusion_region = plan->region_of[i];
-    tp_fusion_plan_free(plan);
+    tp_dtype operands[TP_IR_MAX_OPERANDS];
+    for (int32_t k = 0; k < value->num_operands; k++)
+        operands[k] = graph->values[value->operands[k]].type.dtype;
+    node->op_id = (int32_t)value->op->id;
+    node->kind = (int32_t)value->op->kind;
+    node->compute_dtype =
+        (int32_t)tp_op_compute_dtype(value->op, operands, value->num_operands, value->type.dtype);
 }
 
 tp_status tp_graph_view_create(const tp_graph *graph, tp_graph_view **out) {
@@ -147,13 +150,14 @@ tp_status tp_graph_view_create(const tp_graph *graph, tp_graph_view **out) {
     if (!owner) return tp_error_set(TP_ERR_OUT_OF_MEMORY, "graph view: out of memory");
     owner->graph = graph;
     owner->values = calloc((size_t)graph->num_values + 1, sizeof *owner->values);
+    owner->nodes = calloc((size_t)graph->num_values + 1, sizeof *owner->nodes);
     owner->operands = calloc(num_operands + 1, sizeof *owner->operands);
     owner->attrs = calloc(num_attrs + 1, sizeof *owner->attrs);
     owner->inputs = calloc((size_t)graph->num_inputs + 1, sizeof *owner->inputs);
     owner->outputs = calloc((size_t)graph->num_outputs + 1, sizeof *owner->outputs);
     owner->symbols = calloc((size_t)graph->num_symbols + 1, sizeof *owner->symbols);
-    if (!owner->values || !owner->operands || !owner->attrs || !owner->inputs || !owner->outputs ||
-        !owner->symbols) {
+    if (!owner->values || !owner->nodes || !owner->operands || !owner->attrs || !owner->inputs ||
+        !owner->outputs || !owner->symbols) {
         tp_graph_view_destroy(owner);
         return tp_error_set(TP_ERR_OUT_OF_MEMORY, "graph view: out of memory");
     }
@@ -174,9 +178,9 @@ tp_status tp_graph_view_create(const tp_graph *graph, tp_graph_view **out) {
                 if (value->op->attr_mask & TP_ATTR_BIT(key))
                     convert_attr(&value->attrs, (tp_attr_key)key, next_attr++);
         view_value->num_attrs = (int32_t)(next_attr - view_value->attrs);
-        view_value->fusion_region = -1;
+        view_value->fusion_region = -1; /* revision 2: fusion is the backend's */
+        describe_node(graph, i, &owner->nodes[i]);
     }
-    mark_fusion_regions(graph, owner->values);
     for (int32_t i = 0; i < graph->num_inputs; i++) owner->inputs[i] = graph->inputs[i];
     for (int32_t i = 0; i < graph->num_outputs; i++) owner->outputs[i] = graph->outputs[i];
     for (int32_t i = 0; i < graph->num_symbols; i++) owner->symbols[i] = graph->symbols[i];
@@ -191,6 +195,7 @@ tp_status tp_graph_view_create(const tp_graph *graph, tp_graph_view **out) {
         .outputs = owner->outputs,
         .num_symbols = graph->num_symbols,
         .symbols = owner->symbols,
+        .nodes = owner->nodes,
     };
     *out = owner;
     return TP_OK;
@@ -207,6 +212,7 @@ const tp_graph *tp_graph_view_source(const tp_plugin_graph *view) {
 void tp_graph_view_destroy(tp_graph_view *view) {
     if (!view) return;
     free(view->values);
+    free(view->nodes);
     free(view->operands);
     free(view->attrs);
     free(view->inputs);

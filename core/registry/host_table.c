@@ -1,13 +1,17 @@
 /* The host table the core hands every plugin (plugin.h): logging and error
  * reporting attributed to the backend, the core's thread pool, aligned
- * memory. One table per loaded backend; `core_private` points back at it. */
+ * memory, environment reads. One table per loaded backend; `core_private` points back at it. */
+#define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
 #include "base/log.h"
 #include "registry_internal.h"
+#include "ops/op_table.h"
 #include "runtime/thread_pool.h"
+#include "tensorplay/plugin_ops.h"
 
 _Static_assert(TP_PLUGIN_F32 == TP_F32 && TP_PLUGIN_F64 == TP_F64 && TP_PLUGIN_I32 == TP_I32 &&
                    TP_PLUGIN_I64 == TP_I64 && TP_PLUGIN_BOOL == TP_BOOL,
@@ -15,6 +19,19 @@ _Static_assert(TP_PLUGIN_F32 == TP_F32 && TP_PLUGIN_F64 == TP_F64 && TP_PLUGIN_I
 _Static_assert(TP_PLUGIN_MAX_DIMS == TP_MAX_DIMS, "plugin rank limit must equal TP_MAX_DIMS");
 _Static_assert(TP_PLUGIN_LOG_DEBUG == TP_LOG_DEBUG && TP_PLUGIN_LOG_ERROR == TP_LOG_ERROR,
                "plugin log levels must equal tp_log_level");
+
+_Static_assert(TP_PLUGIN_KIND_POINTWISE == TP_KIND_POINTWISE &&
+                   TP_PLUGIN_KIND_REDUCTION == TP_KIND_REDUCTION &&
+                   TP_PLUGIN_KIND_MATMUL == TP_KIND_MATMUL &&
+                   TP_PLUGIN_KIND_SHAPE == TP_KIND_SHAPE &&
+                   TP_PLUGIN_KIND_CREATION == TP_KIND_CREATION &&
+                   TP_PLUGIN_KIND_COMPOSITE == TP_KIND_COMPOSITE,
+               "plugin op kinds must equal tp_op_kind");
+_Static_assert(TP_PLUGIN_OP_COUNT == TP_OP_COUNT, "plugin_ops.h must list every op of the table");
+#define TP_OP_ID_MATCHES(id, name, kind, min_arity, max_arity)                                     \
+    _Static_assert(TP_PLUGIN_OP_##id == (int)TP_OP_##id, "plugin op id of " name);
+TP_PLUGIN_OP_LIST(TP_OP_ID_MATCHES)
+#undef TP_OP_ID_MATCHES
 
 static _Thread_local char plugin_error[1024];
 
@@ -43,6 +60,18 @@ static int32_t host_num_threads(void) {
     return tp_thread_pool_size();
 }
 
+/* Environment reads for plugins follow the core's rule: nothing from the
+ * environment in a privileged process. */
+static const char *host_getenv(const char *name) {
+    return name ? secure_getenv(name) : NULL;
+}
+
+void tp_host_put_error(const char *message) {
+    char copy[sizeof plugin_error];
+    snprintf(copy, sizeof copy, "%s", message ? message : "");
+    memcpy(plugin_error, copy, sizeof plugin_error);
+}
+
 const char *tp_host_take_error(void) {
     return plugin_error;
 }
@@ -63,4 +92,5 @@ void tp_host_table_init(tp_plugin_host *host, tp_backend *backend) {
     host->num_threads = host_num_threads;
     host->aligned_alloc = tp_aligned_alloc;
     host->aligned_free = tp_aligned_free;
+    host->getenv = host_getenv;
 }

@@ -24,6 +24,32 @@ static const char *source_text(const tp_backend *backend) {
     return backend->source == TP_BACKEND_SOURCE_BUILTIN ? "built-in table" : "registered table";
 }
 
+/* The revisions a claim may return a table of: INI entries say theirs
+ * (`min_contract` .. `contract`); built-ins and registrations take any the
+ * core speaks. */
+static void accepted_revisions(const tp_backend *backend, int *lowest, int *highest) {
+    *lowest = 1;
+    *highest = TP_BACKEND_CONTRACT_VERSION;
+    if (backend->source != TP_BACKEND_SOURCE_INI) return;
+    *lowest = backend->min_contract;
+    if (backend->contract < *highest) *highest = backend->contract;
+}
+
+/* The function a table of its revision must have, or NULL when none lacks. */
+static const char *missing_function(const tp_plugin_backend *table) {
+    if (table->contract_version >= 2)
+        return !table->calls.init      ? "calls.init"
+               : !table->calls.compile ? "calls.compile"
+               : !table->calls.run     ? "calls.run"
+               : !table->calls.release ? "calls.release"
+                                       : NULL;
+    return !table->init      ? "init"
+           : !table->compile ? "compile"
+           : !table->run     ? "run"
+           : !table->release ? "release"
+                             : NULL;
+}
+
 /* NULL when the table is acceptable, else why not. */
 static char *table_problem(const tp_backend *backend, const tp_plugin_backend *table,
                            const char *where) {
@@ -31,33 +57,52 @@ static char *table_problem(const tp_backend *backend, const tp_plugin_backend *t
         return tp_format("the table from %s has struct_size %u, smaller than a revision-1 table "
                          "(%zu bytes); rebuild the plugin against plugin.h",
                          where, (unsigned)table->struct_size, (size_t)TP_PLUGIN_BACKEND_SIZE_V1);
-    if (backend->source == TP_BACKEND_SOURCE_INI &&
-        (int)table->contract_version != backend->contract)
-        return tp_format("the table from %s declares contract revision %u but the INI entry "
-                         "(%s:%d) declares %d; fix the INI or rebuild the plugin",
-                         where, (unsigned)table->contract_version, backend->file, backend->line,
-                         backend->contract);
-    if (table->contract_version > TP_BACKEND_CONTRACT_VERSION)
-        return tp_format("backend '%s' implements contract revision %u, this TensorPlay "
-                         "implements up to %d; upgrade TensorPlay",
-                         backend->name, (unsigned)table->contract_version,
-                         TP_BACKEND_CONTRACT_VERSION);
-    if (table->contract_version < 1)
+    int lowest, highest;
+    accepted_revisions(backend, &lowest, &highest);
+    unsigned revision = table->contract_version;
+    if (revision > TP_BACKEND_CONTRACT_VERSION)
+        return tp_format("backend '%s' returned a contract revision %u table, this TensorPlay "
+                         "implements revisions 1 to %d; upgrade TensorPlay",
+                         backend->name, revision, TP_BACKEND_CONTRACT_VERSION);
+    if (revision < 1)
         return tp_format("the table from %s declares contract revision %u; revisions start at 1",
-                         where, (unsigned)table->contract_version);
+                         where, revision);
+    if ((int)revision < lowest || (int)revision > highest) {
+        if (lowest == highest)
+            return tp_format("the table from %s declares contract revision %u but the INI entry "
+                             "(%s:%d) declares %d; fix the INI or rebuild the plugin",
+                             where, revision, backend->file, backend->line, lowest);
+        return tp_format("the table from %s declares contract revision %u, outside the revisions "
+                         "%d to %d that the INI entry (%s:%d) and this TensorPlay share; fix the "
+                         "INI or rebuild the plugin",
+                         where, revision, lowest, highest, backend->file, backend->line);
+    }
+    if (revision >= 2 && table->struct_size < TP_PLUGIN_BACKEND_SIZE_V2)
+        return tp_format("the table from %s declares contract revision %u but its struct_size "
+                         "%u is smaller than a revision-2 table (%zu bytes); rebuild the plugin "
+                         "against plugin.h",
+                         where, revision, (unsigned)table->struct_size,
+                         (size_t)TP_PLUGIN_BACKEND_SIZE_V2);
     if (!table->name || strcmp(table->name, backend->name) != 0)
         return tp_format("the table from %s is named '%s', but the INI entry (%s:%d) is '%s'",
                          where, table->name ? table->name : "(null)",
                          backend->file ? backend->file : "?", backend->line, backend->name);
-    const char *missing = !table->init      ? "init"
-                          : !table->compile ? "compile"
-                          : !table->run     ? "run"
-                          : !table->release ? "release"
-                                            : NULL;
+    const char *missing = missing_function(table);
     if (missing)
-        return tp_format("the table from %s has no '%s' function (required by the contract)", where,
-                         missing);
+        return tp_format("the table from %s (revision %u) has no '%s' function (required by the "
+                         "contract)",
+                         where, revision, missing);
     return NULL;
+}
+
+/* Calls the entry the way its INI revision says: no argument for revision 1
+ * (how such plugins were built), the negotiated revision from 2 on. */
+static const tp_plugin_backend *call_entry(const tp_backend *backend, void *symbol) {
+    int lowest, highest;
+    accepted_revisions(backend, &lowest, &highest);
+    if (backend->contract < 2) return ((tp_plugin_entry_fn)symbol)();
+    tp_loader_debug("'%s': entry called with revision %d", backend->name, highest);
+    return ((tp_plugin_entry2_fn)symbol)((uint32_t)highest);
 }
 
 static char *open_library(tp_backend *backend, const tp_plugin_backend **table_out,
@@ -70,7 +115,7 @@ static char *open_library(tp_backend *backend, const tp_plugin_backend **table_o
         return tp_format("dlopen: %s", text ? text : "unknown error");
     }
     dlerror();
-    tp_plugin_entry_fn entry = (tp_plugin_entry_fn)dlsym(handle, backend->entry_symbol);
+    void *entry = dlsym(handle, backend->entry_symbol);
     if (!entry) {
         dlclose(handle);
         return tp_format("library %s has no symbol '%s' (the INI's `entry`; export it with "
@@ -78,7 +123,7 @@ static char *open_library(tp_backend *backend, const tp_plugin_backend **table_o
                          backend->library, backend->entry_symbol);
     }
     tp_loader_debug("'%s': symbol %s resolved", backend->name, backend->entry_symbol);
-    const tp_plugin_backend *table = entry();
+    const tp_plugin_backend *table = call_entry(backend, entry);
     if (!table) {
         dlclose(handle);
         return tp_format("%s() in %s returned NULL (the plugin cannot run in this process)",
@@ -110,21 +155,22 @@ static char *load(tp_backend *backend) {
     if (problem) return problem;
     tp_loader_debug("'%s': table accepted (version %s, contract %u)", backend->name,
                     table->version ? table->version : "?", (unsigned)table->contract_version);
-    if (table->probe) {
-        char why[512] = "";
-        int32_t result = table->probe(why, sizeof why);
-        why[sizeof why - 1] = '\0';
-        if (result != TP_PLUGIN_OK) {
-            tp_loader_debug("'%s': probe says unavailable: %s", backend->name, why);
-            return tp_format("probe: the backend cannot run here: %s",
-                             *why ? why : "(no reason given)");
-        }
-        tp_loader_debug("'%s': probe ok", backend->name);
-    }
     tp_host_table_init(&backend->host, backend);
-    tp_host_clear_error();
-    if (table->init(&backend->host) != TP_PLUGIN_OK) return init_failure();
+    tp_plugin_probe_info probe_info = {.struct_size = sizeof probe_info,
+                                       .priority = backend->priority};
+    if (tp_backend_call_probe(backend, table, &probe_info) != TP_PLUGIN_OK) {
+        const char *why = tp_host_take_error();
+        tp_loader_debug("'%s': probe says unavailable: %s", backend->name, why);
+        return tp_format("probe: the backend cannot run here: %s",
+                         *why ? why : "(no reason given)");
+    }
+    probe_info.device[sizeof probe_info.device - 1] = '\0';
+    if (probe_info.priority < backend->priority) backend->priority = probe_info.priority;
+    tp_loader_debug("'%s': probe ok (priority %d%s%s)", backend->name, backend->priority,
+                    *probe_info.device ? ", device " : "", probe_info.device);
+    if (tp_backend_call_init(backend, table) != TP_PLUGIN_OK) return init_failure();
     tp_loader_debug("'%s': init ok", backend->name);
+    backend->revision = (int)table->contract_version;
     backend->table = table;
     return NULL;
 }
@@ -162,7 +208,7 @@ void tp_loader_shutdown(tp_backend *backend) {
     pthread_mutex_lock(&backend->load_lock);
     if (atomic_load(&backend->load_state) == TP_LOAD_DONE && !atomic_load(&backend->shut_down)) {
         atomic_store(&backend->shut_down, true);
-        if (backend->table->shutdown) backend->table->shutdown();
+        tp_backend_call_shutdown(backend);
         tp_loader_debug("'%s': shut down", backend->name);
     }
     pthread_mutex_unlock(&backend->load_lock);

@@ -32,11 +32,14 @@ enum manifest_key {
     KEY_REQUIRES,
     KEY_TAGS,
     KEY_DESCRIPTION,
+    KEY_MIN_CONTRACT,
+    KEY_PRIORITY,
     KEY_COUNT
 };
 
-static const char *const key_names[KEY_COUNT] = {"library",  "entry",    "contract", "min_core",
-                                                 "max_core", "requires", "tags",     "description"};
+static const char *const key_names[KEY_COUNT] = {
+    "library",  "entry", "contract",    "min_core",     "max_core",
+    "requires", "tags",  "description", "min_contract", "priority"};
 static const bool key_required[KEY_COUNT] = {true, true, true};
 
 typedef struct manifest_parse {
@@ -66,6 +69,7 @@ tp_backend *tp_backend_new(const char *name, tp_backend_source source) {
         return NULL;
     }
     backend->source = source;
+    backend->priority = TP_BACKEND_DEFAULT_PRIORITY;
     pthread_mutex_init(&backend->load_lock, NULL);
     atomic_init(&backend->load_state, TP_LOAD_NOT_TRIED);
     atomic_init(&backend->live_executables, 0);
@@ -166,6 +170,27 @@ static char *section_problem(manifest_parse *parse) {
                          parse->path, backend->key_lines[KEY_CONTRACT], backend->name,
                          parse->values[KEY_CONTRACT]);
     backend->contract = (int)contract;
+    backend->min_contract = backend->contract;
+    if (parse->values[KEY_MIN_CONTRACT] && *parse->values[KEY_MIN_CONTRACT]) {
+        errno = 0;
+        long min_contract = strtol(parse->values[KEY_MIN_CONTRACT], &end, 10);
+        if (errno || *end || min_contract < 1 || min_contract > contract)
+            return tp_format("%s:%d: key 'min_contract' of entry '%s' must be a revision number "
+                             "from 1 to 'contract' (%ld), got '%s'",
+                             parse->path, backend->key_lines[KEY_MIN_CONTRACT], backend->name,
+                             contract, parse->values[KEY_MIN_CONTRACT]);
+        backend->min_contract = (int)min_contract;
+    }
+    if (parse->values[KEY_PRIORITY] && *parse->values[KEY_PRIORITY]) {
+        errno = 0;
+        long priority = strtol(parse->values[KEY_PRIORITY], &end, 10);
+        if (errno || *end || priority < 0 || priority > 1000000)
+            return tp_format("%s:%d: key 'priority' of entry '%s' must be a number from 0 to "
+                             "1000000 (higher wins for `auto`), got '%s'",
+                             parse->path, backend->key_lines[KEY_PRIORITY], backend->name,
+                             parse->values[KEY_PRIORITY]);
+        backend->priority = (int)priority;
+    }
     for (int key = KEY_MIN_CORE; key <= KEY_MAX_CORE; key++) {
         int version[3];
         if (parse->values[key] && *parse->values[key] &&

@@ -92,6 +92,7 @@ static tp_status read_ini_claims(claim_list *out, tp_strvec *new_problems) {
 
 static void add_builtins(void) {
     tp_backend *eager = tp_backend_new("eager", TP_BACKEND_SOURCE_BUILTIN);
+    if (eager) eager->priority = 0; /* `auto` picks it only when nothing else is there */
     if (!eager) return;
     eager->given_table = tp_builtin_eager_table();
     eager->tags = tp_strdup("debug");
@@ -331,9 +332,9 @@ void tp_backend_reset_all(void) {
     }
     tp_registry_unlock();
     for (int i = 0; i < count; i++) {
-        if (atomic_load(&loaded[i]->shut_down) || !loaded[i]->table->reset) continue;
+        if (atomic_load(&loaded[i]->shut_down)) continue;
         tp_loader_debug("'%s': reset", loaded[i]->name);
-        loaded[i]->table->reset();
+        tp_backend_call_reset(loaded[i]);
     }
     free(loaded);
 }

@@ -25,6 +25,9 @@ void tp_strvec_clear(tp_strvec *vec);
 /* Formats into a new malloc'd string; NULL when out of memory. */
 char *tp_format(const char *format, ...) TP_PRINTF(1, 2);
 
+/* `priority` of an INI entry that does not set it (`auto` picks the highest). */
+#define TP_BACKEND_DEFAULT_PRIORITY 10
+
 /* Load progress of one claim. */
 enum { TP_LOAD_NOT_TRIED = 0, TP_LOAD_DONE = 1, TP_LOAD_FAILED = 2 };
 
@@ -39,7 +42,9 @@ struct tp_backend {
     int line;
     char *library; /* resolved against the INI file's folder */
     char *entry_symbol;
-    int contract;
+    int contract;     /* the highest revision the entry speaks (`contract`) */
+    int min_contract; /* the lowest (`min_contract`, default `contract`) */
+    int priority;     /* `priority` (default TP_BACKEND_DEFAULT_PRIORITY); for `auto` */
     char *min_core, *max_core;
     tp_strvec requires;       /* sonames */
     tp_strvec requires_found; /* path per soname, NULL when missing */
@@ -60,6 +65,8 @@ struct tp_backend {
     char *load_error;
     void *handle;
     const tp_plugin_backend *table;
+    int revision;  /* the revision `table` speaks (table->contract_version) */
+    void *context; /* revision 2: what calls.init returned */
     tp_plugin_host host;
 
     atomic_int live_executables;
@@ -129,12 +136,38 @@ tp_status tp_loader_ensure_loaded(tp_backend *backend);
 /* Calls shutdown() if loaded, once. */
 void tp_loader_shutdown(tp_backend *backend);
 
+/* ---- backend_calls.c: the one place that calls a plugin table ------------------ */
+/* Each call dispatches on backend->revision, so the rest of the core speaks
+ * revision 2 whatever the plugin speaks. Results are TP_PLUGIN_* codes; the
+ * reason of a failed or refused call is read with tp_host_take_error() (a
+ * revision-1 compile's error text is moved there, and its "unsupported:"
+ * prefix becomes TP_PLUGIN_UNSUPPORTED). */
+int32_t tp_backend_call_probe(tp_backend *backend, const tp_plugin_backend *table,
+                              tp_plugin_probe_info *info);
+int32_t tp_backend_call_init(tp_backend *backend, const tp_plugin_backend *table);
+/* True when the backend has a supports call (else it claims every node). */
+bool tp_backend_has_claims(const tp_backend *backend);
+int32_t tp_backend_call_supports(tp_backend *backend, const tp_plugin_graph *graph, int32_t value);
+int32_t tp_backend_call_compile(tp_backend *backend, const tp_plugin_graph *graph,
+                                const tp_plugin_tensor_meta *inputs, int32_t num_inputs,
+                                const tp_plugin_option *options, int32_t num_options,
+                                tp_plugin_executable **executable);
+int32_t tp_backend_call_run(tp_backend *backend, tp_plugin_executable *executable,
+                            const tp_plugin_buffer *inputs, int32_t num_inputs,
+                            tp_plugin_buffer *outputs, int32_t num_outputs);
+void tp_backend_call_release(tp_backend *backend, tp_plugin_executable *executable);
+void tp_backend_call_reset(tp_backend *backend);
+void tp_backend_call_shutdown(tp_backend *backend);
+const tp_plugin_extension *tp_backend_call_get_extension(tp_backend *backend, const char *name);
+
 /* ---- loader_log.c ---------------------------------------------------------------- */
 bool tp_loader_debug_enabled(void);
 void tp_loader_debug(const char *format, ...) TP_PRINTF(1, 2);
 
 /* ---- host_table.c ----------------------------------------------------------------- */
 void tp_host_table_init(tp_plugin_host *host, tp_backend *backend);
+/* Replaces the thread's plugin error text (the core's own reasons for a call). */
+void tp_host_put_error(const char *message);
 /* The message the plugin set with host->set_error on this thread (consumed). */
 const char *tp_host_take_error(void);
 void tp_host_clear_error(void);

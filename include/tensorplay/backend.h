@@ -167,6 +167,21 @@ TP_API tp_status tp_backend_compile(tp_backend *backend, const tp_graph *graph,
 TP_API tp_status tp_executable_run(tp_executable *executable, tp_tensor *const *inputs,
                                    int num_inputs, tp_tensor **outputs);
 TP_API int tp_executable_num_outputs(const tp_executable *executable);
+
+/* ---- claims and extensions (contract revision 2) --------------------------- */
+
+/* Which nodes of `graph` `backend` claims (loads the backend). claimed[v] is
+ * set for every value v of the graph (graph inputs: true); a backend without
+ * a `supports` call claims every node. When `reasons` is not NULL,
+ * reasons[v] is a new string (free() each) saying why v was refused, or NULL.
+ * Both arrays hold tp_graph_num_values(graph) entries. */
+TP_API tp_status tp_backend_claims(tp_backend *backend, const tp_graph *graph, bool *claimed,
+                                   char **reasons);
+/* The extension struct `name` of a loaded (or loadable) backend, or NULL
+ * when it has none (or failed to load: tp_last_error says why). The struct
+ * starts with a tp_plugin_extension header (plugin.h) and lives until the
+ * backend is shut down. */
+TP_API const void *tp_backend_extension(tp_backend *backend, const char *name);
 TP_API tp_backend *tp_executable_backend(const tp_executable *executable);
 TP_API void tp_executable_destroy(tp_executable *executable);
 

@@ -23,8 +23,8 @@
 #include "cuda_nvrtc.h"
 #include "cuda_testing.h"
 #include "tensorplay/plugin.h"
-#include "tpc_options.h"
-#include "tpc_text.h"
+#include "tpcommon_options.h"
+#include "tpcommon_text.h"
 
 #define CUDA_PLUGIN_VERSION "0.1.0"
 
@@ -49,10 +49,11 @@ static int32_t parse_target(const char *value, compile_options *out, char *error
         return TP_PLUGIN_OK;
     }
     if (sscanf(value, "ptx:compute_%d%c", &arch, &tail) != 1 || arch < 75)
-        return tpc_error(error, size,
-                         "option target=%s: expected 'device' or 'ptx:compute_XY' with XY >= 75 "
-                         "(e.g. ptx:compute_90)",
-                         value);
+        return tpcommon_error(
+            error, size,
+            "option target=%s: expected 'device' or 'ptx:compute_XY' with XY >= 75 "
+            "(e.g. ptx:compute_90)",
+            value);
     out->ptx_only = true;
     snprintf(out->arch, sizeof out->arch, "compute_%d", arch);
     return TP_PLUGIN_OK;
@@ -62,16 +63,18 @@ static int32_t parse_options(const tp_plugin_option *options, int32_t count, com
                              char *error, size_t size) {
     *out = (compile_options){.cache = true};
     int32_t num_known = (int32_t)(sizeof known_options / sizeof known_options[0]);
-    if (tpc_options_check(options, count, known_options, num_known, error, size) != TP_PLUGIN_OK)
+    if (tpcommon_options_check(options, count, known_options, num_known, error, size) !=
+        TP_PLUGIN_OK)
         return TP_PLUGIN_ERROR;
-    const char *target = tpc_option_get(options, count, "target");
+    const char *target = tpcommon_option_get(options, count, "target");
     if (target && parse_target(target, out, error, size) != TP_PLUGIN_OK) return TP_PLUGIN_ERROR;
     int64_t device = 0;
-    if (tpc_option_int(options, count, "device", 0, 15, &device, error, size) != TP_PLUGIN_OK ||
-        tpc_option_on_off(options, count, "cache", &out->cache, error, size) != TP_PLUGIN_OK)
+    if (tpcommon_option_int(options, count, "device", 0, 15, &device, error, size) !=
+            TP_PLUGIN_OK ||
+        tpcommon_option_on_off(options, count, "cache", &out->cache, error, size) != TP_PLUGIN_OK)
         return TP_PLUGIN_ERROR;
     out->device = (int)device;
-    out->dump = tpc_option_get(options, count, "dump");
+    out->dump = tpcommon_option_get(options, count, "dump");
     return TP_PLUGIN_OK;
 }
 
@@ -90,12 +93,12 @@ static char *device_image(const tp_plugin_executable *exe, const cu_device *devi
                           char *error, size_t size) {
     char why[256];
     const char *nvrtc_version = cu_nvrtc_version(why, sizeof why);
-    uint64_t key = tpc_hash_bytes(TPC_HASH_SEED, exe->source, strlen(exe->source));
+    uint64_t key = tpcommon_hash_bytes(TPCOMMON_HASH_SEED, exe->source, strlen(exe->source));
     char salt[160];
     snprintf(salt, sizeof salt, "%s|driver %d|nvrtc %s|plugin %s", exe->target,
              device->driver_version, nvrtc_version ? nvrtc_version : "?", CUDA_PLUGIN_VERSION);
-    key = tpc_hash_bytes(key, salt, strlen(salt));
-    uint64_t key2 = tpc_hash_bytes(key ^ 0x9e3779b97f4a7c15ull, salt, strlen(salt));
+    key = tpcommon_hash_bytes(key, salt, strlen(salt));
+    uint64_t key2 = tpcommon_hash_bytes(key ^ 0x9e3779b97f4a7c15ull, salt, strlen(salt));
     char name[128], folder[3800];
     snprintf(name, sizeof name, "%s-%016llx%016llx", exe->target, (unsigned long long)key,
              (unsigned long long)key2);
@@ -124,7 +127,7 @@ static int32_t cuda_compile(const tp_plugin_graph *graph, const tp_plugin_tensor
         if (!device) return TP_PLUGIN_ERROR;
     }
     tp_plugin_executable *exe = calloc(1, sizeof *exe);
-    if (!exe) return tpc_error(error, error_size, "out of memory");
+    if (!exe) return tpcommon_error(error, error_size, "out of memory");
     bool ok = cu_graph_lower(graph, inputs, num_inputs, &exe->graph, error, error_size) &&
               cu_graph_plan(&exe->graph, device ? device->multiprocessors : 132, error, error_size);
     if (ok) ok = (exe->source = cu_emit_module(&exe->graph, error, error_size)) != NULL;
@@ -187,7 +190,7 @@ static void cuda_shutdown(void) {
 
 static const tp_plugin_backend backend = {
     .struct_size = sizeof(tp_plugin_backend),
-    .contract_version = TP_BACKEND_CONTRACT_VERSION,
+    .contract_version = 1, /* revision-1 table */
     .name = "cuda",
     .version = CUDA_PLUGIN_VERSION,
     .description = "CUDA C through NVRTC and the driver API",

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tpc_text.h"
+#include "tpcommon_text.h"
 
 static const char magic[8] = {'T', 'P', 'C', 'U', 'B', 'I', 'N', '1'};
 
@@ -63,7 +63,7 @@ void *cu_cache_load(const char *folder, const char *key, size_t *size) {
     if (ok) {
         data = malloc((size_t)length);
         ok = data && fread(data, 1, (size_t)length, file) == length && fgetc(file) == EOF &&
-             tpc_hash_bytes(TPC_HASH_SEED, data, (size_t)length) == checksum;
+             tpcommon_hash_bytes(TPCOMMON_HASH_SEED, data, (size_t)length) == checksum;
     }
     fclose(file);
     if (!ok) { /* corrupt or truncated: a miss; drop it so the next store replaces it */
@@ -87,7 +87,7 @@ bool cu_cache_store(const char *folder, const char *key, const void *data, size_
         unlink(temporary);
         return false;
     }
-    uint64_t length = size, checksum = tpc_hash_bytes(TPC_HASH_SEED, data, size);
+    uint64_t length = size, checksum = tpcommon_hash_bytes(TPCOMMON_HASH_SEED, data, size);
     bool ok = fwrite(magic, 1, 8, file) == 8 && fwrite(&length, sizeof length, 1, file) == 1 &&
               fwrite(&checksum, sizeof checksum, 1, file) == 1 &&
               fwrite(data, 1, size, file) == size;

@@ -24,13 +24,13 @@
 #include <string.h>
 
 #include "cuda_emit.h"
-#include "tpc_text.h"
+#include "tpcommon_text.h"
 
 /* ---- one kernel's expression context ------------------------------------------------------ */
 
 typedef struct kernel_ctx {
     const cu_graph *graph;
-    tpc_buf *out;
+    tpcommon_buf *out;
     unsigned char *done; /* per node: its variable exists in the current scope */
     int root;
     int acc_node; /* the matmul read as acc_text, or -1 */
@@ -45,8 +45,8 @@ typedef struct kernel_ctx {
 
 static void kernel_fail(kernel_ctx *ctx, const char *what, const cu_node *node) {
     if (!ctx->failed)
-        tpc_error(ctx->error, ctx->error_size, "code generation: %s (%%%s = %s)", what,
-                  node->name ? node->name : "?", node->op);
+        tpcommon_error(ctx->error, ctx->error_size, "code generation: %s (%%%s = %s)", what,
+                       node->name ? node->name : "?", node->op);
     ctx->failed = true;
 }
 
@@ -55,7 +55,7 @@ static void load_text(const kernel_ctx *ctx, const cu_node *node, char *out, siz
     const cu_strided *w = &node->where;
     bool same_shape = node->ndim == ctx->iter_ndim &&
                       !memcmp(node->dims, ctx->iter_dims, sizeof(int64_t) * (size_t)node->ndim);
-    if (ctx->flat && same_shape && tpc_strides_contiguous(w->ndim, w->dims, w->strides)) {
+    if (ctx->flat && same_shape && tpcommon_strides_contiguous(w->ndim, w->dims, w->strides)) {
         snprintf(out, size, "b%d[(tp_index)%lld + i]", w->buffer, (long long)w->offset);
         return;
     }
@@ -110,9 +110,10 @@ static void emit_value(kernel_ctx *ctx, int index) {
         if (!cu_expr_pointwise(node->op, node->compute, node->dtype, texts, expression,
                                sizeof expression)) {
             if (!ctx->failed)
-                tpc_error(ctx->error, ctx->error_size,
-                          "unsupported: op '%s' (%%%s) computing in %s: no CUDA expression",
-                          node->op, node->name ? node->name : "?", tpc_dtype_name(node->compute));
+                tpcommon_error(ctx->error, ctx->error_size,
+                               "unsupported: op '%s' (%%%s) computing in %s: no CUDA expression",
+                               node->op, node->name ? node->name : "?",
+                               tpcommon_dtype_name(node->compute));
             ctx->failed = true;
             return;
         }
@@ -122,13 +123,13 @@ static void emit_value(kernel_ctx *ctx, int index) {
             return;
         }
     }
-    tpc_buf_printf(ctx->out, "            const %s v%d = %s;\n", T, index, expression);
+    tpcommon_buf_printf(ctx->out, "            const %s v%d = %s;\n", T, index, expression);
     ctx->done[index] = 1;
 }
 
 /* const tp_index cD = ... for the iteration shape from the flat `index`
  * over the axes listed in `axes` (count of them), C order. */
-static void emit_unravel(tpc_buf *out, const char *index, const int *axes, int count,
+static void emit_unravel(tpcommon_buf *out, const char *index, const int *axes, int count,
                          const int64_t *dims, const char *prefix) {
     int64_t stride = 1;
     int64_t strides[CU_MAX_DIMS];
@@ -137,7 +138,7 @@ static void emit_unravel(tpc_buf *out, const char *index, const int *axes, int c
         stride *= dims[axes[j]];
     }
     for (int j = 0; j < count; j++)
-        tpc_buf_printf(
+        tpcommon_buf_printf(
             out, "            const tp_index %s%d = (%s / (tp_index)%lld) %% (tp_index)%lld;\n",
             prefix, axes[j], index, (long long)strides[j], (long long)dims[axes[j]]);
 }
@@ -148,15 +149,15 @@ static void emit_all_coords(kernel_ctx *ctx, const char *index) {
     emit_unravel(ctx->out, index, axes, ctx->iter_ndim, ctx->iter_dims, "c");
 }
 
-static void emit_signature(const cu_graph *graph, tpc_buf *out, const cu_kernel *kernel,
+static void emit_signature(const cu_graph *graph, tpcommon_buf *out, const cu_kernel *kernel,
                            unsigned block) {
-    tpc_buf_printf(out, "\nextern \"C\" __global__ void __launch_bounds__(%u) %s(", block,
-                   kernel->name);
+    tpcommon_buf_printf(out, "\nextern \"C\" __global__ void __launch_bounds__(%u) %s(", block,
+                        kernel->name);
     for (int b = 0; b < graph->num_buffers; b++) {
         const cu_node *node = &graph->nodes[graph->buffers[b].node];
-        tpc_buf_printf(out, "%s%s *__restrict__ b%d", b ? ", " : "", cu_ctype(node->dtype), b);
+        tpcommon_buf_printf(out, "%s%s *__restrict__ b%d", b ? ", " : "", cu_ctype(node->dtype), b);
     }
-    tpc_buf_printf(out, ") {\n");
+    tpcommon_buf_printf(out, ") {\n");
 }
 
 static void set_iteration(kernel_ctx *ctx, const cu_node *shape) {
@@ -166,11 +167,12 @@ static void set_iteration(kernel_ctx *ctx, const cu_node *shape) {
 
 /* ---- pointwise, reshape copy, concat ----------------------------------------------------- */
 
-static void emit_grid_loop(tpc_buf *out, int64_t count) {
-    tpc_buf_printf(out,
-                   "    for (tp_index i = (tp_index)blockIdx.x * blockDim.x + threadIdx.x; i < "
-                   "(tp_index)%lld;\n         i += (tp_index)gridDim.x * blockDim.x) {\n",
-                   (long long)count);
+static void emit_grid_loop(tpcommon_buf *out, int64_t count) {
+    tpcommon_buf_printf(
+        out,
+        "    for (tp_index i = (tp_index)blockIdx.x * blockDim.x + threadIdx.x; i < "
+        "(tp_index)%lld;\n         i += (tp_index)gridDim.x * blockDim.x) {\n",
+        (long long)count);
 }
 
 static void emit_pointwise(kernel_ctx *ctx, const cu_kernel *kernel) {
@@ -178,11 +180,11 @@ static void emit_pointwise(kernel_ctx *ctx, const cu_kernel *kernel) {
     set_iteration(ctx, root);
     ctx->flat = true;
     emit_grid_loop(ctx->out, cu_numel(root));
-    tpc_buf_printf(ctx->out, "        {\n");
+    tpcommon_buf_printf(ctx->out, "        {\n");
     emit_all_coords(ctx, "i");
     emit_value(ctx, kernel->root);
-    tpc_buf_printf(ctx->out, "            b%d[i] = v%d;\n        }\n    }\n", root->where.buffer,
-                   kernel->root);
+    tpcommon_buf_printf(ctx->out, "            b%d[i] = v%d;\n        }\n    }\n",
+                        root->where.buffer, kernel->root);
 }
 
 static void emit_reshape_copy(kernel_ctx *ctx, const cu_kernel *kernel) {
@@ -191,11 +193,11 @@ static void emit_reshape_copy(kernel_ctx *ctx, const cu_kernel *kernel) {
     set_iteration(ctx, source); /* the source's coordinates of flat index i */
     ctx->flat = false;
     emit_grid_loop(ctx->out, cu_numel(root));
-    tpc_buf_printf(ctx->out, "        {\n");
+    tpcommon_buf_printf(ctx->out, "        {\n");
     emit_all_coords(ctx, "i");
     emit_value(ctx, root->operands[0]);
-    tpc_buf_printf(ctx->out, "            b%d[i] = v%d;\n        }\n    }\n", root->where.buffer,
-                   root->operands[0]);
+    tpcommon_buf_printf(ctx->out, "            b%d[i] = v%d;\n        }\n    }\n",
+                        root->where.buffer, root->operands[0]);
 }
 
 static void emit_concat(kernel_ctx *ctx, const cu_kernel *kernel) {
@@ -203,27 +205,29 @@ static void emit_concat(kernel_ctx *ctx, const cu_kernel *kernel) {
     set_iteration(ctx, root);
     ctx->flat = false;
     emit_grid_loop(ctx->out, cu_numel(root));
-    tpc_buf_printf(ctx->out, "        {\n");
+    tpcommon_buf_printf(ctx->out, "        {\n");
     int axes[CU_MAX_DIMS], count = 0;
     for (int d = 0; d < root->ndim; d++) axes[count++] = d;
     emit_unravel(ctx->out, "i", axes, count, root->dims, "c");
-    tpc_buf_printf(ctx->out, "            const tp_index tp_axis = c%d;\n", root->axis);
-    tpc_buf_printf(ctx->out, "            %s value;\n", cu_ctype(root->dtype));
+    tpcommon_buf_printf(ctx->out, "            const tp_index tp_axis = c%d;\n", root->axis);
+    tpcommon_buf_printf(ctx->out, "            %s value;\n", cu_ctype(root->dtype));
     int64_t start = 0;
     for (int k = 0; k < root->num_operands; k++) {
         const cu_node *operand = &ctx->graph->nodes[root->operands[k]];
         int64_t end = start + operand->dims[root->axis];
-        tpc_buf_printf(ctx->out, "            %sif (tp_axis < (tp_index)%lld) {\n",
-                       k ? "else " : "", (long long)end);
-        tpc_buf_printf(ctx->out, "            const tp_index c%d = tp_axis - (tp_index)%lld;\n",
-                       root->axis, (long long)start);
+        tpcommon_buf_printf(ctx->out, "            %sif (tp_axis < (tp_index)%lld) {\n",
+                            k ? "else " : "", (long long)end);
+        tpcommon_buf_printf(ctx->out,
+                            "            const tp_index c%d = tp_axis - (tp_index)%lld;\n",
+                            root->axis, (long long)start);
         char load[1024];
         load_text(ctx, operand, load, sizeof load);
-        tpc_buf_printf(ctx->out, "            value = (%s)%s;\n            }\n",
-                       cu_ctype(root->dtype), load);
+        tpcommon_buf_printf(ctx->out, "            value = (%s)%s;\n            }\n",
+                            cu_ctype(root->dtype), load);
         start = end;
     }
-    tpc_buf_printf(ctx->out, "            b%d[i] = value;\n        }\n    }\n", root->where.buffer);
+    tpcommon_buf_printf(ctx->out, "            b%d[i] = value;\n        }\n    }\n",
+                        root->where.buffer);
 }
 
 /* ---- reductions ---------------------------------------------------------------------------- */
@@ -251,7 +255,7 @@ static void describe_reduction(const cu_graph *graph, const cu_node *node, reduc
             r->outputs *= in->dims[d];
         }
     }
-    bool is_float = tpc_dtype_is_float(in->dtype);
+    bool is_float = tpcommon_dtype_is_float(in->dtype);
     bool sum = !strcmp(r->op, "sum"), mean = !strcmp(r->op, "mean");
     if (sum || mean) {
         r->acc_type = is_float || mean ? "double" : "unsigned long long";
@@ -280,30 +284,31 @@ static void describe_reduction(const cu_graph *graph, const cu_node *node, reduc
 }
 
 /* `acc` (and `at`) absorb value `x` (at index `xi`). */
-static void emit_combine(tpc_buf *out, const reduction *r, const char *x, const char *xi) {
+static void emit_combine(tpcommon_buf *out, const reduction *r, const char *x, const char *xi) {
     if (!strcmp(r->op, "sum") || !strcmp(r->op, "mean"))
-        tpc_buf_printf(out, "            acc += %s;\n", x);
+        tpcommon_buf_printf(out, "            acc += %s;\n", x);
     else if (!strcmp(r->op, "max"))
-        tpc_buf_printf(out, "            acc = (acc >= %s || acc != acc) ? acc : %s;\n", x, x);
+        tpcommon_buf_printf(out, "            acc = (acc >= %s || acc != acc) ? acc : %s;\n", x, x);
     else if (!strcmp(r->op, "min"))
-        tpc_buf_printf(out, "            acc = (acc <= %s || acc != acc) ? acc : %s;\n", x, x);
+        tpcommon_buf_printf(out, "            acc = (acc <= %s || acc != acc) ? acc : %s;\n", x, x);
     else /* argmax: first maximum; the first NaN wins over every number */
-        tpc_buf_printf(out,
-                       "            if (%s > acc || (%s != %s && acc == acc) ||\n"
-                       "                ((%s == acc || (%s != %s && acc != acc)) && %s < at)) {\n"
-                       "                acc = %s;\n                at = %s;\n            }\n",
-                       x, x, x, x, x, x, xi, x, xi);
+        tpcommon_buf_printf(
+            out,
+            "            if (%s > acc || (%s != %s && acc == acc) ||\n"
+            "                ((%s == acc || (%s != %s && acc != acc)) && %s < at)) {\n"
+            "                acc = %s;\n                at = %s;\n            }\n",
+            x, x, x, x, x, x, xi, x, xi);
 }
 
-static void emit_finish(tpc_buf *out, const reduction *r, const cu_node *node) {
+static void emit_finish(tpcommon_buf *out, const reduction *r, const cu_node *node) {
     const char *T = cu_ctype(node->dtype);
     if (!strcmp(r->op, "argmax"))
-        tpc_buf_printf(out, "b%d[o] = at;\n", node->where.buffer);
+        tpcommon_buf_printf(out, "b%d[o] = at;\n", node->where.buffer);
     else if (!strcmp(r->op, "mean"))
-        tpc_buf_printf(out, "b%d[o] = (%s)(acc / (double)%lld);\n", node->where.buffer, T,
-                       (long long)r->reduced);
+        tpcommon_buf_printf(out, "b%d[o] = (%s)(acc / (double)%lld);\n", node->where.buffer, T,
+                            (long long)r->reduced);
     else
-        tpc_buf_printf(out, "b%d[o] = (%s)acc;\n", node->where.buffer, T);
+        tpcommon_buf_printf(out, "b%d[o] = (%s)acc;\n", node->where.buffer, T);
 }
 
 /* The body that reads reduced element r of output o. */
@@ -312,14 +317,14 @@ static void emit_reduce_element(kernel_ctx *ctx, const cu_node *node, const redu
     set_iteration(ctx, in);
     ctx->flat = false;
     memset(ctx->done, 0, (size_t)ctx->graph->num_nodes);
-    tpc_buf_printf(ctx->out, "        {\n");
+    tpcommon_buf_printf(ctx->out, "        {\n");
     emit_unravel(ctx->out, "o", r->kept, r->num_kept, in->dims, "c");
     emit_unravel(ctx->out, "r", r->axes, r->num_axes, in->dims, "c");
     emit_value(ctx, node->operands[0]);
-    tpc_buf_printf(ctx->out, "            const %s x = (%s)v%d;\n", r->acc_type, r->acc_type,
-                   node->operands[0]);
+    tpcommon_buf_printf(ctx->out, "            const %s x = (%s)v%d;\n", r->acc_type, r->acc_type,
+                        node->operands[0]);
     emit_combine(ctx->out, r, "x", "(long long)r");
-    tpc_buf_printf(ctx->out, "        }\n");
+    tpcommon_buf_printf(ctx->out, "        }\n");
 }
 
 static void emit_reduce_rows(kernel_ctx *ctx, const cu_kernel *kernel) {
@@ -327,61 +332,65 @@ static void emit_reduce_rows(kernel_ctx *ctx, const cu_kernel *kernel) {
     reduction r;
     describe_reduction(ctx->graph, node, &r);
     bool argmax = !strcmp(r.op, "argmax");
-    tpc_buf *out = ctx->out;
-    tpc_buf_printf(out, "    __shared__ %s tp_partial[32];\n", r.acc_type);
-    if (argmax) tpc_buf_printf(out, "    __shared__ long long tp_partial_at[32];\n");
-    tpc_buf_printf(out,
-                   "    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = "
-                   "blockDim.x >> 5;\n");
-    tpc_buf_printf(out, "    for (tp_index o = blockIdx.x; o < (tp_index)%lld; o += gridDim.x) {\n",
-                   (long long)r.outputs);
-    tpc_buf_printf(out, "        %s acc = %s;\n        long long at = 9223372036854775807LL;\n",
-                   r.acc_type, r.identity);
-    tpc_buf_printf(out,
-                   "        for (tp_index r = threadIdx.x; r < (tp_index)%lld; r += blockDim.x)\n",
-                   (long long)r.reduced);
+    tpcommon_buf *out = ctx->out;
+    tpcommon_buf_printf(out, "    __shared__ %s tp_partial[32];\n", r.acc_type);
+    if (argmax) tpcommon_buf_printf(out, "    __shared__ long long tp_partial_at[32];\n");
+    tpcommon_buf_printf(
+        out, "    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = "
+             "blockDim.x >> 5;\n");
+    tpcommon_buf_printf(out,
+                        "    for (tp_index o = blockIdx.x; o < (tp_index)%lld; o += gridDim.x) {\n",
+                        (long long)r.outputs);
+    tpcommon_buf_printf(out,
+                        "        %s acc = %s;\n        long long at = 9223372036854775807LL;\n",
+                        r.acc_type, r.identity);
+    tpcommon_buf_printf(
+        out, "        for (tp_index r = threadIdx.x; r < (tp_index)%lld; r += blockDim.x)\n",
+        (long long)r.reduced);
     emit_reduce_element(ctx, node, &r);
     /* warp, then block */
     const char *shuffle = "        for (int s = 16; s > 0; s >>= 1) {\n"
                           "            const %s y = __shfl_down_sync(0xffffffffu, acc, s);\n"
                           "            const long long yi = __shfl_down_sync(0xffffffffu, at, s);\n"
                           "            (void)yi;\n";
-    tpc_buf_printf(out, shuffle, r.acc_type);
+    tpcommon_buf_printf(out, shuffle, r.acc_type);
     emit_combine(out, &r, "y", "yi");
-    tpc_buf_printf(out, "        }\n");
-    tpc_buf_printf(out,
-                   "        if (lane == 0) {\n            tp_partial[warp] = acc;\n%s        }\n",
-                   argmax ? "            tp_partial_at[warp] = at;\n" : "");
-    tpc_buf_printf(out, "        __syncthreads();\n        if (warp == 0) {\n");
-    tpc_buf_printf(out, "            acc = lane < warps ? tp_partial[lane] : (%s)%s;\n", r.acc_type,
-                   r.identity);
+    tpcommon_buf_printf(out, "        }\n");
+    tpcommon_buf_printf(
+        out, "        if (lane == 0) {\n            tp_partial[warp] = acc;\n%s        }\n",
+        argmax ? "            tp_partial_at[warp] = at;\n" : "");
+    tpcommon_buf_printf(out, "        __syncthreads();\n        if (warp == 0) {\n");
+    tpcommon_buf_printf(out, "            acc = lane < warps ? tp_partial[lane] : (%s)%s;\n",
+                        r.acc_type, r.identity);
     if (argmax)
-        tpc_buf_printf(
+        tpcommon_buf_printf(
             out, "            at = lane < warps ? tp_partial_at[lane] : 9223372036854775807LL;\n");
-    tpc_buf_printf(out, shuffle, r.acc_type);
+    tpcommon_buf_printf(out, shuffle, r.acc_type);
     emit_combine(out, &r, "y", "yi");
-    tpc_buf_printf(out, "        }\n            if (lane == 0) ");
+    tpcommon_buf_printf(out, "        }\n            if (lane == 0) ");
     emit_finish(out, &r, node);
-    tpc_buf_printf(out, "        }\n        __syncthreads();\n    }\n");
+    tpcommon_buf_printf(out, "        }\n        __syncthreads();\n    }\n");
 }
 
 static void emit_reduce_columns(kernel_ctx *ctx, const cu_kernel *kernel) {
     const cu_node *node = &ctx->graph->nodes[kernel->root];
     reduction r;
     describe_reduction(ctx->graph, node, &r);
-    tpc_buf *out = ctx->out;
-    tpc_buf_printf(out,
-                   "    for (tp_index o = (tp_index)blockIdx.x * blockDim.x + threadIdx.x; o < "
-                   "(tp_index)%lld;\n         o += (tp_index)gridDim.x * blockDim.x) {\n",
-                   (long long)r.outputs);
-    tpc_buf_printf(out, "        %s acc = %s;\n        long long at = 9223372036854775807LL;\n",
-                   r.acc_type, r.identity);
-    tpc_buf_printf(out, "        for (tp_index r = 0; r < (tp_index)%lld; r++)\n",
-                   (long long)r.reduced);
+    tpcommon_buf *out = ctx->out;
+    tpcommon_buf_printf(
+        out,
+        "    for (tp_index o = (tp_index)blockIdx.x * blockDim.x + threadIdx.x; o < "
+        "(tp_index)%lld;\n         o += (tp_index)gridDim.x * blockDim.x) {\n",
+        (long long)r.outputs);
+    tpcommon_buf_printf(out,
+                        "        %s acc = %s;\n        long long at = 9223372036854775807LL;\n",
+                        r.acc_type, r.identity);
+    tpcommon_buf_printf(out, "        for (tp_index r = 0; r < (tp_index)%lld; r++)\n",
+                        (long long)r.reduced);
     emit_reduce_element(ctx, node, &r);
-    tpc_buf_printf(out, "        (void)at;\n        ");
+    tpcommon_buf_printf(out, "        (void)at;\n        ");
     emit_finish(out, &r, node);
-    tpc_buf_printf(out, "    }\n");
+    tpcommon_buf_printf(out, "    }\n");
 }
 
 /* ---- matmul ------------------------------------------------------------------------------- */
@@ -415,7 +424,7 @@ static void emit_matmul(kernel_ctx *ctx, const cu_kernel *kernel) {
     const cu_graph *g = ctx->graph;
     const cu_node *m = &g->nodes[kernel->matmul], *root = &g->nodes[kernel->root];
     const cu_node *a = &g->nodes[m->operands[0]], *b = &g->nodes[m->operands[1]];
-    tpc_buf *out = ctx->out;
+    tpcommon_buf *out = ctx->out;
     int tile = kernel->tile, micro = tile / 16, slice = tile == 64 ? 16 : 8;
     int64_t rows = a->ndim >= 2 ? a->dims[a->ndim - 2] : 1;
     int64_t columns = b->ndim >= 2 ? b->dims[b->ndim - 1] : 1;
@@ -427,103 +436,108 @@ static void emit_matmul(kernel_ctx *ctx, const cu_kernel *kernel) {
     operand_layout_of(a, true, batch_ndim, m->dims, &la);
     operand_layout_of(b, false, batch_ndim, m->dims, &lb);
     const char *CT = cu_ctype(m->compute);
-    bool integer = !tpc_dtype_is_float(m->compute);
+    bool integer = !tpcommon_dtype_is_float(m->compute);
     const char *AT =
         integer ? (m->compute == TP_PLUGIN_I64 ? "unsigned long long" : "unsigned int") : CT;
-    tpc_buf_printf(out, "    __shared__ %s tp_a[%d][%d];\n    __shared__ %s tp_b[%d][%d];\n", CT,
-                   slice, tile + 4, CT, slice, tile);
-    tpc_buf_printf(out, "    const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;\n");
-    tpc_buf_printf(out,
-                   "    for (tp_index bz = blockIdx.z; bz < (tp_index)%lld; bz += gridDim.z) {\n",
-                   (long long)batch);
+    tpcommon_buf_printf(out, "    __shared__ %s tp_a[%d][%d];\n    __shared__ %s tp_b[%d][%d];\n",
+                        CT, slice, tile + 4, CT, slice, tile);
+    tpcommon_buf_printf(out, "    const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;\n");
+    tpcommon_buf_printf(
+        out, "    for (tp_index bz = blockIdx.z; bz < (tp_index)%lld; bz += gridDim.z) {\n",
+        (long long)batch);
     int batch_axes[CU_MAX_DIMS];
     for (int j = 0; j < batch_ndim; j++) batch_axes[j] = j;
     emit_unravel(out, "bz", batch_axes, batch_ndim, m->dims, "z");
-    tpc_buf_printf(out, "        const tp_index a_base = (tp_index)%lld",
-                   (long long)a->where.offset);
+    tpcommon_buf_printf(out, "        const tp_index a_base = (tp_index)%lld",
+                        (long long)a->where.offset);
     for (int j = 0; j < batch_ndim; j++)
         if (la.batch_strides[j])
-            tpc_buf_printf(out, " + z%d * (tp_index)%lld", j, (long long)la.batch_strides[j]);
-    tpc_buf_printf(out, ";\n        const tp_index b_base = (tp_index)%lld",
-                   (long long)b->where.offset);
+            tpcommon_buf_printf(out, " + z%d * (tp_index)%lld", j, (long long)la.batch_strides[j]);
+    tpcommon_buf_printf(out, ";\n        const tp_index b_base = (tp_index)%lld",
+                        (long long)b->where.offset);
     for (int j = 0; j < batch_ndim; j++)
         if (lb.batch_strides[j])
-            tpc_buf_printf(out, " + z%d * (tp_index)%lld", j, (long long)lb.batch_strides[j]);
-    tpc_buf_printf(
+            tpcommon_buf_printf(out, " + z%d * (tp_index)%lld", j, (long long)lb.batch_strides[j]);
+    tpcommon_buf_printf(
         out,
         ";\n        const tp_index m0 = (tp_index)blockIdx.y * %d, n0 = (tp_index)blockIdx.x * "
         "%d;\n",
         tile, tile);
-    tpc_buf_printf(out, "        %s acc[%d][%d];\n", AT, micro, micro);
-    tpc_buf_printf(out,
-                   "#pragma unroll\n        for (int ti = 0; ti < %d; ti++)\n#pragma unroll\n"
-                   "            for (int tj = 0; tj < %d; tj++) acc[ti][tj] = 0;\n",
-                   micro, micro);
-    tpc_buf_printf(out, "        for (tp_index k0 = 0; k0 < (tp_index)%lld; k0 += %d) {\n",
-                   (long long)depth, slice);
-    tpc_buf_printf(out, "#pragma unroll\n            for (int q = 0; q < %d; q++) {\n",
-                   tile * slice / 256);
-    tpc_buf_printf(out, "                const int e = threadIdx.x + 256 * q;\n");
-    tpc_buf_printf(out, "                const int am = e / %d, ak = e %% %d;\n", slice, slice);
-    tpc_buf_printf(out, "                const tp_index gm = m0 + am, gk = k0 + ak;\n");
-    tpc_buf_printf(out,
-                   "                tp_a[ak][am] = (gm < (tp_index)%lld && gk < (tp_index)%lld) ? "
-                   "(%s)b%d[a_base "
-                   "+ gm * (tp_index)%lld + gk * (tp_index)%lld] : (%s)0;\n",
-                   (long long)rows, (long long)depth, CT, a->where.buffer, (long long)la.row_stride,
-                   (long long)la.column_stride, CT);
-    tpc_buf_printf(out, "                const int bk = e / %d, bn = e %% %d;\n", tile, tile);
-    tpc_buf_printf(out, "                const tp_index hk = k0 + bk, hn = n0 + bn;\n");
-    tpc_buf_printf(out,
-                   "                tp_b[bk][bn] = (hk < (tp_index)%lld && hn < (tp_index)%lld) ? "
-                   "(%s)b%d[b_base "
-                   "+ hk * (tp_index)%lld + hn * (tp_index)%lld] : (%s)0;\n",
-                   (long long)depth, (long long)columns, CT, b->where.buffer,
-                   (long long)lb.row_stride, (long long)lb.column_stride, CT);
-    tpc_buf_printf(out, "            }\n            __syncthreads();\n");
-    tpc_buf_printf(out, "#pragma unroll\n            for (int kk = 0; kk < %d; kk++) {\n", slice);
-    tpc_buf_printf(out, "                %s ra[%d], rb[%d];\n", CT, micro, micro);
-    tpc_buf_printf(out,
-                   "#pragma unroll\n                for (int t = 0; t < %d; t++) {\n"
-                   "                    ra[t] = tp_a[kk][ty + 16 * t];\n"
-                   "                    rb[t] = tp_b[kk][tx + 16 * t];\n                }\n",
-                   micro);
-    tpc_buf_printf(
+    tpcommon_buf_printf(out, "        %s acc[%d][%d];\n", AT, micro, micro);
+    tpcommon_buf_printf(out,
+                        "#pragma unroll\n        for (int ti = 0; ti < %d; ti++)\n#pragma unroll\n"
+                        "            for (int tj = 0; tj < %d; tj++) acc[ti][tj] = 0;\n",
+                        micro, micro);
+    tpcommon_buf_printf(out, "        for (tp_index k0 = 0; k0 < (tp_index)%lld; k0 += %d) {\n",
+                        (long long)depth, slice);
+    tpcommon_buf_printf(out, "#pragma unroll\n            for (int q = 0; q < %d; q++) {\n",
+                        tile * slice / 256);
+    tpcommon_buf_printf(out, "                const int e = threadIdx.x + 256 * q;\n");
+    tpcommon_buf_printf(out, "                const int am = e / %d, ak = e %% %d;\n", slice,
+                        slice);
+    tpcommon_buf_printf(out, "                const tp_index gm = m0 + am, gk = k0 + ak;\n");
+    tpcommon_buf_printf(
+        out,
+        "                tp_a[ak][am] = (gm < (tp_index)%lld && gk < (tp_index)%lld) ? "
+        "(%s)b%d[a_base "
+        "+ gm * (tp_index)%lld + gk * (tp_index)%lld] : (%s)0;\n",
+        (long long)rows, (long long)depth, CT, a->where.buffer, (long long)la.row_stride,
+        (long long)la.column_stride, CT);
+    tpcommon_buf_printf(out, "                const int bk = e / %d, bn = e %% %d;\n", tile, tile);
+    tpcommon_buf_printf(out, "                const tp_index hk = k0 + bk, hn = n0 + bn;\n");
+    tpcommon_buf_printf(
+        out,
+        "                tp_b[bk][bn] = (hk < (tp_index)%lld && hn < (tp_index)%lld) ? "
+        "(%s)b%d[b_base "
+        "+ hk * (tp_index)%lld + hn * (tp_index)%lld] : (%s)0;\n",
+        (long long)depth, (long long)columns, CT, b->where.buffer, (long long)lb.row_stride,
+        (long long)lb.column_stride, CT);
+    tpcommon_buf_printf(out, "            }\n            __syncthreads();\n");
+    tpcommon_buf_printf(out, "#pragma unroll\n            for (int kk = 0; kk < %d; kk++) {\n",
+                        slice);
+    tpcommon_buf_printf(out, "                %s ra[%d], rb[%d];\n", CT, micro, micro);
+    tpcommon_buf_printf(out,
+                        "#pragma unroll\n                for (int t = 0; t < %d; t++) {\n"
+                        "                    ra[t] = tp_a[kk][ty + 16 * t];\n"
+                        "                    rb[t] = tp_b[kk][tx + 16 * t];\n                }\n",
+                        micro);
+    tpcommon_buf_printf(
         out,
         "#pragma unroll\n                for (int ti = 0; ti < %d; ti++)\n#pragma unroll\n"
         "                    for (int tj = 0; tj < %d; tj++)\n",
         micro, micro);
     if (integer)
-        tpc_buf_printf(out, "                        acc[ti][tj] += (%s)ra[ti] * (%s)rb[tj];\n", AT,
-                       AT);
+        tpcommon_buf_printf(
+            out, "                        acc[ti][tj] += (%s)ra[ti] * (%s)rb[tj];\n", AT, AT);
     else
-        tpc_buf_printf(out, "                        acc[ti][tj] += ra[ti] * rb[tj];\n");
-    tpc_buf_printf(out, "            }\n            __syncthreads();\n        }\n");
+        tpcommon_buf_printf(out, "                        acc[ti][tj] += ra[ti] * rb[tj];\n");
+    tpcommon_buf_printf(out, "            }\n            __syncthreads();\n        }\n");
     /* epilogue */
-    tpc_buf_printf(out,
-                   "#pragma unroll\n        for (int ti = 0; ti < %d; ti++)\n#pragma unroll\n"
-                   "        for (int tj = 0; tj < %d; tj++) {\n",
-                   micro, micro);
-    tpc_buf_printf(out,
-                   "            const tp_index mm = m0 + ty + 16 * ti, nn = n0 + tx + 16 * tj;\n");
-    tpc_buf_printf(out, "            if (mm >= (tp_index)%lld || nn >= (tp_index)%lld) continue;\n",
-                   (long long)rows, (long long)columns);
-    tpc_buf_printf(
+    tpcommon_buf_printf(out,
+                        "#pragma unroll\n        for (int ti = 0; ti < %d; ti++)\n#pragma unroll\n"
+                        "        for (int tj = 0; tj < %d; tj++) {\n",
+                        micro, micro);
+    tpcommon_buf_printf(
+        out, "            const tp_index mm = m0 + ty + 16 * ti, nn = n0 + tx + 16 * tj;\n");
+    tpcommon_buf_printf(out,
+                        "            if (mm >= (tp_index)%lld || nn >= (tp_index)%lld) continue;\n",
+                        (long long)rows, (long long)columns);
+    tpcommon_buf_printf(
         out, "            const tp_index i = (bz * (tp_index)%lld + mm) * (tp_index)%lld + nn;\n",
         (long long)rows, (long long)columns);
     for (int j = 0; j < batch_ndim; j++)
-        tpc_buf_printf(out, "            const tp_index c%d = z%d;\n", j, j);
+        tpcommon_buf_printf(out, "            const tp_index c%d = z%d;\n", j, j);
     int next = batch_ndim;
-    if (a->ndim >= 2) tpc_buf_printf(out, "            const tp_index c%d = mm;\n", next++);
-    if (b->ndim >= 2) tpc_buf_printf(out, "            const tp_index c%d = nn;\n", next++);
+    if (a->ndim >= 2) tpcommon_buf_printf(out, "            const tp_index c%d = mm;\n", next++);
+    if (b->ndim >= 2) tpcommon_buf_printf(out, "            const tp_index c%d = nn;\n", next++);
     set_iteration(ctx, root);
     ctx->flat = true;
     ctx->acc_node = kernel->matmul;
     ctx->acc_text = "acc[ti][tj]";
     memset(ctx->done, 0, (size_t)g->num_nodes);
     emit_value(ctx, kernel->root);
-    tpc_buf_printf(out, "            b%d[i] = v%d;\n        }\n    }\n", root->where.buffer,
-                   kernel->root);
+    tpcommon_buf_printf(out, "            b%d[i] = v%d;\n        }\n    }\n", root->where.buffer,
+                        kernel->root);
 }
 
 /* ---- the module --------------------------------------------------------------------------- */
@@ -544,18 +558,18 @@ static bool needs_wide_index(const cu_graph *graph) {
 }
 
 char *cu_emit_module(const cu_graph *graph, char *error, size_t error_size) {
-    tpc_buf out;
-    tpc_buf_init(&out);
+    tpcommon_buf out;
+    tpcommon_buf_init(&out);
     unsigned char *done = calloc((size_t)graph->num_nodes + 1, 1);
     if (!done) {
-        tpc_error(error, error_size, "out of memory generating code");
+        tpcommon_error(error, error_size, "out of memory generating code");
         return NULL;
     }
-    tpc_buf_printf(&out, "// TensorPlay cuda backend: graph '%s'\n",
-                   graph->name ? graph->name : "?");
-    tpc_buf_append(&out, cu_prelude());
-    tpc_buf_printf(&out, "typedef %s tp_index;\n",
-                   needs_wide_index(graph) ? "unsigned long long" : "unsigned int");
+    tpcommon_buf_printf(&out, "// TensorPlay cuda backend: graph '%s'\n",
+                        graph->name ? graph->name : "?");
+    tpcommon_buf_append(&out, cu_prelude());
+    tpcommon_buf_printf(&out, "typedef %s tp_index;\n",
+                        needs_wide_index(graph) ? "unsigned long long" : "unsigned int");
     bool ok = true;
     for (int k = 0; k < graph->num_kernels && ok; k++) {
         const cu_kernel *kernel = &graph->kernels[k];
@@ -588,12 +602,12 @@ char *cu_emit_module(const cu_graph *graph, char *error, size_t error_size) {
             emit_matmul(&ctx, kernel);
             break;
         }
-        tpc_buf_printf(&out, "}\n");
+        tpcommon_buf_printf(&out, "}\n");
         ok = !ctx.failed;
     }
     free(done);
-    char *source = ok ? tpc_buf_take(&out) : NULL;
-    if (ok && !source) tpc_error(error, error_size, "out of memory generating code");
-    tpc_buf_free(&out);
+    char *source = ok ? tpcommon_buf_take(&out) : NULL;
+    if (ok && !source) tpcommon_error(error, error_size, "out of memory generating code");
+    tpcommon_buf_free(&out);
     return source;
 }

@@ -117,7 +117,7 @@ static bool wrap(char *out, size_t size, int32_t dtype, const char *a, const cha
 bool cu_expr_pointwise(const char *op, int32_t compute, int32_t result, const char *const *x,
                        char *out, size_t size) {
     const char *T = cu_ctype(compute), *a = x[0], *b = x[1];
-    bool is_float = tpc_dtype_is_float(compute);
+    bool is_float = tpcommon_dtype_is_float(compute);
     bool is_bool = compute == TP_PLUGIN_BOOL;
     char f[32], g[32];
     if (!strcmp(op, "copy")) return snprintf(out, size, "%s", a), true;

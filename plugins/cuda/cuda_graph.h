@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "tensorplay/plugin.h"
-#include "tpc_graph.h"
+#include "tpcommon_graph.h"
 
 #define CU_MAX_DIMS TP_PLUGIN_MAX_DIMS
 
@@ -94,7 +94,7 @@ typedef struct cu_kernel {
     cu_kernel_kind kind;
     int root;         /* the node whose buffer the kernel writes */
     int matmul;       /* CU_KERNEL_MATMUL: the matmul node (root is its epilogue or itself) */
-    char name[96];    /* extern "C" name in the module (tpc_kernel_name) */
+    char name[96];    /* extern "C" name in the module (tpcommon_kernel_name) */
     uint32_t grid[3]; /* launch shape */
     uint32_t block;
     int tile;     /* CU_KERNEL_MATMUL: output tile edge (64 or 128) */
@@ -126,7 +126,7 @@ typedef struct cu_graph {
 } cu_graph;
 
 /* Elements of a lowered node (dims are concrete). Dtype sizes, names and
- * promotion come from plugins/common (tpc_graph.h). */
+ * promotion come from plugins/common (tpcommon_graph.h). */
 int64_t cu_numel(const cu_node *node);
 
 /* Lowers the view for inputs of exactly `inputs`. On failure writes the

@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "cuda_graph.h"
-#include "tpc_graph.h"
-#include "tpc_text.h"
+#include "tpcommon_graph.h"
+#include "tpcommon_text.h"
 
 int64_t cu_numel(const cu_node *node) {
     int64_t count = 1;
@@ -38,7 +38,7 @@ __attribute__((format(printf, 2, 3))) static bool fail(lowering *l, const char *
     if (!l->failed) {
         va_list args;
         va_start(args, format);
-        tpc_verror(l->error, l->error_size, format, args);
+        tpcommon_verror(l->error, l->error_size, format, args);
         va_end(args);
     }
     l->failed = true;
@@ -78,7 +78,7 @@ static cu_node *node_at(lowering *l, int index) {
 }
 
 /* A pointwise node whose shape is the broadcast of its operands'. */
-static int pointwise(lowering *l, tpc_op op, const char *name, const int *operands, int count,
+static int pointwise(lowering *l, tpcommon_op op, const char *name, const int *operands, int count,
                      int32_t cast_to) {
     if (l->failed) return -1;
     int64_t dims[CU_MAX_DIMS];
@@ -95,19 +95,19 @@ static int pointwise(lowering *l, tpc_op op, const char *name, const int *operan
             if (*target == 1) *target = operand->dims[d];
         }
     }
-    int32_t compute = tpc_op_compute_dtype(op, in, count, TP_PLUGIN_F32);
-    int32_t result = tpc_op_result_dtype(op, compute, cast_to);
+    int32_t compute = tpcommon_op_compute_dtype(op, in, count, TP_PLUGIN_F32);
+    int32_t result = tpcommon_op_result_dtype(op, compute, cast_to);
     int index =
-        add_node(l, CU_POINTWISE, tpc_op_name(op), name, result, ndim, dims, operands, count);
+        add_node(l, CU_POINTWISE, tpcommon_op_name(op), name, result, ndim, dims, operands, count);
     if (index >= 0) node_at(l, index)->compute = compute;
     return index;
 }
 
-static int unary(lowering *l, tpc_op op, const char *name, int x) {
+static int unary(lowering *l, tpcommon_op op, const char *name, int x) {
     return pointwise(l, op, name, &x, 1, 0);
 }
 
-static int binary(lowering *l, tpc_op op, const char *name, int a, int b) {
+static int binary(lowering *l, tpcommon_op op, const char *name, int a, int b) {
     int operands[2] = {a, b};
     return pointwise(l, op, name, operands, 2, 0);
 }
@@ -125,10 +125,13 @@ static int scalar_like(lowering *l, const char *name, int like, double value) {
 
 static int as_float(lowering *l, const char *name, int x) {
     int32_t dtype = node_at(l, x)->dtype;
-    return tpc_dtype_is_float(dtype) ? x : pointwise(l, TPC_OP_CAST, name, &x, 1, TP_PLUGIN_F32);
+    return tpcommon_dtype_is_float(dtype)
+               ? x
+               : pointwise(l, TPCOMMON_OP_CAST, name, &x, 1, TP_PLUGIN_F32);
 }
 
-static int reduce(lowering *l, tpc_op op, const char *name, int x, uint32_t mask, bool keepdim) {
+static int reduce(lowering *l, tpcommon_op op, const char *name, int x, uint32_t mask,
+                  bool keepdim) {
     const cu_node *in = node_at(l, x);
     int64_t dims[CU_MAX_DIMS];
     int ndim = 0;
@@ -138,8 +141,8 @@ static int reduce(lowering *l, tpc_op op, const char *name, int x, uint32_t mask
         else if (keepdim)
             dims[ndim++] = 1;
     }
-    int32_t dtype = tpc_op_compute_dtype(op, &in->dtype, 1, in->dtype);
-    int index = add_node(l, CU_REDUCE, tpc_op_name(op), name, dtype, ndim, dims, &x, 1);
+    int32_t dtype = tpcommon_op_compute_dtype(op, &in->dtype, 1, in->dtype);
+    int index = add_node(l, CU_REDUCE, tpcommon_op_name(op), name, dtype, ndim, dims, &x, 1);
     if (index >= 0) {
         node_at(l, index)->reduce_mask = mask;
         node_at(l, index)->keepdim = keepdim;
@@ -167,63 +170,65 @@ static int lower_softmax(lowering *l, const tp_plugin_value *value, const int *i
     const char *name = value->name;
     int x = as_float(l, name, in[0]);
     int ndim = node_at(l, x)->ndim;
-    uint32_t mask = ndim ? 1u << normalize_axis(tpc_attr_int(value, "axis", -1), ndim) : 0;
-    int max = reduce(l, TPC_OP_MAX, name, x, mask, true);
-    int shifted = binary(l, TPC_OP_SUB, name, x, max);
-    int exps = unary(l, TPC_OP_EXP, name, shifted);
-    int total = reduce(l, TPC_OP_SUM, name, exps, mask, true);
-    if (!log) return binary(l, TPC_OP_DIV, name, exps, total);
-    return binary(l, TPC_OP_SUB, name, shifted, unary(l, TPC_OP_LOG, name, total));
+    uint32_t mask = ndim ? 1u << normalize_axis(tpcommon_attr_int(value, "axis", -1), ndim) : 0;
+    int max = reduce(l, TPCOMMON_OP_MAX, name, x, mask, true);
+    int shifted = binary(l, TPCOMMON_OP_SUB, name, x, max);
+    int exps = unary(l, TPCOMMON_OP_EXP, name, shifted);
+    int total = reduce(l, TPCOMMON_OP_SUM, name, exps, mask, true);
+    if (!log) return binary(l, TPCOMMON_OP_DIV, name, exps, total);
+    return binary(l, TPCOMMON_OP_SUB, name, shifted, unary(l, TPCOMMON_OP_LOG, name, total));
 }
 
 static int lower_layer_norm(lowering *l, const tp_plugin_value *value, const int *in) {
     const char *name = value->name;
     int x = as_float(l, name, in[0]);
     int ndim = node_at(l, x)->ndim;
-    uint32_t mask = axes_from(normalize_axis(tpc_attr_int(value, "axis", -1), ndim), ndim);
-    int mean = reduce(l, TPC_OP_MEAN, name, x, mask, true);
-    int centered = binary(l, TPC_OP_SUB, name, x, mean);
-    int squares = binary(l, TPC_OP_MUL, name, centered, centered);
-    int variance = reduce(l, TPC_OP_MEAN, name, squares, mask, true);
-    int eps = scalar_like(l, name, variance, tpc_attr_float(value, "eps", 1e-5));
-    int inverse = unary(l, TPC_OP_RSQRT, name, binary(l, TPC_OP_ADD, name, variance, eps));
-    int y = binary(l, TPC_OP_MUL, name, centered, inverse);
-    if (value->num_operands > 1) y = binary(l, TPC_OP_MUL, name, y, in[1]);
-    if (value->num_operands > 2) y = binary(l, TPC_OP_ADD, name, y, in[2]);
+    uint32_t mask = axes_from(normalize_axis(tpcommon_attr_int(value, "axis", -1), ndim), ndim);
+    int mean = reduce(l, TPCOMMON_OP_MEAN, name, x, mask, true);
+    int centered = binary(l, TPCOMMON_OP_SUB, name, x, mean);
+    int squares = binary(l, TPCOMMON_OP_MUL, name, centered, centered);
+    int variance = reduce(l, TPCOMMON_OP_MEAN, name, squares, mask, true);
+    int eps = scalar_like(l, name, variance, tpcommon_attr_float(value, "eps", 1e-5));
+    int inverse =
+        unary(l, TPCOMMON_OP_RSQRT, name, binary(l, TPCOMMON_OP_ADD, name, variance, eps));
+    int y = binary(l, TPCOMMON_OP_MUL, name, centered, inverse);
+    if (value->num_operands > 1) y = binary(l, TPCOMMON_OP_MUL, name, y, in[1]);
+    if (value->num_operands > 2) y = binary(l, TPCOMMON_OP_ADD, name, y, in[2]);
     return y;
 }
 
 static int scale(lowering *l, const char *name, int x, double factor) {
-    return binary(l, TPC_OP_MUL, name, x, scalar_like(l, name, x, factor));
+    return binary(l, TPCOMMON_OP_MUL, name, x, scalar_like(l, name, x, factor));
 }
 
 static int offset(lowering *l, const char *name, int x, double amount) {
-    return binary(l, TPC_OP_ADD, name, x, scalar_like(l, name, x, amount));
+    return binary(l, TPCOMMON_OP_ADD, name, x, scalar_like(l, name, x, amount));
 }
 
 static int lower_gelu(lowering *l, const tp_plugin_value *value, const int *in) {
     const char *name = value->name;
     int x = as_float(l, name, in[0]), curve;
-    if (tpc_attr_int(value, "approximate", TP_PLUGIN_GELU_NONE) == TP_PLUGIN_GELU_TANH) {
-        int cube = binary(l, TPC_OP_MUL, name, binary(l, TPC_OP_MUL, name, x, x), x);
-        int inner = binary(l, TPC_OP_ADD, name, x, scale(l, name, cube, 0.044715));
-        curve = unary(l, TPC_OP_TANH, name, scale(l, name, inner, 0.7978845608028654));
+    if (tpcommon_attr_int(value, "approximate", TP_PLUGIN_GELU_NONE) == TP_PLUGIN_GELU_TANH) {
+        int cube = binary(l, TPCOMMON_OP_MUL, name, binary(l, TPCOMMON_OP_MUL, name, x, x), x);
+        int inner = binary(l, TPCOMMON_OP_ADD, name, x, scale(l, name, cube, 0.044715));
+        curve = unary(l, TPCOMMON_OP_TANH, name, scale(l, name, inner, 0.7978845608028654));
     } else {
-        curve = unary(l, TPC_OP_ERF, name, scale(l, name, x, 0.7071067811865476));
+        curve = unary(l, TPCOMMON_OP_ERF, name, scale(l, name, x, 0.7071067811865476));
     }
-    return binary(l, TPC_OP_MUL, name, scale(l, name, x, 0.5), offset(l, name, curve, 1.0));
+    return binary(l, TPCOMMON_OP_MUL, name, scale(l, name, x, 0.5), offset(l, name, curve, 1.0));
 }
 
 static int lower_softplus(lowering *l, const tp_plugin_value *value, const int *in) {
     const char *name = value->name;
-    double beta = tpc_attr_float(value, "beta", 1.0);
+    double beta = tpcommon_attr_float(value, "beta", 1.0);
     int x = as_float(l, name, in[0]);
     int scaled = scale(l, name, x, beta);
-    int threshold = scalar_like(l, name, scaled, tpc_attr_float(value, "threshold", 20.0));
-    int linear_region = binary(l, TPC_OP_GT, name, scaled, threshold);
-    int logs = unary(l, TPC_OP_LOG, name, offset(l, name, unary(l, TPC_OP_EXP, name, scaled), 1.0));
+    int threshold = scalar_like(l, name, scaled, tpcommon_attr_float(value, "threshold", 20.0));
+    int linear_region = binary(l, TPCOMMON_OP_GT, name, scaled, threshold);
+    int logs = unary(l, TPCOMMON_OP_LOG, name,
+                     offset(l, name, unary(l, TPCOMMON_OP_EXP, name, scaled), 1.0));
     int operands[3] = {linear_region, x, scale(l, name, logs, 1.0 / beta)};
-    return pointwise(l, TPC_OP_WHERE, name, operands, 3, 0);
+    return pointwise(l, TPCOMMON_OP_WHERE, name, operands, 3, 0);
 }
 
 /* A view node of `x` with explicit result dims. */
@@ -247,7 +252,7 @@ static int permute(lowering *l, const char *name, int x, const int *perm) {
 /* numpy.matmul result shape. */
 static int matmul(lowering *l, const char *name, int a, int b, const int64_t *dims, int ndim) {
     int operands[2] = {a, b};
-    int32_t dtype = tpc_dtype_promote(node_at(l, a)->dtype, node_at(l, b)->dtype);
+    int32_t dtype = tpcommon_dtype_promote(node_at(l, a)->dtype, node_at(l, b)->dtype);
     int index = add_node(l, CU_MATMUL, "matmul", name, dtype, ndim, dims, operands, 2);
     if (index >= 0) node_at(l, index)->compute = dtype;
     return index;
@@ -263,7 +268,7 @@ static int lower_linear(lowering *l, const tp_plugin_value *value, const int *in
     memcpy(dims, x->dims, sizeof dims);
     dims[ndim - 1] = node_at(l, in[1])->dims[0];
     int product = matmul(l, name, in[0], weight_t, dims, ndim);
-    return value->num_operands > 2 ? binary(l, TPC_OP_ADD, name, product, in[2]) : product;
+    return value->num_operands > 2 ? binary(l, TPCOMMON_OP_ADD, name, product, in[2]) : product;
 }
 
 /* ---- creation ------------------------------------------------------------------------- */
@@ -271,10 +276,11 @@ static int lower_linear(lowering *l, const tp_plugin_value *value, const int *in
 /* arange on the host, NumPy's rule as the reference kernel: elements 0 and 1
  * converted to the dtype, the rest first + i * (second - first). */
 static int lower_arange(lowering *l, const tp_plugin_value *value, const cu_node *shape) {
-    double start = tpc_attr_float(value, "start", 0), step = tpc_attr_float(value, "step", 1);
+    double start = tpcommon_attr_float(value, "start", 0),
+           step = tpcommon_attr_float(value, "step", 1);
     int64_t length = shape->dims[0];
     int32_t dtype = shape->dtype;
-    size_t size = tpc_dtype_size(dtype);
+    size_t size = tpcommon_dtype_size(dtype);
     void *data = malloc(length ? (size_t)length * size : 1);
     if (!data) return fail(l, "out of memory for arange %%%s", value->name), -1;
     for (int64_t i = 0; i < length; i++) {
@@ -324,39 +330,40 @@ static bool concrete_type(lowering *l, const tp_plugin_type *type, const int64_t
     return true;
 }
 
-static int lower_reduction(lowering *l, const tp_plugin_value *value, tpc_op op, const int *in) {
+static int lower_reduction(lowering *l, const tp_plugin_value *value, tpcommon_op op,
+                           const int *in) {
     const cu_node *x = node_at(l, in[0]);
     int32_t count = 0;
-    const int64_t *axes = tpc_attr_ints(value, "axes", &count);
+    const int64_t *axes = tpcommon_attr_ints(value, "axes", &count);
     uint32_t mask = count == 0 ? axes_from(0, x->ndim) : 0;
     for (int32_t i = 0; i < count; i++) mask |= 1u << normalize_axis(axes[i], x->ndim);
-    return reduce(l, op, value->name, in[0], mask, tpc_attr_int(value, "keepdim", 0) != 0);
+    return reduce(l, op, value->name, in[0], mask, tpcommon_attr_int(value, "keepdim", 0) != 0);
 }
 
 static int lower_argmax(lowering *l, const tp_plugin_value *value, const int *in,
                         const cu_node *type) {
-    int axis = normalize_axis(tpc_attr_int(value, "axis", 0), node_at(l, in[0])->ndim);
+    int axis = normalize_axis(tpcommon_attr_int(value, "axis", 0), node_at(l, in[0])->ndim);
     int index =
         add_node(l, CU_ARGMAX, "argmax", value->name, TP_PLUGIN_I64, type->ndim, type->dims, in, 1);
     if (index >= 0) {
         node_at(l, index)->axis = axis;
-        node_at(l, index)->keepdim = tpc_attr_int(value, "keepdim", 0) != 0;
+        node_at(l, index)->keepdim = tpcommon_attr_int(value, "keepdim", 0) != 0;
     }
     return index;
 }
 
-static int lower_permute(lowering *l, const tp_plugin_value *value, tpc_op op, const int *in) {
+static int lower_permute(lowering *l, const tp_plugin_value *value, tpcommon_op op, const int *in) {
     const cu_node *x = node_at(l, in[0]);
     int perm[CU_MAX_DIMS];
     for (int d = 0; d < x->ndim; d++) perm[d] = d;
-    if (op == TPC_OP_TRANSPOSE) {
-        int a = normalize_axis(tpc_attr_int(value, "dim0", 0), x->ndim);
-        int b = normalize_axis(tpc_attr_int(value, "dim1", 0), x->ndim);
+    if (op == TPCOMMON_OP_TRANSPOSE) {
+        int a = normalize_axis(tpcommon_attr_int(value, "dim0", 0), x->ndim);
+        int b = normalize_axis(tpcommon_attr_int(value, "dim1", 0), x->ndim);
         perm[a] = b;
         perm[b] = a;
     } else {
         int32_t count = 0;
-        const int64_t *given = tpc_attr_ints(value, "perm", &count);
+        const int64_t *given = tpcommon_attr_ints(value, "perm", &count);
         for (int d = 0; d < count && d < x->ndim; d++) perm[d] = normalize_axis(given[d], x->ndim);
     }
     return permute(l, value->name, in[0], perm);
@@ -366,9 +373,9 @@ static int lower_permute(lowering *l, const tp_plugin_value *value, tpc_op op, c
 static int lower_slice(lowering *l, const tp_plugin_value *value, const int *in,
                        const cu_node *type) {
     const cu_node *x = node_at(l, in[0]);
-    int axis = normalize_axis(tpc_attr_int(value, "axis", 0), x->ndim);
-    int64_t size = x->dims[axis], start = tpc_attr_int(value, "start", 0);
-    int64_t step = tpc_attr_int(value, "step", 1);
+    int axis = normalize_axis(tpcommon_attr_int(value, "axis", 0), x->ndim);
+    int64_t size = x->dims[axis], start = tpcommon_attr_int(value, "start", 0);
+    int64_t step = tpcommon_attr_int(value, "step", 1);
     if (start < 0) start += size;
     if (start < 0) start = 0;
     if (start > size) start = size;
@@ -386,13 +393,13 @@ static int lower_concat(lowering *l, const tp_plugin_value *value, const int *in
     int index = add_node(l, CU_CONCAT, "concat", value->name, type->dtype, type->ndim, type->dims,
                          in, value->num_operands);
     if (index >= 0)
-        node_at(l, index)->axis = normalize_axis(tpc_attr_int(value, "axis", 0), type->ndim);
+        node_at(l, index)->axis = normalize_axis(tpcommon_attr_int(value, "axis", 0), type->ndim);
     return index;
 }
 
 static int lower_constant(lowering *l, const tp_plugin_value *value, const cu_node *type) {
-    const tp_plugin_attr *data = tpc_attr_tensor(value);
-    size_t nbytes = (size_t)cu_numel(type) * tpc_dtype_size(type->dtype);
+    const tp_plugin_attr *data = tpcommon_attr_tensor(value);
+    size_t nbytes = (size_t)cu_numel(type) * tpcommon_dtype_size(type->dtype);
     if (!data || data->nbytes != nbytes || data->dtype != type->dtype)
         return fail(l, "%%%s = constant: the payload does not match the value's type", value->name),
                -1;
@@ -408,13 +415,13 @@ static int lower_constant(lowering *l, const tp_plugin_value *value, const cu_no
 static int lower_full(lowering *l, const tp_plugin_value *value, const cu_node *type) {
     int index =
         add_node(l, CU_FULL, "full", value->name, type->dtype, type->ndim, type->dims, NULL, 0);
-    if (index >= 0) node_at(l, index)->value = tpc_attr_float(value, "value", 0);
+    if (index >= 0) node_at(l, index)->value = tpcommon_attr_float(value, "value", 0);
     return index;
 }
 
-static int lower_pointwise(lowering *l, const tp_plugin_value *value, tpc_op op, const int *in,
+static int lower_pointwise(lowering *l, const tp_plugin_value *value, tpcommon_op op, const int *in,
                            const cu_node *type) {
-    int32_t cast_to = (int32_t)tpc_attr_int(value, "dtype", type->dtype);
+    int32_t cast_to = (int32_t)tpcommon_attr_int(value, "dtype", type->dtype);
     int index = pointwise(l, op, value->name, in, value->num_operands, cast_to);
     if (index >= 0 &&
         (node_at(l, index)->dtype != type->dtype || node_at(l, index)->ndim != type->ndim))
@@ -429,12 +436,12 @@ static int unsupported(lowering *l, const tp_plugin_graph *view, const tp_plugin
                        const char *why) {
     char dtypes[64] = "";
     for (int32_t k = 0; k < value->num_operands && k < 4; k++) {
-        const char *dtype = tpc_dtype_name(view->values[value->operands[k]].type.dtype);
+        const char *dtype = tpcommon_dtype_name(view->values[value->operands[k]].type.dtype);
         size_t used = strlen(dtypes);
         snprintf(dtypes + used, sizeof dtypes - used, "%s%s", k ? ", " : "", dtype);
     }
     if (value->num_operands == 0)
-        snprintf(dtypes, sizeof dtypes, "%s", tpc_dtype_name(value->type.dtype));
+        snprintf(dtypes, sizeof dtypes, "%s", tpcommon_dtype_name(value->type.dtype));
     return fail(l, "unsupported: op '%s' (%%%s) on %s operands: %s", value->op, value->name, dtypes,
                 why),
            -1;
@@ -443,58 +450,59 @@ static int unsupported(lowering *l, const tp_plugin_graph *view, const tp_plugin
 static int lower_value(lowering *l, const tp_plugin_graph *view, const tp_plugin_value *value,
                        const int *in, const cu_node *type) {
     const char *name = value->name;
-    tpc_op op = tpc_op_of(value);
+    tpcommon_op op = tpcommon_op_of(value);
     for (int32_t k = 0; k < value->num_operands; k++)
-        if (tpc_dtype_size(view->values[value->operands[k]].type.dtype) == 0)
+        if (tpcommon_dtype_size(view->values[value->operands[k]].type.dtype) == 0)
             return unsupported(l, view, value, "an operand has a dtype the cuda backend lacks");
-    if (tpc_dtype_size(type->dtype) == 0)
+    if (tpcommon_dtype_size(type->dtype) == 0)
         return unsupported(l, view, value, "the result has a dtype the cuda backend lacks");
     switch (op) {
-    case TPC_OP_SUM:
-    case TPC_OP_MEAN:
-    case TPC_OP_MAX:
-    case TPC_OP_MIN:
+    case TPCOMMON_OP_SUM:
+    case TPCOMMON_OP_MEAN:
+    case TPCOMMON_OP_MAX:
+    case TPCOMMON_OP_MIN:
         return lower_reduction(l, value, op, in);
-    case TPC_OP_ARGMAX:
+    case TPCOMMON_OP_ARGMAX:
         return lower_argmax(l, value, in, type);
-    case TPC_OP_MATMUL:
+    case TPCOMMON_OP_MATMUL:
         return matmul(l, name, in[0], in[1], type->dims, type->ndim);
-    case TPC_OP_RESHAPE:
-    case TPC_OP_SQUEEZE:
-    case TPC_OP_UNSQUEEZE:
+    case TPCOMMON_OP_RESHAPE:
+    case TPCOMMON_OP_SQUEEZE:
+    case TPCOMMON_OP_UNSQUEEZE:
         return view_node(l, CU_VIEW_RESHAPE, name, in[0], type->ndim, type->dims);
-    case TPC_OP_EXPAND:
+    case TPCOMMON_OP_EXPAND:
         return view_node(l, CU_VIEW_EXPAND, name, in[0], type->ndim, type->dims);
-    case TPC_OP_PERMUTE:
-    case TPC_OP_TRANSPOSE:
+    case TPCOMMON_OP_PERMUTE:
+    case TPCOMMON_OP_TRANSPOSE:
         return lower_permute(l, value, op, in);
-    case TPC_OP_SLICE:
+    case TPCOMMON_OP_SLICE:
         return lower_slice(l, value, in, type);
-    case TPC_OP_CONCAT:
+    case TPCOMMON_OP_CONCAT:
         return lower_concat(l, value, in, type);
-    case TPC_OP_CONSTANT:
+    case TPCOMMON_OP_CONSTANT:
         return lower_constant(l, value, type);
-    case TPC_OP_FULL:
+    case TPCOMMON_OP_FULL:
         return lower_full(l, value, type);
-    case TPC_OP_ARANGE:
+    case TPCOMMON_OP_ARANGE:
         return lower_arange(l, value, type);
-    case TPC_OP_SOFTMAX:
-    case TPC_OP_LOG_SOFTMAX:
-        return lower_softmax(l, value, in, op == TPC_OP_LOG_SOFTMAX);
-    case TPC_OP_LAYER_NORM:
+    case TPCOMMON_OP_SOFTMAX:
+    case TPCOMMON_OP_LOG_SOFTMAX:
+        return lower_softmax(l, value, in, op == TPCOMMON_OP_LOG_SOFTMAX);
+    case TPCOMMON_OP_LAYER_NORM:
         return lower_layer_norm(l, value, in);
-    case TPC_OP_GELU:
+    case TPCOMMON_OP_GELU:
         return lower_gelu(l, value, in);
-    case TPC_OP_SILU: {
+    case TPCOMMON_OP_SILU: {
         int x = as_float(l, name, in[0]);
-        return binary(l, TPC_OP_MUL, name, x, unary(l, TPC_OP_SIGMOID, name, x));
+        return binary(l, TPCOMMON_OP_MUL, name, x, unary(l, TPCOMMON_OP_SIGMOID, name, x));
     }
-    case TPC_OP_SOFTPLUS:
+    case TPCOMMON_OP_SOFTPLUS:
         return lower_softplus(l, value, in);
-    case TPC_OP_LINEAR:
+    case TPCOMMON_OP_LINEAR:
         return lower_linear(l, value, in);
     default:
-        if (tpc_op_kind(op) == TPC_KIND_POINTWISE) return lower_pointwise(l, value, op, in, type);
+        if (tpcommon_op_kind(op) == TPCOMMON_KIND_POINTWISE)
+            return lower_pointwise(l, value, op, in, type);
         return unsupported(l, view, value, "the cuda backend does not know this op");
     }
 }

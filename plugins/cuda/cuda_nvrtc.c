@@ -8,12 +8,12 @@
 
 #include "cuda_api.h"
 #include "cuda_cache.h"
-#include "tpc_text.h"
+#include "tpcommon_text.h"
 
 /* Writes the source next to the cache (or in /tmp) and returns the path. */
 static void save_source(const char *source, char *path, size_t size) {
     char folder[3800];
-    uint64_t hash = tpc_hash_bytes(TPC_HASH_SEED, source, strlen(source));
+    uint64_t hash = tpcommon_hash_bytes(TPCOMMON_HASH_SEED, source, strlen(source));
     if (!cu_cache_folder(folder, sizeof folder)) snprintf(folder, sizeof folder, "/tmp");
     snprintf(path, size, "%s/failed-%016llx.cu", folder, (unsigned long long)hash);
     FILE *file = fopen(path, "wb");

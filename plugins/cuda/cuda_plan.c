@@ -11,13 +11,13 @@
  * nothing: they are strided views of their operand's buffer, except a
  * reshape of a view that no strides can express, which is copied.
  *
- * Why not plugins/common's tpc_fusion: it groups the nodes of the plugin
+ * Why not plugins/common's tpcommon_fusion: it groups the nodes of the plugin
  * graph view, and this plugin fuses after its own lowering. Here softmax,
  * log_softmax and layer_norm are already decomposed into reductions and
  * pointwise nodes (so each becomes reduction kernels with their producers
  * fused in, plus one pointwise kernel), shape ops are gone into strided
  * views, and a pointwise node read several times is recomputed in each
- * reader's kernel rather than stored. tpc_fusion sees one ROW region per
+ * reader's kernel rather than stored. tpcommon_fusion sees one ROW region per
  * composite, makes every shape op a region of its own and inlines only
  * single-use values, so its regions do not describe these kernels.
  */
@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "cuda_graph.h"
-#include "tpc_text.h"
+#include "tpcommon_text.h"
 
 static void contiguous_strides(int ndim, const int64_t *dims, int64_t *strides) {
     int64_t stride = 1;
@@ -67,7 +67,7 @@ static bool derive_view(cu_node *node, const cu_strided *in) {
         out.strides[node->axis] *= node->slice_step;
         break;
     case CU_VIEW_RESHAPE:
-        if (tpc_strides_contiguous(in->ndim, in->dims, in->strides)) {
+        if (tpcommon_strides_contiguous(in->ndim, in->dims, in->strides)) {
             contiguous_strides(node->ndim, node->dims, out.strides);
             break;
         }
@@ -104,7 +104,7 @@ static bool add_output_copies(cu_graph *graph, char *error, size_t error_size) {
         if (graph->num_nodes == graph->capacity) {
             int capacity = graph->capacity * 2 + 8;
             cu_node *grown = realloc(graph->nodes, (size_t)capacity * sizeof *grown);
-            if (!grown) return tpc_error(error, error_size, "out of memory planning"), false;
+            if (!grown) return tpcommon_error(error, error_size, "out of memory planning"), false;
             graph->nodes = grown;
             graph->capacity = capacity;
             node = &graph->nodes[graph->outputs[i]];
@@ -118,7 +118,8 @@ static bool add_output_copies(cu_graph *graph, char *error, size_t error_size) {
         copy.data = NULL;
         copy.has_where = false;
         copy.operands = malloc(sizeof(int));
-        if (!copy.operands) return tpc_error(error, error_size, "out of memory planning"), false;
+        if (!copy.operands)
+            return tpcommon_error(error, error_size, "out of memory planning"), false;
         copy.operands[0] = graph->outputs[i];
         graph->nodes[graph->num_nodes] = copy;
         graph->outputs[i] = graph->num_nodes++;
@@ -148,7 +149,7 @@ static bool add_buffer(cu_graph *graph, cu_buffer_role role, int node, int input
     if (!grown) return false;
     graph->buffers = grown;
     cu_node *n = &graph->nodes[node];
-    size_t nbytes = (size_t)cu_numel(n) * tpc_dtype_size(n->dtype);
+    size_t nbytes = (size_t)cu_numel(n) * tpcommon_dtype_size(n->dtype);
     graph->buffers[graph->num_buffers] =
         (cu_buffer){.role = role, .node = node, .input = input, .nbytes = nbytes};
     set_contiguous(n, graph->num_buffers++);
@@ -222,7 +223,7 @@ static void configure_kernel(const cu_graph *graph, cu_kernel *kernel, int multi
 static void name_kernel(const cu_graph *graph, cu_kernel *kernel, int index, const cu_node *node) {
     const char *parts[2] = {node->kind == CU_VIEW ? "reshape" : node->op,
                             node->name ? node->name : ""};
-    tpc_kernel_name(graph->name, index, parts, 2, kernel->name, sizeof kernel->name);
+    tpcommon_kernel_name(graph->name, index, parts, 2, kernel->name, sizeof kernel->name);
 }
 
 static cu_kernel_kind kernel_kind(const cu_graph *graph, const cu_node *node) {
@@ -254,7 +255,7 @@ bool cu_graph_plan(cu_graph *graph, int multiprocessors, char *error, size_t err
     graph->kernels = calloc((size_t)n + 1, sizeof *graph->kernels);
     if (!single_reader || !graph->kernels) {
         free(single_reader);
-        return tpc_error(error, error_size, "out of memory planning"), false;
+        return tpcommon_error(error, error_size, "out of memory planning"), false;
     }
     for (int i = 0; i < n; i++) single_reader[i] = -1;
     for (int i = 0; i < n; i++) {
@@ -279,7 +280,7 @@ bool cu_graph_plan(cu_graph *graph, int multiprocessors, char *error, size_t err
     int *epilogue_of = malloc((size_t)n * sizeof(int) + 1);
     if (!epilogue_of) {
         free(single_reader);
-        return tpc_error(error, error_size, "out of memory planning"), false;
+        return tpcommon_error(error, error_size, "out of memory planning"), false;
     }
     for (int i = 0; i < n; i++) epilogue_of[i] = -1;
     for (int i = 0; i < n; i++) {
@@ -320,6 +321,6 @@ bool cu_graph_plan(cu_graph *graph, int multiprocessors, char *error, size_t err
     }
     free(single_reader);
     free(epilogue_of);
-    if (!ok) tpc_error(error, error_size, "out of memory planning");
+    if (!ok) tpcommon_error(error, error_size, "out of memory planning");
     return ok;
 }

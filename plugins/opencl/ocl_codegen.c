@@ -20,13 +20,13 @@ static int bind_types(const tp_plugin_graph *view, const tp_plugin_tensor_meta *
     graph->numel = calloc((size_t)n + 1, sizeof *graph->numel);
     if (!symbols || !graph->types || !graph->numel) {
         free(symbols);
-        return tpc_error(error, size, "out of memory for %d values", (int)n);
+        return tpcommon_error(error, size, "out of memory for %d values", (int)n);
     }
     for (int32_t s = 0; s < view->num_symbols; s++) symbols[s] = -1;
     if (num_inputs != view->num_inputs) {
         free(symbols);
-        return tpc_error(error, size, "graph has %d inputs, compile got %d input types",
-                         (int)view->num_inputs, (int)num_inputs);
+        return tpcommon_error(error, size, "graph has %d inputs, compile got %d input types",
+                              (int)view->num_inputs, (int)num_inputs);
     }
     for (int32_t i = 0; i < num_inputs; i++) {
         const tp_plugin_type *declared = &view->values[view->inputs[i]].type;
@@ -42,8 +42,9 @@ static int bind_types(const tp_plugin_graph *view, const tp_plugin_tensor_meta *
                 int64_t symbol = -type->dims[d] - 1;
                 if (symbol >= view->num_symbols || symbols[symbol] < 0) {
                     free(symbols);
-                    return tpc_error(error, size, "%%%s: dimension %d is a symbol no input binds",
-                                     view->values[v].name, d);
+                    return tpcommon_error(error, size,
+                                          "%%%s: dimension %d is a symbol no input binds",
+                                          view->values[v].name, d);
                 }
                 type->dims[d] = symbols[symbol];
             }
@@ -59,24 +60,26 @@ static int check_ops(ocl_graph *graph, const ocl_device *device, char *error, si
     const tp_plugin_graph *view = graph->view;
     for (int32_t v = 0; v < view->num_values; v++) {
         const tp_plugin_value *value = &view->values[v];
-        tpc_op op = tpc_op_of(value);
-        if (value->op && op == TPC_OP_UNKNOWN)
-            return tpc_error(error, size, "op '%s' (%%%s) is not supported by the opencl backend",
-                             value->op, value->name);
-        int32_t compute = value->op ? tpc_compute_dtype(view, value) : value->type.dtype;
+        tpcommon_op op = tpcommon_op_of(value);
+        if (value->op && op == TPCOMMON_OP_UNKNOWN)
+            return tpcommon_error(error, size,
+                                  "op '%s' (%%%s) is not supported by the opencl backend",
+                                  value->op, value->name);
+        int32_t compute = value->op ? tpcommon_compute_dtype(view, value) : value->type.dtype;
         bool f64 = graph->types[v].dtype == TP_PLUGIN_F64 || compute == TP_PLUGIN_F64;
         if (!f64) continue;
         graph->uses_f64 = true;
         if (device->fp64) continue;
         if (!value->op)
-            return tpc_error(error, size,
-                             "input %%%s is f64, which device '%s' does not support (no "
-                             "cl_khr_fp64): pass f32",
-                             value->name, device->name);
-        return tpc_error(error, size,
-                         "op '%s' (%%%s) computes in f64, which device '%s' does not support (no "
-                         "cl_khr_fp64): cast to f32 first",
-                         value->op, value->name, device->name);
+            return tpcommon_error(error, size,
+                                  "input %%%s is f64, which device '%s' does not support (no "
+                                  "cl_khr_fp64): pass f32",
+                                  value->name, device->name);
+        return tpcommon_error(
+            error, size,
+            "op '%s' (%%%s) computes in f64, which device '%s' does not support (no "
+            "cl_khr_fp64): cast to f32 first",
+            value->op, value->name, device->name);
     }
     return TP_PLUGIN_OK;
 }
@@ -87,9 +90,9 @@ typedef struct region_code {
     ocl_codegen *codegen;
     const ocl_device *device;
     int32_t region;
-    const tpc_region *info;
+    const tpcommon_region *info;
     ocl_emitter emitter;
-    tpc_buf body;
+    tpcommon_buf body;
     bool *loads;
     ocl_launch *launch;
 } region_code;
@@ -154,12 +157,12 @@ static void reduction_axes(region_code *code, int32_t root, reduction_shape *sha
     const tp_plugin_value *value = value_of(code, root);
     const tp_plugin_type *in = type_of(code, value->operands[0]);
     memset(shape, 0, sizeof *shape);
-    if (tpc_op_of(value) == TPC_OP_ARGMAX) {
-        int64_t axis = tpc_attr_int(value, "axis", 0);
+    if (tpcommon_op_of(value) == TPCOMMON_OP_ARGMAX) {
+        int64_t axis = tpcommon_attr_int(value, "axis", 0);
         shape->reduced[axis < 0 ? axis + in->ndim : axis] = true;
     } else {
         int32_t count = 0;
-        const int64_t *axes = tpc_attr_ints(value, "axes", &count);
+        const int64_t *axes = tpcommon_attr_ints(value, "axes", &count);
         for (int d = 0; d < in->ndim; d++) shape->reduced[d] = count == 0;
         for (int32_t k = 0; k < count; k++)
             shape->reduced[axes[k] < 0 ? axes[k] + in->ndim : axes[k]] = true;
@@ -178,8 +181,8 @@ static void reduction_axes(region_code *code, int32_t root, reduction_shape *sha
 static const char *reduction_input_index(region_code *code, const tp_plugin_type *in,
                                          const reduction_shape *shape, const char *o,
                                          const char *k) {
-    tpc_buf sum;
-    tpc_buf_init(&sum);
+    tpcommon_buf sum;
+    tpcommon_buf_init(&sum);
     for (int pass = 0; pass < 2; pass++) {
         bool want_reduced = pass == 1;
         tp_plugin_type part = {.dtype = in->dtype}; /* the kept (or reduced) axes alone */
@@ -194,22 +197,22 @@ static const char *reduction_input_index(region_code *code, const tp_plugin_type
             char coordinate[128];
             ocl_coordinate(&part, axis_in_part[d], want_reduced ? k : o, coordinate,
                            sizeof coordinate);
-            if (sum.length) tpc_buf_append(&sum, " + ");
+            if (sum.length) tpcommon_buf_append(&sum, " + ");
             int64_t stride = ocl_stride(in, d);
             if (stride == 1)
-                tpc_buf_append(&sum, coordinate);
+                tpcommon_buf_append(&sum, coordinate);
             else
-                tpc_buf_printf(&sum, "%s * %lldL", coordinate, (long long)stride);
+                tpcommon_buf_printf(&sum, "%s * %lldL", coordinate, (long long)stride);
         }
     }
     const char *token = ocl_emit_index(&code->emitter, sum.length ? sum.data : "0");
-    tpc_buf_free(&sum);
+    tpcommon_buf_free(&sum);
     return token;
 }
 
 /* The accumulator: its dtype, identity and how an element joins it. */
 typedef struct accumulator {
-    tpc_op op;
+    tpcommon_op op;
     int32_t in_dtype, acc_dtype, out_dtype;
     char acc_type[16];
     char identity[64];
@@ -217,13 +220,13 @@ typedef struct accumulator {
 
 static void accumulator_of(region_code *code, int32_t root, accumulator *acc) {
     const tp_plugin_value *value = value_of(code, root);
-    acc->op = tpc_op_of(value);
+    acc->op = tpcommon_op_of(value);
     acc->in_dtype = type_of(code, value->operands[0])->dtype;
     acc->out_dtype = type_of(code, root)->dtype;
-    bool floating = tpc_dtype_is_float(acc->in_dtype);
+    bool floating = tpcommon_dtype_is_float(acc->in_dtype);
     switch (acc->op) {
-    case TPC_OP_SUM:
-    case TPC_OP_MEAN:
+    case TPCOMMON_OP_SUM:
+    case TPCOMMON_OP_MEAN:
         acc->acc_dtype = floating ? acc->in_dtype : TP_PLUGIN_I64;
         snprintf(acc->acc_type, sizeof acc->acc_type, "%s",
                  floating ? ocl_ctype(acc->in_dtype) : "ulong");
@@ -232,7 +235,7 @@ static void accumulator_of(region_code *code, int32_t root, accumulator *acc) {
     default: { /* max, min, argmax */
         acc->acc_dtype = acc->in_dtype;
         snprintf(acc->acc_type, sizeof acc->acc_type, "%s", ocl_ctype(acc->in_dtype));
-        bool low = acc->op != TPC_OP_MIN;
+        bool low = acc->op != TPCOMMON_OP_MIN;
         static const char *const lows[] = {"(-INFINITY)", "(-INFINITY)", "INT_MIN", "LONG_MIN",
                                            "0"};
         static const char *const highs[] = {"INFINITY", "INFINITY", "INT_MAX", "LONG_MAX", "1"};
@@ -247,20 +250,21 @@ static void accumulator_of(region_code *code, int32_t root, accumulator *acc) {
 static void fold(region_code *code, const accumulator *acc, const char *a, const char *ai,
                  const char *x, const char *xi) {
     ocl_emitter *e = &code->emitter;
-    bool floating = tpc_dtype_is_float(acc->in_dtype);
+    bool floating = tpcommon_dtype_is_float(acc->in_dtype);
     switch (acc->op) {
-    case TPC_OP_SUM:
-    case TPC_OP_MEAN:
+    case TPCOMMON_OP_SUM:
+    case TPCOMMON_OP_MEAN:
         if (floating)
             ocl_emit_line(e, "%s += %s;", a, x);
         else
             ocl_emit_line(e, "%s += (ulong)(long)%s;", a, x);
         break;
-    case TPC_OP_MAX:
-    case TPC_OP_MIN: {
-        const char *cmp = acc->op == TPC_OP_MAX ? ">" : "<";
+    case TPCOMMON_OP_MAX:
+    case TPCOMMON_OP_MIN: {
+        const char *cmp = acc->op == TPCOMMON_OP_MAX ? ">" : "<";
         if (acc->in_dtype == TP_PLUGIN_BOOL)
-            ocl_emit_line(e, "%s = (uchar)(%s %s %s);", a, a, acc->op == TPC_OP_MAX ? "|" : "&", x);
+            ocl_emit_line(e, "%s = (uchar)(%s %s %s);", a, a,
+                          acc->op == TPCOMMON_OP_MAX ? "|" : "&", x);
         else if (floating)
             ocl_emit_line(e, "%s = (%s %s %s || isnan(%s)) ? %s : %s;", a, x, cmp, a, x, x, a);
         else
@@ -290,21 +294,21 @@ static void finish(region_code *code, const accumulator *acc, const reduction_sh
     ocl_emitter *e = &code->emitter;
     const char *out_type = ocl_ctype(acc->out_dtype);
     switch (acc->op) {
-    case TPC_OP_SUM:
-        if (tpc_dtype_is_float(acc->in_dtype))
+    case TPCOMMON_OP_SUM:
+        if (tpcommon_dtype_is_float(acc->in_dtype))
             ocl_emit_line(e, "const %s %s = %s;", out_type, result, a);
         else
             ocl_emit_line(e, "const long %s = (long)%s;", result, a);
         break;
-    case TPC_OP_MEAN:
-        if (tpc_dtype_is_float(acc->in_dtype))
+    case TPCOMMON_OP_MEAN:
+        if (tpcommon_dtype_is_float(acc->in_dtype))
             ocl_emit_line(e, "const %s %s = %s / (%s)%lld;", out_type, result, a, out_type,
                           (long long)shape->length);
         else
             ocl_emit_line(e, "const %s %s = (%s)(long)%s / (%s)%lld;", out_type, result, out_type,
                           a, out_type, (long long)shape->length);
         break;
-    case TPC_OP_ARGMAX:
+    case TPCOMMON_OP_ARGMAX:
         ocl_emit_line(e, "const long %s = %s < 0 ? 0 : %s;", result, ai, ai);
         break;
     default:
@@ -338,7 +342,7 @@ static void reduction_kernel(region_code *code) {
     accumulator acc;
     reduction_axes(code, root, &shape);
     accumulator_of(code, root, &acc);
-    bool argmax = acc.op == TPC_OP_ARGMAX;
+    bool argmax = acc.op == TPCOMMON_OP_ARGMAX;
     /* Many outputs with short rows: one work-item per output is enough. */
     bool serial = shape.length <= 64 || shape.outputs >= 4096;
     size_t local = serial ? local_size(code->device, MAX_LOCAL)
@@ -441,15 +445,15 @@ static void row_kernel(region_code *code) {
     ocl_emitter *e = &code->emitter;
     int32_t root = code->info->root;
     const tp_plugin_value *value = value_of(code, root);
-    tpc_op op = tpc_op_of(value);
+    tpcommon_op op = tpcommon_op_of(value);
     const tp_plugin_type *in = type_of(code, value->operands[0]);
     int32_t dtype = type_of(code, root)->dtype;
     const char *t = ocl_ctype(dtype);
-    int axis = (int)tpc_attr_int(value, "axis", -1);
+    int axis = (int)tpcommon_attr_int(value, "axis", -1);
     if (axis < 0) axis += in->ndim;
     int64_t outer = 1, length = 1, inner = 1;
     for (int d = 0; d < in->ndim; d++) {
-        bool in_row = op == TPC_OP_LAYER_NORM ? d >= axis : d == axis;
+        bool in_row = op == TPCOMMON_OP_LAYER_NORM ? d >= axis : d == axis;
         int64_t *part = d < axis ? &outer : in_row ? &length : &inner;
         *part *= in->dims[d];
     }
@@ -463,8 +467,8 @@ static void row_kernel(region_code *code) {
     char x_expr[160];
     ocl_emit_scope scope;
     const char *index;
-    if (op == TPC_OP_LAYER_NORM) {
-        double eps = tpc_attr_float(value, "eps", 1e-5);
+    if (op == TPCOMMON_OP_LAYER_NORM) {
+        double eps = tpcommon_attr_float(value, "eps", 1e-5);
         char eps_text[64];
         ocl_literal(dtype, eps, eps_text, sizeof eps_text);
         ocl_emit_line(e, "%s mean = 0;", t);
@@ -514,11 +518,11 @@ static void row_kernel(region_code *code) {
     ocl_emit_line(e, "total += exp(%s - top);", x_expr);
     row_loop_close(code, scope);
     group_combine(e, t, "total", "scratch", local, false);
-    if (op == TPC_OP_LOG_SOFTMAX) ocl_emit_line(e, "const %s log_total = log(total);", t);
+    if (op == TPCOMMON_OP_LOG_SOFTMAX) ocl_emit_line(e, "const %s log_total = log(total);", t);
     index = row_loop_open(code, length, inner, local, &scope);
     ocl_convert(in->dtype, dtype, ocl_emit_value(e, value->operands[0], index), x_expr,
                 sizeof x_expr);
-    if (op == TPC_OP_LOG_SOFTMAX)
+    if (op == TPCOMMON_OP_LOG_SOFTMAX)
         ocl_emit_line(e, "b%d[%s] = (%s - top) - log_total;", (int)root, index, x_expr);
     else
         ocl_emit_line(e, "b%d[%s] = exp(%s - top) / total;", (int)root, index, x_expr);
@@ -539,7 +543,7 @@ static void matmul_shape_of(region_code *code, int32_t mm, matmul_shape *s) {
     const tp_plugin_type *b = type_of(code, value->operands[1]);
     const tp_plugin_type *out = type_of(code, mm);
     memset(s, 0, sizeof *s);
-    s->linear = tpc_op_of(value) == TPC_OP_LINEAR;
+    s->linear = tpcommon_op_of(value) == TPCOMMON_OP_LINEAR;
     s->k = a->dims[a->ndim - 1];
     s->batches = 1;
     if (s->linear) { /* x [..., k] @ weight[n, k]^T: rows are all leading elements */
@@ -595,7 +599,7 @@ static void matmul_kernel(region_code *code) {
     matmul_shape s;
     matmul_shape_of(code, mm, &s);
     int32_t a = value->operands[0], b = value->operands[1];
-    int32_t compute = tpc_dtype_promote(type_of(code, a)->dtype, type_of(code, b)->dtype);
+    int32_t compute = tpcommon_dtype_promote(type_of(code, a)->dtype, type_of(code, b)->dtype);
     const char *t = ocl_ctype(compute);
     size_t tile = code->device->max_work_group >= 256 ? 16 : 8;
     code->launch->work_dim = 3;
@@ -635,7 +639,7 @@ static void matmul_kernel(region_code *code) {
                  (long long)(s.k * s.n), (long long)s.n);
     tile_load(code, b, compute, guard, index, "tile_b[lr][lc]");
     ocl_emit_line(e, "barrier(CLK_LOCAL_MEM_FENCE);");
-    if (tpc_dtype_is_float(compute))
+    if (tpcommon_dtype_is_float(compute))
         ocl_emit_line(e, "for (int t = 0; t < %zu; t++) acc += tile_a[lr][t] * tile_b[t][lc];",
                       tile);
     else {
@@ -659,7 +663,7 @@ static void matmul_kernel(region_code *code) {
         char bias_expr[160];
         ocl_convert(type_of(code, bias)->dtype, result_dtype, ocl_emit_value(e, bias, "col"),
                     bias_expr, sizeof bias_expr);
-        if (tpc_dtype_is_float(result_dtype))
+        if (tpcommon_dtype_is_float(result_dtype))
             ocl_emit_line(e, "const %s product = %s + %s;", ocl_ctype(result_dtype), result,
                           bias_expr);
         else {
@@ -708,24 +712,24 @@ static const char preamble_f64[] =
     "}\n";
 
 static int emit_region(ocl_codegen *codegen, const ocl_device *device, int32_t r, bool *loads,
-                       ocl_launch *launch, tpc_buf *kernel_text, char *error, size_t size) {
+                       ocl_launch *launch, tpcommon_buf *kernel_text, char *error, size_t size) {
     region_code code = {.codegen = codegen,
                         .device = device,
                         .region = r,
                         .info = &codegen->graph.fusion.regions[r],
                         .loads = loads,
                         .launch = launch};
-    tpc_buf_init(&code.body);
+    tpcommon_buf_init(&code.body);
     ocl_emitter_init(&code.emitter, &codegen->graph, r, &code.body, loads);
     launch->root = code.info->root;
     switch (code.info->kind) {
-    case TPC_REGION_REDUCTION:
+    case TPCOMMON_REGION_REDUCTION:
         reduction_kernel(&code);
         break;
-    case TPC_REGION_ROW:
+    case TPCOMMON_REGION_ROW:
         row_kernel(&code);
         break;
-    case TPC_REGION_MATMUL:
+    case TPCOMMON_REGION_MATMUL:
         matmul_kernel(&code);
         break;
     default:
@@ -734,48 +738,50 @@ static int emit_region(ocl_codegen *codegen, const ocl_device *device, int32_t r
     }
     int status = TP_PLUGIN_OK;
     if (code.emitter.failed)
-        status = tpc_error(error, size, "%s", code.emitter.error);
+        status = tpcommon_error(error, size, "%s", code.emitter.error);
     else if (code.body.failed)
-        status = tpc_error(error, size, "out of memory generating code");
+        status = tpcommon_error(error, size, "out of memory generating code");
     ocl_emitter_free(&code.emitter);
     if (status != TP_PLUGIN_OK) {
-        tpc_buf_free(&code.body);
+        tpcommon_buf_free(&code.body);
         return status;
     }
     /* The signature: every loaded buffer, then the stored root. */
-    const tpc_region *info = code.info;
+    const tpcommon_region *info = code.info;
     const char *ops[64];
     int32_t num_ops = 0;
     for (int32_t m = 0; m < info->num_members && num_ops < 64; m++)
         ops[num_ops++] = codegen->graph.view->values[info->members[m]].op;
-    tpc_kernel_name(codegen->graph.view->name, r, ops, num_ops, launch->name, sizeof launch->name);
-    tpc_buf_printf(kernel_text, "__kernel void %s(", launch->name);
+    tpcommon_kernel_name(codegen->graph.view->name, r, ops, num_ops, launch->name,
+                         sizeof launch->name);
+    tpcommon_buf_printf(kernel_text, "__kernel void %s(", launch->name);
     int32_t n = codegen->graph.view->num_values;
     launch->args = malloc(sizeof(int32_t) * ((size_t)n + 1));
     if (!launch->args) {
-        tpc_buf_free(&code.body);
-        return tpc_error(error, size, "out of memory");
+        tpcommon_buf_free(&code.body);
+        return tpcommon_error(error, size, "out of memory");
     }
     for (int32_t v = 0; v < n; v++) {
         if (!loads[v]) continue;
-        tpc_buf_printf(kernel_text, "%s__global const %s *restrict b%d",
-                       launch->num_args ? ", " : "", ocl_ctype(codegen->graph.types[v].dtype),
-                       (int)v);
+        tpcommon_buf_printf(kernel_text, "%s__global const %s *restrict b%d",
+                            launch->num_args ? ", " : "", ocl_ctype(codegen->graph.types[v].dtype),
+                            (int)v);
         launch->args[launch->num_args++] = v;
     }
-    tpc_buf_printf(kernel_text, "%s__global %s *restrict b%d) {\n%s}\n\n",
-                   launch->num_args ? ", " : "", ocl_ctype(codegen->graph.types[info->root].dtype),
-                   (int)info->root, code.body.data ? code.body.data : "");
+    tpcommon_buf_printf(kernel_text, "%s__global %s *restrict b%d) {\n%s}\n\n",
+                        launch->num_args ? ", " : "",
+                        ocl_ctype(codegen->graph.types[info->root].dtype), (int)info->root,
+                        code.body.data ? code.body.data : "");
     launch->args[launch->num_args++] = info->root;
-    tpc_buf_free(&code.body);
+    tpcommon_buf_free(&code.body);
     return TP_PLUGIN_OK;
 }
 
 /* A region needs no kernel when its root is a constant (uploaded at
  * compile) or holds no elements. */
-static bool region_has_kernel(const ocl_codegen *codegen, const tpc_region *region) {
+static bool region_has_kernel(const ocl_codegen *codegen, const tpcommon_region *region) {
     const tp_plugin_value *root = &codegen->graph.view->values[region->root];
-    return tpc_op_of(root) != TPC_OP_CONSTANT && codegen->graph.numel[region->root] > 0;
+    return tpcommon_op_of(root) != TPCOMMON_OP_CONSTANT && codegen->graph.numel[region->root] > 0;
 }
 
 int ocl_codegen_run(const tp_plugin_graph *view, const tp_plugin_tensor_meta *inputs,
@@ -786,18 +792,18 @@ int ocl_codegen_run(const tp_plugin_graph *view, const tp_plugin_tensor_meta *in
     if (bind_types(view, inputs, num_inputs, &out->graph, error, error_size) != TP_PLUGIN_OK)
         return TP_PLUGIN_ERROR;
     if (check_ops(&out->graph, device, error, error_size) != TP_PLUGIN_OK) return TP_PLUGIN_ERROR;
-    if (tpc_fusion_compute(view, &out->graph.fusion, error, error_size) != TP_PLUGIN_OK)
+    if (tpcommon_fusion_compute(view, &out->graph.fusion, error, error_size) != TP_PLUGIN_OK)
         return TP_PLUGIN_ERROR;
     int32_t n = view->num_values, regions = out->graph.fusion.num_regions;
     bool *loads = calloc((size_t)(regions + 1) * (size_t)(n + 1), sizeof(bool));
     ocl_launch *launches = calloc((size_t)regions + 1, sizeof *launches);
-    tpc_buf *texts = calloc((size_t)regions + 1, sizeof *texts);
+    tpcommon_buf *texts = calloc((size_t)regions + 1, sizeof *texts);
     out->needs_buffer = calloc((size_t)n + 1, sizeof(bool));
     int status = loads && launches && texts && out->needs_buffer
                      ? TP_PLUGIN_OK
-                     : tpc_error(error, error_size, "out of memory");
+                     : tpcommon_error(error, error_size, "out of memory");
     for (int32_t r = 0; r < regions && status == TP_PLUGIN_OK; r++) {
-        tpc_buf_init(&texts[r]);
+        tpcommon_buf_init(&texts[r]);
         if (region_has_kernel(out, &out->graph.fusion.regions[r]))
             status = emit_region(out, device, r, &loads[(size_t)r * (size_t)(n + 1)], &launches[r],
                                  &texts[r], error, error_size);
@@ -808,13 +814,13 @@ int ocl_codegen_run(const tp_plugin_graph *view, const tp_plugin_tensor_meta *in
         for (int32_t i = 0; i < view->num_outputs; i++) out->needs_buffer[view->outputs[i]] = true;
         bool *runs = calloc((size_t)regions + 1, sizeof(bool));
         out->launches = calloc((size_t)regions + 1, sizeof *out->launches);
-        tpc_buf program;
-        tpc_buf_init(&program);
-        tpc_buf_append(&program, out->graph.uses_f64 ? preamble_f64 : "");
-        tpc_buf_append(&program, preamble);
-        if (!runs || !out->launches) status = tpc_error(error, error_size, "out of memory");
+        tpcommon_buf program;
+        tpcommon_buf_init(&program);
+        tpcommon_buf_append(&program, out->graph.uses_f64 ? preamble_f64 : "");
+        tpcommon_buf_append(&program, preamble);
+        if (!runs || !out->launches) status = tpcommon_error(error, error_size, "out of memory");
         for (int32_t r = regions - 1; r >= 0 && status == TP_PLUGIN_OK; r--) {
-            const tpc_region *region = &out->graph.fusion.regions[r];
+            const tpcommon_region *region = &out->graph.fusion.regions[r];
             runs[r] = region_has_kernel(out, region) && out->needs_buffer[region->root];
             if (!runs[r]) continue;
             for (int32_t v = 0; v < n; v++)
@@ -822,17 +828,17 @@ int ocl_codegen_run(const tp_plugin_graph *view, const tp_plugin_tensor_meta *in
         }
         for (int32_t r = 0; r < regions && status == TP_PLUGIN_OK; r++) {
             if (!runs[r]) continue;
-            tpc_buf_append(&program, texts[r].data ? texts[r].data : "");
+            tpcommon_buf_append(&program, texts[r].data ? texts[r].data : "");
             out->launches[out->num_launches++] = launches[r];
             launches[r].args = NULL;
         }
         free(runs);
-        out->source = tpc_buf_take(&program);
+        out->source = tpcommon_buf_take(&program);
         if (status == TP_PLUGIN_OK && !out->source)
-            status = tpc_error(error, error_size, "out of memory");
+            status = tpcommon_error(error, error_size, "out of memory");
     }
     for (int32_t r = 0; r < regions; r++) {
-        if (texts) tpc_buf_free(&texts[r]);
+        if (texts) tpcommon_buf_free(&texts[r]);
         if (launches) free(launches[r].args);
     }
     free(texts);
@@ -849,6 +855,6 @@ void ocl_codegen_free(ocl_codegen *codegen) {
     free(codegen->graph.types);
     free(codegen->graph.numel);
     if (codegen->graph.fusion.regions || codegen->graph.fusion.region_of)
-        tpc_fusion_free(&codegen->graph.fusion);
+        tpcommon_fusion_free(&codegen->graph.fusion);
     memset(codegen, 0, sizeof *codegen);
 }

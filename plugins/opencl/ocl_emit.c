@@ -23,8 +23,8 @@ struct ocl_index_entry {
     char name[32];
 };
 
-void ocl_emitter_init(ocl_emitter *emitter, const ocl_graph *graph, int32_t region, tpc_buf *out,
-                      bool *loads) {
+void ocl_emitter_init(ocl_emitter *emitter, const ocl_graph *graph, int32_t region,
+                      tpcommon_buf *out, bool *loads) {
     memset(emitter, 0, sizeof *emitter);
     emitter->graph = graph;
     emitter->region = region;
@@ -51,12 +51,12 @@ static void fail(ocl_emitter *emitter, const char *format, ...) {
 }
 
 void ocl_emit_line(ocl_emitter *emitter, const char *format, ...) {
-    for (int i = 0; i < emitter->indent; i++) tpc_buf_append(emitter->out, "    ");
+    for (int i = 0; i < emitter->indent; i++) tpcommon_buf_append(emitter->out, "    ");
     va_list args;
     va_start(args, format);
-    tpc_buf_vprintf(emitter->out, format, args);
+    tpcommon_buf_vprintf(emitter->out, format, args);
     va_end(args);
-    tpc_buf_append(emitter->out, "\n");
+    tpcommon_buf_append(emitter->out, "\n");
 }
 
 const char *ocl_emit_fresh(ocl_emitter *emitter, const char *prefix, char *buf, size_t size) {
@@ -167,7 +167,7 @@ static const char *unsigned_ctype(int32_t dtype) {
 }
 
 static const char *dtype_suffix(int32_t dtype) {
-    return tpc_dtype_name(dtype);
+    return tpcommon_dtype_name(dtype);
 }
 
 void ocl_convert(int32_t from, int32_t to, const char *expr, char *out, size_t size) {
@@ -175,7 +175,7 @@ void ocl_convert(int32_t from, int32_t to, const char *expr, char *out, size_t s
         snprintf(out, size, "%s", expr);
     else if (to == TP_PLUGIN_BOOL)
         snprintf(out, size, "(uchar)(%s != 0)", expr);
-    else if (tpc_dtype_is_float(from) && !tpc_dtype_is_float(to))
+    else if (tpcommon_dtype_is_float(from) && !tpcommon_dtype_is_float(to))
         snprintf(out, size, "tp_sat_%s_%s(%s)", dtype_suffix(to), dtype_suffix(from), expr);
     else
         snprintf(out, size, "((%s)%s)", ocl_ctype(to), expr);
@@ -246,18 +246,18 @@ static int64_t numel_of(const tp_plugin_type *type) {
 }
 
 /* Appends "+ term" to a sum expression. */
-static void add_term(tpc_buf *sum, const char *coordinate, int64_t stride) {
-    if (sum->length) tpc_buf_append(sum, " + ");
+static void add_term(tpcommon_buf *sum, const char *coordinate, int64_t stride) {
+    if (sum->length) tpcommon_buf_append(sum, " + ");
     if (stride == 1)
-        tpc_buf_append(sum, coordinate);
+        tpcommon_buf_append(sum, coordinate);
     else
-        tpc_buf_printf(sum, "%s * %lldL", coordinate, (long long)stride);
+        tpcommon_buf_printf(sum, "%s * %lldL", coordinate, (long long)stride);
 }
 
-static const char *finish_index(ocl_emitter *emitter, tpc_buf *sum) {
+static const char *finish_index(ocl_emitter *emitter, tpcommon_buf *sum) {
     if (sum->failed) fail(emitter, "out of memory");
     const char *token = ocl_emit_index(emitter, sum->length ? sum->data : "0");
-    tpc_buf_free(sum);
+    tpcommon_buf_free(sum);
     return token;
 }
 
@@ -267,8 +267,8 @@ const char *ocl_broadcast_index(ocl_emitter *emitter, const tp_plugin_type *out_
      * means the same C-order layout. */
     if (numel_of(in_type) == numel_of(out_type)) return index;
     if (numel_of(in_type) <= 1) return "0";
-    tpc_buf sum;
-    tpc_buf_init(&sum);
+    tpcommon_buf sum;
+    tpcommon_buf_init(&sum);
     int offset = out_type->ndim - in_type->ndim;
     for (int d = 0; d < in_type->ndim; d++) {
         if (in_type->dims[d] == 1) continue;
@@ -290,8 +290,8 @@ static const char *permuted_index(ocl_emitter *emitter, int32_t v, const int64_t
     const tp_plugin_type *out_type = &emitter->graph->types[v];
     const tp_plugin_type *in_type =
         &emitter->graph->types[emitter->graph->view->values[v].operands[0]];
-    tpc_buf sum;
-    tpc_buf_init(&sum);
+    tpcommon_buf sum;
+    tpcommon_buf_init(&sum);
     for (int d = 0; d < out_type->ndim; d++) {
         if (out_type->dims[d] == 1) continue;
         char coordinate[128];
@@ -301,37 +301,37 @@ static const char *permuted_index(ocl_emitter *emitter, int32_t v, const int64_t
     return finish_index(emitter, &sum);
 }
 
-static const char *shape_operand_index(ocl_emitter *emitter, int32_t v, tpc_op op,
+static const char *shape_operand_index(ocl_emitter *emitter, int32_t v, tpcommon_op op,
                                        const char *index) {
     const tp_plugin_value *value = &emitter->graph->view->values[v];
     const tp_plugin_type *out_type = &emitter->graph->types[v];
     const tp_plugin_type *in_type = &emitter->graph->types[value->operands[0]];
     switch (op) {
-    case TPC_OP_PERMUTE: {
+    case TPCOMMON_OP_PERMUTE: {
         int32_t count = 0;
-        const int64_t *perm = tpc_attr_ints(value, "perm", &count);
+        const int64_t *perm = tpcommon_attr_ints(value, "perm", &count);
         return permuted_index(emitter, v, perm, index);
     }
-    case TPC_OP_TRANSPOSE: {
+    case TPCOMMON_OP_TRANSPOSE: {
         int64_t perm[TP_PLUGIN_MAX_DIMS];
         for (int d = 0; d < in_type->ndim; d++) perm[d] = d;
-        int dim0 = normalize_axis(tpc_attr_int(value, "dim0", 0), in_type->ndim);
-        int dim1 = normalize_axis(tpc_attr_int(value, "dim1", 1), in_type->ndim);
+        int dim0 = normalize_axis(tpcommon_attr_int(value, "dim0", 0), in_type->ndim);
+        int dim1 = normalize_axis(tpcommon_attr_int(value, "dim1", 1), in_type->ndim);
         perm[dim0] = dim1;
         perm[dim1] = dim0;
         return permuted_index(emitter, v, perm, index);
     }
-    case TPC_OP_EXPAND:
+    case TPCOMMON_OP_EXPAND:
         return ocl_broadcast_index(emitter, out_type, in_type, index);
-    case TPC_OP_SLICE: {
-        int axis = normalize_axis(tpc_attr_int(value, "axis", 0), in_type->ndim);
+    case TPCOMMON_OP_SLICE: {
+        int axis = normalize_axis(tpcommon_attr_int(value, "axis", 0), in_type->ndim);
         int64_t size = in_type->dims[axis];
-        int64_t start = tpc_attr_int(value, "start", 0);
-        int64_t step = tpc_attr_int(value, "step", 1);
+        int64_t start = tpcommon_attr_int(value, "start", 0);
+        int64_t step = tpcommon_attr_int(value, "step", 1);
         if (start < 0) start += size;
         start = start < 0 ? 0 : start > size ? size : start;
-        tpc_buf sum;
-        tpc_buf_init(&sum);
+        tpcommon_buf sum;
+        tpcommon_buf_init(&sum);
         for (int d = 0; d < out_type->ndim; d++) {
             char coordinate[160], shifted[200];
             if (out_type->dims[d] == 1 && d != axis) continue;
@@ -355,7 +355,7 @@ static const char *shape_operand_index(ocl_emitter *emitter, int32_t v, tpc_op o
 static const char *emit_concat(ocl_emitter *emitter, int32_t v, const char *index) {
     const tp_plugin_value *value = &emitter->graph->view->values[v];
     const tp_plugin_type *out_type = &emitter->graph->types[v];
-    int axis = normalize_axis(tpc_attr_int(value, "axis", 0), out_type->ndim);
+    int axis = normalize_axis(tpcommon_attr_int(value, "axis", 0), out_type->ndim);
     char coordinate[128], result[16];
     ocl_coordinate(out_type, axis, index, coordinate, sizeof coordinate);
     const char *along = ocl_emit_index(emitter, coordinate);
@@ -379,8 +379,8 @@ static const char *emit_concat(ocl_emitter *emitter, int32_t v, const char *inde
         opened++;
         emitter->indent++;
         ocl_emit_scope scope = ocl_emit_scope_begin(emitter);
-        tpc_buf sum;
-        tpc_buf_init(&sum);
+        tpcommon_buf sum;
+        tpcommon_buf_init(&sum);
         for (int d = 0; d < out_type->ndim; d++) {
             char term[200];
             if (d == axis) {
@@ -407,8 +407,8 @@ static const char *emit_concat(ocl_emitter *emitter, int32_t v, const char *inde
 
 static void arange_expr(const tp_plugin_value *value, int32_t dtype, const char *index, char *out,
                         size_t size) {
-    double start = tpc_attr_float(value, "start", 0.0);
-    double step = tpc_attr_float(value, "step", 1.0);
+    double start = tpcommon_attr_float(value, "start", 0.0);
+    double step = tpcommon_attr_float(value, "step", 1.0);
     char first[64], second[64], delta[64];
     if (dtype == TP_PLUGIN_F32 || dtype == TP_PLUGIN_F64) {
         double a = dtype == TP_PLUGIN_F32 ? (double)(float)start : start;
@@ -434,67 +434,67 @@ static void float_fn(char *out, size_t size, const char *fn, const char *a) {
 
 /* The expression of a pointwise op over operands already in `c` (the
  * compute dtype); `where`'s condition keeps its own dtype. */
-static bool pointwise_expr(const tp_plugin_value *value, tpc_op op, int32_t c, const char **x,
+static bool pointwise_expr(const tp_plugin_value *value, tpcommon_op op, int32_t c, const char **x,
                            int32_t result_dtype, char *out, size_t size) {
     const char *t = ocl_ctype(c), *u = unsigned_ctype(c);
-    bool fl = tpc_dtype_is_float(c), in = tpc_dtype_is_integer(c);
+    bool fl = tpcommon_dtype_is_float(c), in = tpcommon_dtype_is_integer(c);
     const char *a = x[0], *b = x[1];
     switch (op) {
-    case TPC_OP_NEG:
+    case TPCOMMON_OP_NEG:
         if (fl)
             snprintf(out, size, "(-%s)", a);
         else
             snprintf(out, size, "((%s)((%s)0 - (%s)%s))", t, u, u, a);
         return fl || in;
-    case TPC_OP_ABS:
+    case TPCOMMON_OP_ABS:
         if (fl)
             snprintf(out, size, "fabs(%s)", a);
         else
             snprintf(out, size, "(%s < 0 ? (%s)((%s)0 - (%s)%s) : %s)", a, t, u, u, a, a);
         return fl || in;
-    case TPC_OP_EXP:
+    case TPCOMMON_OP_EXP:
         float_fn(out, size, "exp", a);
         return fl;
-    case TPC_OP_LOG:
+    case TPCOMMON_OP_LOG:
         float_fn(out, size, "log", a);
         return fl;
-    case TPC_OP_SQRT:
+    case TPCOMMON_OP_SQRT:
         float_fn(out, size, "sqrt", a);
         return fl;
-    case TPC_OP_RSQRT:
+    case TPCOMMON_OP_RSQRT:
         snprintf(out, size, "((%s)1 / sqrt(%s))", t, a);
         return fl;
-    case TPC_OP_SIN:
+    case TPCOMMON_OP_SIN:
         float_fn(out, size, "sin", a);
         return fl;
-    case TPC_OP_COS:
+    case TPCOMMON_OP_COS:
         float_fn(out, size, "cos", a);
         return fl;
-    case TPC_OP_TANH:
+    case TPCOMMON_OP_TANH:
         float_fn(out, size, "tanh", a);
         return fl;
-    case TPC_OP_ERF:
+    case TPCOMMON_OP_ERF:
         float_fn(out, size, "erf", a);
         return fl;
-    case TPC_OP_SIGMOID:
+    case TPCOMMON_OP_SIGMOID:
         snprintf(out, size,
                  "(%s >= (%s)0 ? (%s)1 / ((%s)1 + exp(-%s)) : exp(%s) / ((%s)1 + exp(%s)))", a, t,
                  t, t, a, a, t, a);
         return fl;
-    case TPC_OP_RELU:
+    case TPCOMMON_OP_RELU:
         if (c == TP_PLUGIN_BOOL)
             snprintf(out, size, "%s", a);
         else
             snprintf(out, size, "(%s < (%s)0 ? (%s)0 : %s)", a, t, t, a);
         return true;
-    case TPC_OP_FLOOR:
-    case TPC_OP_CEIL:
+    case TPCOMMON_OP_FLOOR:
+    case TPCOMMON_OP_CEIL:
         if (fl)
-            float_fn(out, size, op == TPC_OP_FLOOR ? "floor" : "ceil", a);
+            float_fn(out, size, op == TPCOMMON_OP_FLOOR ? "floor" : "ceil", a);
         else
             snprintf(out, size, "%s", a);
         return true;
-    case TPC_OP_SIGN:
+    case TPCOMMON_OP_SIGN:
         if (fl)
             snprintf(out, size,
                      "(%s > (%s)0 ? (%s)1 : %s < (%s)0 ? (%s)-1 : %s == (%s)0 ? (%s)0 : %s)", a, t,
@@ -502,71 +502,71 @@ static bool pointwise_expr(const tp_plugin_value *value, tpc_op op, int32_t c, c
         else
             snprintf(out, size, "((%s)((%s > 0) - (%s < 0)))", t, a, a);
         return fl || in;
-    case TPC_OP_LOGICAL_NOT:
+    case TPCOMMON_OP_LOGICAL_NOT:
         snprintf(out, size, "(uchar)(%s == 0)", a);
         return true;
-    case TPC_OP_CAST:
+    case TPCOMMON_OP_CAST:
         ocl_convert(c, result_dtype, a, out, size);
         return true;
-    case TPC_OP_ADD:
-    case TPC_OP_SUB:
-    case TPC_OP_MUL: {
-        const char *sign = op == TPC_OP_ADD ? "+" : op == TPC_OP_SUB ? "-" : "*";
+    case TPCOMMON_OP_ADD:
+    case TPCOMMON_OP_SUB:
+    case TPCOMMON_OP_MUL: {
+        const char *sign = op == TPCOMMON_OP_ADD ? "+" : op == TPCOMMON_OP_SUB ? "-" : "*";
         if (fl)
             snprintf(out, size, "(%s %s %s)", a, sign, b);
         else
             snprintf(out, size, "((%s)((%s)%s %s (%s)%s))", t, u, a, sign, u, b);
         return fl || in;
     }
-    case TPC_OP_DIV:
+    case TPCOMMON_OP_DIV:
         snprintf(out, size, "(%s / %s)", a, b);
         return fl;
-    case TPC_OP_POW:
+    case TPCOMMON_OP_POW:
         if (fl)
             snprintf(out, size, "pow(%s, %s)", a, b);
         else
             snprintf(out, size, "((%s)tp_ipow((long)%s, (long)%s))", t, a, b);
         return fl || in;
-    case TPC_OP_MAXIMUM:
-    case TPC_OP_MINIMUM: {
-        const char *cmp = op == TPC_OP_MAXIMUM ? ">=" : "<=";
+    case TPCOMMON_OP_MAXIMUM:
+    case TPCOMMON_OP_MINIMUM: {
+        const char *cmp = op == TPCOMMON_OP_MAXIMUM ? ">=" : "<=";
         if (c == TP_PLUGIN_BOOL)
-            snprintf(out, size, "(uchar)(%s %s %s)", a, op == TPC_OP_MAXIMUM ? "|" : "&", b);
+            snprintf(out, size, "(uchar)(%s %s %s)", a, op == TPCOMMON_OP_MAXIMUM ? "|" : "&", b);
         else if (fl)
             snprintf(out, size, "((%s %s %s || isnan(%s)) ? %s : %s)", a, cmp, b, a, a, b);
         else
             snprintf(out, size, "(%s %s %s ? %s : %s)", a, cmp, b, a, b);
         return true;
     }
-    case TPC_OP_LT:
+    case TPCOMMON_OP_LT:
         snprintf(out, size, "(uchar)(%s < %s)", a, b);
         return true;
-    case TPC_OP_LE:
+    case TPCOMMON_OP_LE:
         snprintf(out, size, "(uchar)(%s <= %s)", a, b);
         return true;
-    case TPC_OP_GT:
+    case TPCOMMON_OP_GT:
         snprintf(out, size, "(uchar)(%s > %s)", a, b);
         return true;
-    case TPC_OP_GE:
+    case TPCOMMON_OP_GE:
         snprintf(out, size, "(uchar)(%s >= %s)", a, b);
         return true;
-    case TPC_OP_EQ:
+    case TPCOMMON_OP_EQ:
         snprintf(out, size, "(uchar)(%s == %s)", a, b);
         return true;
-    case TPC_OP_NE:
+    case TPCOMMON_OP_NE:
         snprintf(out, size, "(uchar)(%s != %s)", a, b);
         return true;
-    case TPC_OP_LOGICAL_AND:
+    case TPCOMMON_OP_LOGICAL_AND:
         snprintf(out, size, "(uchar)(%s != 0 && %s != 0)", a, b);
         return true;
-    case TPC_OP_LOGICAL_OR:
+    case TPCOMMON_OP_LOGICAL_OR:
         snprintf(out, size, "(uchar)(%s != 0 || %s != 0)", a, b);
         return true;
-    case TPC_OP_WHERE:
+    case TPCOMMON_OP_WHERE:
         snprintf(out, size, "(%s != 0 ? %s : %s)", x[0], x[1], x[2]);
         return true;
-    case TPC_OP_GELU:
-        if (tpc_attr_int(value, "approximate", 0) == TP_PLUGIN_GELU_TANH)
+    case TPCOMMON_OP_GELU:
+        if (tpcommon_attr_int(value, "approximate", 0) == TP_PLUGIN_GELU_TANH)
             snprintf(out, size,
                      "((%s)0.5 * %s * ((%s)1 + tanh((%s)0.7978845608028654 * (%s + (%s)0.044715 * "
                      "%s * %s * %s))))",
@@ -575,13 +575,13 @@ static bool pointwise_expr(const tp_plugin_value *value, tpc_op op, int32_t c, c
             snprintf(out, size, "((%s)0.5 * %s * ((%s)1 + erf(%s * (%s)0.7071067811865476)))", t, a,
                      t, a, t);
         return fl;
-    case TPC_OP_SILU:
+    case TPCOMMON_OP_SILU:
         snprintf(out, size, "(%s / ((%s)1 + exp(-%s)))", a, t, a);
         return fl;
-    case TPC_OP_SOFTPLUS: {
+    case TPCOMMON_OP_SOFTPLUS: {
         char beta[64], threshold[64];
-        ocl_literal(c, tpc_attr_float(value, "beta", 1.0), beta, sizeof beta);
-        ocl_literal(c, tpc_attr_float(value, "threshold", 20.0), threshold, sizeof threshold);
+        ocl_literal(c, tpcommon_attr_float(value, "beta", 1.0), beta, sizeof beta);
+        ocl_literal(c, tpcommon_attr_float(value, "threshold", 20.0), threshold, sizeof threshold);
         snprintf(out, size, "(%s * %s > %s ? %s : log1p(exp(%s * %s)) / %s)", beta, a, threshold, a,
                  beta, a, beta);
         return fl;
@@ -591,11 +591,12 @@ static bool pointwise_expr(const tp_plugin_value *value, tpc_op op, int32_t c, c
     }
 }
 
-static const char *emit_pointwise(ocl_emitter *emitter, int32_t v, tpc_op op, const char *index) {
+static const char *emit_pointwise(ocl_emitter *emitter, int32_t v, tpcommon_op op,
+                                  const char *index) {
     const ocl_graph *graph = emitter->graph;
     const tp_plugin_value *value = &graph->view->values[v];
-    int32_t compute = tpc_compute_dtype(graph->view, value);
-    if (op == TPC_OP_CAST) compute = graph->types[value->operands[0]].dtype;
+    int32_t compute = tpcommon_compute_dtype(graph->view, value);
+    if (op == TPCOMMON_OP_CAST) compute = graph->types[value->operands[0]].dtype;
     char operands[3][160];
     const char *names[3] = {"", "", ""};
     for (int32_t k = 0; k < value->num_operands && k < 3; k++) {
@@ -603,14 +604,14 @@ static const char *emit_pointwise(ocl_emitter *emitter, int32_t v, tpc_op op, co
         const char *at =
             ocl_broadcast_index(emitter, &graph->types[v], &graph->types[operand], index);
         const char *local = ocl_emit_value(emitter, operand, at);
-        int32_t target = op == TPC_OP_WHERE && k == 0 ? graph->types[operand].dtype : compute;
+        int32_t target = op == TPCOMMON_OP_WHERE && k == 0 ? graph->types[operand].dtype : compute;
         ocl_convert(graph->types[operand].dtype, target, local, operands[k], sizeof operands[k]);
         names[k] = operands[k];
     }
     char expr[1024], local[16];
     if (!pointwise_expr(value, op, compute, names, graph->types[v].dtype, expr, sizeof expr)) {
         fail(emitter, "op '%s' (%%%s) is not defined for dtype %s", value->op, value->name,
-             tpc_dtype_name(compute));
+             tpcommon_dtype_name(compute));
         return "0";
     }
     ocl_emit_fresh(emitter, "t", local, sizeof local);
@@ -634,26 +635,26 @@ const char *ocl_emit_value(ocl_emitter *emitter, int32_t v, const char *index) {
     const ocl_graph *graph = emitter->graph;
     const tp_plugin_value *value = &graph->view->values[v];
     if (!value->op) return emit_load(emitter, v, index);
-    tpc_op op = tpc_op_of(value);
-    tpc_kind kind = tpc_op_kind(op);
+    tpcommon_op op = tpcommon_op_of(value);
+    tpcommon_kind kind = tpcommon_op_kind(op);
     bool here = graph->fusion.region_of[v] == emitter->region;
-    if (op == TPC_OP_FULL) {
+    if (op == TPCOMMON_OP_FULL) {
         char literal[64];
-        ocl_literal(graph->types[v].dtype, tpc_attr_float(value, "value", 0.0), literal,
+        ocl_literal(graph->types[v].dtype, tpcommon_attr_float(value, "value", 0.0), literal,
                     sizeof literal);
         return memo_add(emitter, v, index, literal);
     }
-    if (op == TPC_OP_ARANGE) {
+    if (op == TPCOMMON_OP_ARANGE) {
         char expr[256], local[16];
         arange_expr(value, graph->types[v].dtype, index, expr, sizeof expr);
         ocl_emit_fresh(emitter, "t", local, sizeof local);
         ocl_emit_line(emitter, "const %s %s = %s;", ocl_ctype(graph->types[v].dtype), local, expr);
         return memo_add(emitter, v, index, local);
     }
-    if (!here || op == TPC_OP_CONSTANT) return emit_load(emitter, v, index);
-    if (kind == TPC_KIND_POINTWISE) return emit_pointwise(emitter, v, op, index);
-    if (kind == TPC_KIND_SHAPE) {
-        if (op == TPC_OP_CONCAT) return emit_concat(emitter, v, index);
+    if (!here || op == TPCOMMON_OP_CONSTANT) return emit_load(emitter, v, index);
+    if (kind == TPCOMMON_KIND_POINTWISE) return emit_pointwise(emitter, v, op, index);
+    if (kind == TPCOMMON_KIND_SHAPE) {
+        if (op == TPCOMMON_OP_CONCAT) return emit_concat(emitter, v, index);
         const char *at = shape_operand_index(emitter, v, op, index);
         const char *local = ocl_emit_value(emitter, value->operands[0], at);
         return memo_add(emitter, v, index, local);

@@ -14,16 +14,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "tpc_fusion.h"
-#include "tpc_graph.h"
-#include "tpc_text.h"
+#include "tpcommon_fusion.h"
+#include "tpcommon_graph.h"
+#include "tpcommon_text.h"
 
 /* What the whole compile knows about the graph, shared by all kernels. */
 typedef struct ocl_graph {
     const tp_plugin_graph *view;
     tp_plugin_type *types; /* concrete type per value (symbols bound) */
     int64_t *numel;        /* per value */
-    tpc_fusion fusion;
+    tpcommon_fusion fusion;
     bool uses_f64; /* some value or computation is f64 */
 } ocl_graph;
 
@@ -33,7 +33,7 @@ typedef struct ocl_index_entry ocl_index_entry;
 typedef struct ocl_emitter {
     const ocl_graph *graph;
     int32_t region; /* the region being emitted */
-    tpc_buf *out;
+    tpcommon_buf *out;
     int indent;
     bool *loads; /* per value: read from its buffer by this kernel */
     ocl_memo_entry *memo;
@@ -45,8 +45,8 @@ typedef struct ocl_emitter {
     char error[256];
 } ocl_emitter;
 
-void ocl_emitter_init(ocl_emitter *emitter, const ocl_graph *graph, int32_t region, tpc_buf *out,
-                      bool *loads);
+void ocl_emitter_init(ocl_emitter *emitter, const ocl_graph *graph, int32_t region,
+                      tpcommon_buf *out, bool *loads);
 void ocl_emitter_free(ocl_emitter *emitter);
 
 /* Writes one line of code at the current indent. */

@@ -29,7 +29,7 @@ struct tp_plugin_executable {
 };
 
 static size_t value_bytes(const ocl_codegen *codegen, int32_t v) {
-    return (size_t)codegen->graph.numel[v] * tpc_dtype_size(codegen->graph.types[v].dtype);
+    return (size_t)codegen->graph.numel[v] * tpcommon_dtype_size(codegen->graph.types[v].dtype);
 }
 
 static int make_buffers(tp_plugin_executable *executable, const ocl_codegen *codegen, char *error,
@@ -40,14 +40,14 @@ static int make_buffers(tp_plugin_executable *executable, const ocl_codegen *cod
         if (!codegen->needs_buffer[v] || executable->nbytes[v] == 0) continue;
         const tp_plugin_value *value = &view->values[v];
         char type_text[160];
-        tpc_type_text(NULL, &codegen->graph.types[v], type_text, sizeof type_text);
+        tpcommon_type_text(NULL, &codegen->graph.types[v], type_text, sizeof type_text);
         if (executable->nbytes[v] > executable->device->max_alloc)
-            return tpc_error(error, size,
-                             "%%%s (%s) needs %zu bytes, but device '%s' allows at most %llu "
-                             "bytes in one buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
-                             value->name, type_text, executable->nbytes[v],
-                             executable->device->name,
-                             (unsigned long long)executable->device->max_alloc);
+            return tpcommon_error(error, size,
+                                  "%%%s (%s) needs %zu bytes, but device '%s' allows at most %llu "
+                                  "bytes in one buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
+                                  value->name, type_text, executable->nbytes[v],
+                                  executable->device->name,
+                                  (unsigned long long)executable->device->max_alloc);
         const tp_plugin_attr *payload = NULL; /* a constant's data, uploaded once */
         for (int32_t a = 0; value->op && a < value->num_attrs; a++)
             if (value->attrs[a].type == TP_PLUGIN_ATTR_TENSOR) payload = &value->attrs[a];
@@ -61,8 +61,9 @@ static int make_buffers(tp_plugin_executable *executable, const ocl_codegen *cod
         executable->buffers[v] = clCreateBuffer(executable->device->context, flags,
                                                 executable->nbytes[v], host, &status);
         if (status != CL_SUCCESS || !executable->buffers[v])
-            return tpc_error(error, size, "allocating %zu bytes for %%%s (%s) failed: %s",
-                             executable->nbytes[v], value->name, type_text, ocl_error_name(status));
+            return tpcommon_error(error, size, "allocating %zu bytes for %%%s (%s) failed: %s",
+                                  executable->nbytes[v], value->name, type_text,
+                                  ocl_error_name(status));
     }
     return TP_PLUGIN_OK;
 }
@@ -73,14 +74,14 @@ static int make_kernels(tp_plugin_executable *executable, char *error, size_t si
         cl_int status = CL_SUCCESS;
         executable->kernels[k] = clCreateKernel(executable->program, launch->name, &status);
         if (status != CL_SUCCESS)
-            return tpc_error(error, size, "clCreateKernel(%s) failed: %s", launch->name,
-                             ocl_error_name(status));
+            return tpcommon_error(error, size, "clCreateKernel(%s) failed: %s", launch->name,
+                                  ocl_error_name(status));
         for (int32_t a = 0; a < launch->num_args; a++) {
             cl_mem buffer = executable->buffers[launch->args[a]];
             status = clSetKernelArg(executable->kernels[k], (cl_uint)a, sizeof buffer, &buffer);
             if (status != CL_SUCCESS)
-                return tpc_error(error, size, "clSetKernelArg(%s, %d) failed: %s", launch->name,
-                                 (int)a, ocl_error_name(status));
+                return tpcommon_error(error, size, "clSetKernelArg(%s, %d) failed: %s",
+                                      launch->name, (int)a, ocl_error_name(status));
         }
     }
     return TP_PLUGIN_OK;
@@ -90,7 +91,7 @@ int ocl_executable_create(ocl_codegen *codegen, ocl_device *device, tp_plugin_ex
                           char *error, size_t error_size) {
     const tp_plugin_graph *view = codegen->graph.view;
     tp_plugin_executable *executable = calloc(1, sizeof *executable);
-    if (!executable) return tpc_error(error, error_size, "out of memory");
+    if (!executable) return tpcommon_error(error, error_size, "out of memory");
     executable->device = device;
     executable->num_values = view->num_values;
     executable->buffers = calloc((size_t)view->num_values + 1, sizeof(cl_mem));
@@ -108,7 +109,7 @@ int ocl_executable_create(ocl_codegen *codegen, ocl_device *device, tp_plugin_ex
         !executable->call_buffers || !executable->stored || !executable->inputs ||
         !executable->outputs) {
         ocl_executable_destroy(executable);
-        return tpc_error(error, error_size, "out of memory");
+        return tpcommon_error(error, error_size, "out of memory");
     }
     for (int32_t k = 0; k < executable->num_kernels; k++)
         executable->stored[executable->launches[k].root] = true;
@@ -120,8 +121,8 @@ int ocl_executable_create(ocl_codegen *codegen, ocl_device *device, tp_plugin_ex
     executable->queue = clCreateCommandQueue(device->context, device->id, 0, &status);
     int result = TP_PLUGIN_OK;
     if (status != CL_SUCCESS)
-        result =
-            tpc_error(error, error_size, "clCreateCommandQueue failed: %s", ocl_error_name(status));
+        result = tpcommon_error(error, error_size, "clCreateCommandQueue failed: %s",
+                                ocl_error_name(status));
     if (result == TP_PLUGIN_OK) result = make_buffers(executable, codegen, error, error_size);
     ocl_build_info info = {0};
     if (result == TP_PLUGIN_OK && executable->num_kernels > 0)
@@ -140,7 +141,7 @@ int ocl_executable_create(ocl_codegen *codegen, ocl_device *device, tp_plugin_ex
 }
 
 static int fail_call(cl_int status, const char *what, char *error, size_t size) {
-    return tpc_error(error, size, "%s failed: %s", what, ocl_error_name(status));
+    return tpcommon_error(error, size, "%s failed: %s", what, ocl_error_name(status));
 }
 
 /* Host memory used in place on a device that shares it (CL_DEVICE_HOST_
@@ -178,8 +179,8 @@ static int bind_call(tp_plugin_executable *executable, const tp_plugin_buffer *i
         int32_t v = executable->inputs[i];
         if (!executable->buffers[v]) continue;
         if (inputs[i].nbytes != executable->nbytes[v])
-            return tpc_error(error, size, "input %d has %zu bytes, compiled for %zu", (int)i,
-                             inputs[i].nbytes, executable->nbytes[v]);
+            return tpcommon_error(error, size, "input %d has %zu bytes, compiled for %zu", (int)i,
+                                  inputs[i].nbytes, executable->nbytes[v]);
         cl_mem host =
             zero_copy ? wrap_host(executable, inputs[i].data, inputs[i].nbytes, CL_MEM_READ_ONLY)
                       : NULL;
@@ -194,8 +195,8 @@ static int bind_call(tp_plugin_executable *executable, const tp_plugin_buffer *i
     for (int32_t o = 0; o < executable->num_outputs; o++) {
         int32_t v = executable->outputs[o];
         if (outputs[o].nbytes != executable->nbytes[v])
-            return tpc_error(error, size, "output %d has %zu bytes, compiled for %zu", (int)o,
-                             outputs[o].nbytes, executable->nbytes[v]);
+            return tpcommon_error(error, size, "output %d has %zu bytes, compiled for %zu", (int)o,
+                                  outputs[o].nbytes, executable->nbytes[v]);
         bool first = true;
         for (int32_t p = 0; p < o; p++) first = first && executable->outputs[p] != v;
         direct[o] = false;
@@ -258,14 +259,16 @@ int ocl_executable_run(tp_plugin_executable *executable, const tp_plugin_buffer 
                        int32_t num_inputs, tp_plugin_buffer *outputs, int32_t num_outputs,
                        char *error, size_t error_size) {
     if (num_inputs != executable->num_inputs || num_outputs != executable->num_outputs)
-        return tpc_error(error, error_size, "run got %d inputs and %d outputs, expected %d and %d",
-                         (int)num_inputs, (int)num_outputs, (int)executable->num_inputs,
-                         (int)executable->num_outputs);
+        return tpcommon_error(error, error_size,
+                              "run got %d inputs and %d outputs, expected %d and %d",
+                              (int)num_inputs, (int)num_outputs, (int)executable->num_inputs,
+                              (int)executable->num_outputs);
     size_t slots = (size_t)num_inputs + (size_t)num_outputs + 1;
     cl_mem *wrapped = calloc(slots, sizeof(cl_mem));
     bool *direct = calloc(slots, sizeof(bool));
     int32_t num_wrapped = 0;
-    int status = wrapped && direct ? TP_PLUGIN_OK : tpc_error(error, error_size, "out of memory");
+    int status =
+        wrapped && direct ? TP_PLUGIN_OK : tpcommon_error(error, error_size, "out of memory");
     if (status == TP_PLUGIN_OK)
         status = bind_call(executable, inputs, outputs, direct, wrapped, &num_wrapped, error,
                            error_size);

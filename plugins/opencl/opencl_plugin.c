@@ -9,8 +9,8 @@
 #include "ocl_device.h"
 #include "ocl_executable.h"
 #include "tensorplay/plugin.h"
-#include "tpc_options.h"
-#include "tpc_text.h"
+#include "tpcommon_options.h"
+#include "tpcommon_text.h"
 
 static const tp_plugin_host *opencl_host;
 
@@ -37,12 +37,12 @@ static int32_t opencl_compile(const tp_plugin_graph *graph, const tp_plugin_tens
                               int32_t num_options, tp_plugin_executable **executable, char *error,
                               size_t error_size) {
     *executable = NULL;
-    if (tpc_options_check(options, num_options, known_options, 2, error, error_size) !=
+    if (tpcommon_options_check(options, num_options, known_options, 2, error, error_size) !=
         TP_PLUGIN_OK)
         return TP_PLUGIN_ERROR;
     ocl_device *device = NULL;
-    if (ocl_device_select(tpc_option_get(options, num_options, "platform"),
-                          tpc_option_get(options, num_options, "device"), &device, error,
+    if (ocl_device_select(tpcommon_option_get(options, num_options, "platform"),
+                          tpcommon_option_get(options, num_options, "device"), &device, error,
                           error_size) != 0)
         return TP_PLUGIN_ERROR;
     ocl_codegen codegen;
@@ -78,7 +78,7 @@ static void opencl_shutdown(void) {
 
 static const tp_plugin_backend opencl_table = {
     .struct_size = sizeof(tp_plugin_backend),
-    .contract_version = TP_BACKEND_CONTRACT_VERSION,
+    .contract_version = 1, /* revision-1 table */
     .name = "opencl",
     .version = "0.1.0",
     .description = "OpenCL C code generation through the ICD loader",

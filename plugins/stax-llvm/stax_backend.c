@@ -168,7 +168,7 @@ static int32_t compile_dynamic(tp_plugin_executable *exe, const tp_plugin_graph 
                                const tp_plugin_tensor_meta *inputs, int32_t num_inputs,
                                char **template_ir, char *error, size_t error_size) {
     exe->dyn = calloc(1, sizeof *exe->dyn);
-    if (!exe->dyn) return tpc_error(error, error_size, "stax: out of memory");
+    if (!exe->dyn) return tpcommon_error(error, error_size, "stax: out of memory");
     int32_t status = stax_dynamic_prepare(graph, stax_jit_cpu(), stax_jit_features(), exe->dyn,
                                           template_ir, error, error_size);
     if (status != TP_PLUGIN_OK) {
@@ -186,7 +186,7 @@ static int32_t compile_dynamic(tp_plugin_executable *exe, const tp_plugin_graph 
     const int64_t **dims = calloc((size_t)n, sizeof *dims);
     exe->bind = calloc((size_t)graph->num_symbols + 1, sizeof *exe->bind);
     if (!dtypes || !ndims || !dims || !exe->bind)
-        status = tpc_error(error, error_size, "stax: out of memory");
+        status = tpcommon_error(error, error_size, "stax: out of memory");
     for (int32_t i = 0; status == TP_PLUGIN_OK && i < num_inputs; i++) {
         dtypes[i] = inputs[i].dtype;
         ndims[i] = inputs[i].ndim;
@@ -206,15 +206,15 @@ static int32_t compile_dynamic(tp_plugin_executable *exe, const tp_plugin_graph 
 
 static int32_t read_options(const tp_plugin_option *options, int32_t count, int64_t *threads,
                             stax_jit_options *jit, char *error, size_t size) {
-    int32_t status = tpc_options_check(options, count, known_options, 4, error, size);
+    int32_t status = tpcommon_options_check(options, count, known_options, 4, error, size);
     if (status != TP_PLUGIN_OK) return status;
     int64_t opt_level = 3;
-    status = tpc_option_int(options, count, "threads", 1, 4096, threads, error, size);
+    status = tpcommon_option_int(options, count, "threads", 1, 4096, threads, error, size);
     if (status == TP_PLUGIN_OK)
-        status = tpc_option_int(options, count, "opt_level", 0, 3, &opt_level, error, size);
+        status = tpcommon_option_int(options, count, "opt_level", 0, 3, &opt_level, error, size);
     jit->opt_level = (int)opt_level;
-    jit->dump_ir = tpc_option_get(options, count, "dump_ir");
-    jit->dump_asm = tpc_option_get(options, count, "dump_asm");
+    jit->dump_ir = tpcommon_option_get(options, count, "dump_ir");
+    jit->dump_asm = tpcommon_option_get(options, count, "dump_asm");
     return status;
 }
 
@@ -228,7 +228,7 @@ static int32_t stax_compile(const tp_plugin_graph *graph, const tp_plugin_tensor
     int32_t status = read_options(options, num_options, &threads, &jit, error, error_size);
     if (status != TP_PLUGIN_OK) return status;
     tp_plugin_executable *exe = calloc(1, sizeof *exe);
-    if (!exe) return tpc_error(error, error_size, "stax: out of memory");
+    if (!exe) return tpcommon_error(error, error_size, "stax: out of memory");
     exe->threads = threads;
     char *template_ir = NULL;
     status = TP_PLUGIN_UNAVAILABLE;
@@ -243,7 +243,8 @@ static int32_t stax_compile(const tp_plugin_graph *graph, const tp_plugin_tensor
     if (status == TP_PLUGIN_OK) {
         names = calloc((size_t)num_names + 1, sizeof *names);
         exe->kernels = calloc((size_t)num_names + 1, sizeof *exe->kernels);
-        if (!names || !exe->kernels) status = tpc_error(error, error_size, "stax: out of memory");
+        if (!names || !exe->kernels)
+            status = tpcommon_error(error, error_size, "stax: out of memory");
     }
     if (status == TP_PLUGIN_OK) {
         for (int32_t k = 0; k < prog->num_kernels; k++) names[k] = prog->kernel_names[k];
@@ -258,7 +259,7 @@ static int32_t stax_compile(const tp_plugin_graph *graph, const tp_plugin_tensor
         for (int i = 0; i < 2; i++)
             exe->ukernels[i] = (stax_ukernel_fn)(uintptr_t)exe->kernels[prog->num_kernels + i];
     if (status == TP_PLUGIN_OK && bind_program(exe) != TP_PLUGIN_OK)
-        status = tpc_error(error, error_size, "stax: out of memory");
+        status = tpcommon_error(error, error_size, "stax: out of memory");
     free(names);
     free(template_ir);
     if (status == TP_PLUGIN_OK) {
@@ -368,7 +369,7 @@ static void stax_shutdown(void) {
 
 static const tp_plugin_backend stax_table = {
     .struct_size = sizeof(tp_plugin_backend),
-    .contract_version = TP_BACKEND_CONTRACT_VERSION,
+    .contract_version = 1, /* revision-1 table */
     .name = "stax",
     .version = STAX_VERSION,
     .description = "LLVM 19 ORC JIT for CPUs: fused loop nests, packed AVX2/FMA matmul",

@@ -62,7 +62,7 @@ void *stax_cache_read(const char *key, size_t *size) {
         memcpy(&checksum, header + 16, 8);
         data = length > 0 && length < ((uint64_t)1 << 32) ? malloc((size_t)length) : NULL;
         if (data && (fread(data, 1, (size_t)length, file) != length || fgetc(file) != EOF ||
-                     tpc_hash_bytes(TPC_HASH_SEED, data, (size_t)length) != checksum)) {
+                     tpcommon_hash_bytes(TPCOMMON_HASH_SEED, data, (size_t)length) != checksum)) {
             free(data);
             data = NULL;
         }
@@ -81,7 +81,7 @@ void stax_cache_write(const char *key, const void *data, size_t size) {
              atomic_fetch_add(&counter, 1));
     FILE *file = fopen(temp, "wb");
     if (!file) return;
-    uint64_t length = size, checksum = tpc_hash_bytes(TPC_HASH_SEED, data, size);
+    uint64_t length = size, checksum = tpcommon_hash_bytes(TPCOMMON_HASH_SEED, data, size);
     bool ok = fwrite(magic, 1, sizeof magic, file) == sizeof magic &&
               fwrite(&length, 1, 8, file) == 8 && fwrite(&checksum, 1, 8, file) == 8 &&
               fwrite(data, 1, size, file) == size;

@@ -125,35 +125,36 @@ int32_t stax_bind_symbols(const tp_plugin_graph *g, int32_t num_inputs, const in
                           char *error, size_t error_size) {
     for (int32_t s = 0; s < g->num_symbols; s++) symbols[s] = -1;
     if (num_inputs != g->num_inputs)
-        return tpc_error(error, error_size, "stax: graph '%s' has %d inputs, got %d", g->name,
-                         (int)g->num_inputs, (int)num_inputs);
+        return tpcommon_error(error, error_size, "stax: graph '%s' has %d inputs, got %d", g->name,
+                              (int)g->num_inputs, (int)num_inputs);
     for (int32_t i = 0; i < num_inputs; i++) {
         const tp_plugin_value *input = &g->values[g->inputs[i]];
         const tp_plugin_type *declared = &input->type;
         char text[128];
         if (dtypes[i] != declared->dtype || ndims[i] != declared->ndim)
-            return tpc_error(error, error_size,
-                             "stax: input %d (%%%s) is declared %s but is %s with %d dims", (int)i,
-                             input->name, tpc_type_text(g, declared, text, sizeof text),
-                             tpc_dtype_name(dtypes[i]), (int)ndims[i]);
+            return tpcommon_error(
+                error, error_size, "stax: input %d (%%%s) is declared %s but is %s with %d dims",
+                (int)i, input->name, tpcommon_type_text(g, declared, text, sizeof text),
+                tpcommon_dtype_name(dtypes[i]), (int)ndims[i]);
         for (int32_t d = 0; d < declared->ndim; d++) {
             int64_t want = declared->dims[d], got = dims[i][d];
             if (want >= 0 && want != got)
-                return tpc_error(error, error_size,
-                                 "stax: input %d (%%%s) is declared %s but dim %d is %lld", (int)i,
-                                 input->name, tpc_type_text(g, declared, text, sizeof text), (int)d,
-                                 (long long)got);
+                return tpcommon_error(
+                    error, error_size, "stax: input %d (%%%s) is declared %s but dim %d is %lld",
+                    (int)i, input->name, tpcommon_type_text(g, declared, text, sizeof text), (int)d,
+                    (long long)got);
             if (want >= 0) continue;
             int64_t s = -want - 1;
             if (s >= g->num_symbols || got < 0)
-                return tpc_error(error, error_size, "stax: input %d (%%%s) has a bad dim %d",
-                                 (int)i, input->name, (int)d);
+                return tpcommon_error(error, error_size, "stax: input %d (%%%s) has a bad dim %d",
+                                      (int)i, input->name, (int)d);
             if (symbols[s] >= 0 && symbols[s] != got)
-                return tpc_error(error, error_size,
-                                 "stax: symbol '%s' is %lld in an earlier input but %lld in input "
-                                 "%d (%%%s) dim %d: sizes bound to one symbol must agree",
-                                 g->symbols[s], (long long)symbols[s], (long long)got, (int)i,
-                                 input->name, (int)d);
+                return tpcommon_error(
+                    error, error_size,
+                    "stax: symbol '%s' is %lld in an earlier input but %lld in input "
+                    "%d (%%%s) dim %d: sizes bound to one symbol must agree",
+                    g->symbols[s], (long long)symbols[s], (long long)got, (int)i, input->name,
+                    (int)d);
             symbols[s] = got;
         }
     }
@@ -171,7 +172,8 @@ static bool ident_char(char c) {
 
 /* Splits `ir` into its skeleton (every standalone integer replaced by \x01)
  * and the integers in order. */
-static int32_t split_numbers(const char *ir, tpc_buf *skeleton, int64_t **numbers, int32_t *count) {
+static int32_t split_numbers(const char *ir, tpcommon_buf *skeleton, int64_t **numbers,
+                             int32_t *count) {
     int32_t capacity = 0;
     *numbers = NULL;
     *count = 0;
@@ -195,12 +197,12 @@ static int32_t split_numbers(const char *ir, tpc_buf *skeleton, int64_t **number
                     *numbers = grown;
                 }
                 (*numbers)[(*count)++] = strtoll(ir + start, NULL, 10);
-                tpc_buf_append(skeleton, "\x01");
+                tpcommon_buf_append(skeleton, "\x01");
                 i = end;
                 continue;
             }
             /* not a number token: copy through the digits */
-            tpc_buf_printf(skeleton, "%.*s", (int)(end - start), ir + start);
+            tpcommon_buf_printf(skeleton, "%.*s", (int)(end - start), ir + start);
             i = end;
             continue;
         }
@@ -208,7 +210,7 @@ static int32_t split_numbers(const char *ir, tpc_buf *skeleton, int64_t **number
         while (ir[end] && !((ir[end] == '-' || (ir[end] >= '0' && ir[end] <= '9')) &&
                             !ident_char(ir[end - 1])))
             end++;
-        tpc_buf_printf(skeleton, "%.*s", (int)(end - start), ir + start);
+        tpcommon_buf_printf(skeleton, "%.*s", (int)(end - start), ir + start);
         i = end;
     }
     return skeleton->failed ? TP_PLUGIN_ERROR : TP_PLUGIN_OK;
@@ -236,7 +238,8 @@ int32_t stax_dynamic_prepare(const tp_plugin_graph *graph, const char *cpu, cons
     memset(d, 0, sizeof *d);
     *template_ir = NULL;
     if (stax_graph_copy(graph, &d->graph) != TP_PLUGIN_OK)
-        return tpc_error(error, error_size, "stax: out of memory copying graph '%s'", graph->name);
+        return tpcommon_error(error, error_size, "stax: out of memory copying graph '%s'",
+                              graph->name);
     int32_t n = d->graph.num_symbols;
     int64_t *g1 = calloc((size_t)n + 1, sizeof *g1), *g2 = calloc((size_t)n + 1, sizeof *g2);
     d->symbols = calloc((size_t)n + 1, sizeof *d->symbols);
@@ -244,14 +247,14 @@ int32_t stax_dynamic_prepare(const tp_plugin_graph *graph, const char *cpu, cons
     memset(&p1, 0, sizeof p1);
     memset(&p2, 0, sizeof p2);
     stax_decisions second = {0};
-    tpc_buf s1, s2, out;
-    tpc_buf_init(&s1);
-    tpc_buf_init(&s2);
-    tpc_buf_init(&out);
+    tpcommon_buf s1, s2, out;
+    tpcommon_buf_init(&s1);
+    tpcommon_buf_init(&s2);
+    tpcommon_buf_init(&out);
     int64_t *n2 = NULL;
     int32_t c2 = 0;
     int32_t status = g1 && g2 && d->symbols ? TP_PLUGIN_OK : TP_PLUGIN_ERROR;
-    if (status != TP_PLUGIN_OK) tpc_error(error, error_size, "stax: out of memory");
+    if (status != TP_PLUGIN_OK) tpcommon_error(error, error_size, "stax: out of memory");
     if (status == TP_PLUGIN_OK) {
         generic_symbols(n, 0, g1);
         generic_symbols(n, 1, g2);
@@ -290,24 +293,24 @@ int32_t stax_dynamic_prepare(const tp_plugin_graph *graph, const char *cpu, cons
         for (size_t i = 0; skel[i]; i++) {
             if (skel[i] == '\x01') {
                 if (d->is_param[number])
-                    tpc_buf_printf(&out, "%%P%d", (int)param++);
+                    tpcommon_buf_printf(&out, "%%P%d", (int)param++);
                 else
-                    tpc_buf_printf(&out, "%lld", (long long)d->numbers[number]);
+                    tpcommon_buf_printf(&out, "%lld", (long long)d->numbers[number]);
                 number++;
             } else if (!strncmp(skel + i, STAX_PARAMS_MARKER, marker)) {
                 for (int32_t k = 0; k < d->num_params; k++)
-                    tpc_buf_printf(&out,
-                                   "  %%PA%d = getelementptr i64, ptr %%params, i64 %d\n"
-                                   "  %%P%d = load i64, ptr %%PA%d\n",
-                                   (int)k, (int)k, (int)k, (int)k);
+                    tpcommon_buf_printf(&out,
+                                        "  %%PA%d = getelementptr i64, ptr %%params, i64 %d\n"
+                                        "  %%P%d = load i64, ptr %%PA%d\n",
+                                        (int)k, (int)k, (int)k, (int)k);
                 i += marker - 1;
             } else {
                 char c[2] = {skel[i], 0};
-                tpc_buf_append(&out, c);
+                tpcommon_buf_append(&out, c);
             }
         }
-        d->skeleton = tpc_buf_take(&s1);
-        *template_ir = tpc_buf_take(&out);
+        d->skeleton = tpcommon_buf_take(&s1);
+        *template_ir = tpcommon_buf_take(&out);
         same = d->skeleton && *template_ir;
     }
     if (status == TP_PLUGIN_OK && !same) status = TP_PLUGIN_UNAVAILABLE; /* use the static path */
@@ -317,9 +320,9 @@ int32_t stax_dynamic_prepare(const tp_plugin_graph *graph, const char *cpu, cons
     free(second.taken);
     stax_program_free(&p1);
     stax_program_free(&p2);
-    tpc_buf_free(&s1);
-    tpc_buf_free(&s2);
-    tpc_buf_free(&out);
+    tpcommon_buf_free(&s1);
+    tpcommon_buf_free(&s2);
+    tpcommon_buf_free(&out);
     if (status != TP_PLUGIN_OK) {
         free(*template_ir);
         *template_ir = NULL;
@@ -337,8 +340,8 @@ int32_t stax_dynamic_plan(stax_dynamic *d, const int64_t *symbols, const char *c
     int32_t status =
         stax_program_build(&d->graph, NULL, 0, cpu, features, &mode, out, error, error_size);
     if (status != TP_PLUGIN_OK) return status;
-    tpc_buf skeleton;
-    tpc_buf_init(&skeleton);
+    tpcommon_buf skeleton;
+    tpcommon_buf_init(&skeleton);
     int64_t *numbers = NULL;
     int32_t count = 0;
     bool same = !d->decisions.failed && d->decisions.cursor == d->decisions.count &&
@@ -352,16 +355,17 @@ int32_t stax_dynamic_plan(stax_dynamic *d, const int64_t *symbols, const char *c
             same = false;
     }
     free(numbers);
-    tpc_buf_free(&skeleton);
+    tpcommon_buf_free(&skeleton);
     free(out->ir);
     out->ir = NULL;
     if (!same) {
         stax_program_free(out);
-        return tpc_error(error, error_size,
-                         "stax: graph '%s': these sizes change the structure of the compiled "
-                         "code (a size the generic plan treats as a variable is a special case "
-                         "here); compile again for them",
-                         d->graph.name);
+        return tpcommon_error(
+            error, error_size,
+            "stax: graph '%s': these sizes change the structure of the compiled "
+            "code (a size the generic plan treats as a variable is a special case "
+            "here); compile again for them",
+            d->graph.name);
     }
     memcpy(d->symbols, symbols, sizeof *symbols * (size_t)d->graph.num_symbols);
     d->bound = true;

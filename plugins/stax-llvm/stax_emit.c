@@ -48,7 +48,7 @@ static bool loads_flat(stax_emit_graph *g, int32_t v, int32_t region_matmul, int
     const stax_value *info = &g->values[v];
     if (!top && info->view.slot >= 0) return flat_compatible(g, &info->view, numel);
     const tp_plugin_value *value = &g->graph->values[v];
-    if (tpc_op_kind(tpc_op_of(value)) == TPC_KIND_MATMUL) {
+    if (tpcommon_op_kind(tpcommon_op_of(value)) == TPCOMMON_KIND_MATMUL) {
         if (!flat_compatible(g, &info->raw, numel)) return false;
         if (value->num_operands > 2 && !loads_flat(g, value->operands[2], -1, numel, false))
             return false;
@@ -139,16 +139,16 @@ static void decompose(fn_ctx *f, ir_val flat, const int32_t *which, int32_t coun
 }
 
 static int32_t reduced_axes(const tp_plugin_value *value, int32_t ndim, bool *reduced) {
-    tpc_op op = tpc_op_of(value);
+    tpcommon_op op = tpcommon_op_of(value);
     for (int32_t d = 0; d < STAX_MAX_DIMS; d++) reduced[d] = false;
-    if (op == TPC_OP_ARGMAX) {
-        int64_t axis = tpc_attr_int(value, "axis", 0);
+    if (op == TPCOMMON_OP_ARGMAX) {
+        int64_t axis = tpcommon_attr_int(value, "axis", 0);
         if (axis < 0) axis += ndim;
         if (axis >= 0 && axis < ndim) reduced[axis] = true;
         return 1;
     }
     int32_t count = 0;
-    const int64_t *axes = tpc_attr_ints(value, "axes", &count);
+    const int64_t *axes = tpcommon_attr_ints(value, "axes", &count);
     if (count == 0)
         for (int32_t d = 0; d < ndim; d++) reduced[d] = true;
     for (int32_t i = 0; i < count; i++) {
@@ -201,7 +201,7 @@ int32_t stax_emit_reduction(stax_emit_graph *g, const char *name, int32_t root, 
     const stax_value *info = &g->values[root];
     int32_t x = value->operands[0];
     const tp_plugin_type *xt = &g->values[x].type;
-    tpc_op op = tpc_op_of(value);
+    tpcommon_op op = tpcommon_op_of(value);
     bool reduced[STAX_MAX_DIMS];
     reduced_axes(value, xt->ndim, reduced);
     int64_t length = reduced_count(xt, reduced);
@@ -215,48 +215,49 @@ int32_t stax_emit_reduction(stax_emit_graph *g, const char *name, int32_t root, 
     char row_index[32];
     snprintf(row_index, sizeof row_index, "%%li%d", row_loop);
     int32_t in_t = xt->dtype;
-    bool fl = tpc_dtype_is_float(in_t);
-    int32_t acc_t = op == TPC_OP_SUM    ? (fl ? TP_PLUGIN_F64 : TP_PLUGIN_I64)
-                    : op == TPC_OP_MEAN ? TP_PLUGIN_F64
-                                        : in_t;
+    bool fl = tpcommon_dtype_is_float(in_t);
+    int32_t acc_t = op == TPCOMMON_OP_SUM    ? (fl ? TP_PLUGIN_F64 : TP_PLUGIN_I64)
+                    : op == TPCOMMON_OP_MEAN ? TP_PLUGIN_F64
+                                             : in_t;
     ir_val init;
-    if (op == TPC_OP_SUM || op == TPC_OP_MEAN)
-        init = tpc_dtype_is_float(acc_t) ? lit_float(acc_t, 0.0) : lit_int(acc_t, 0);
+    if (op == TPCOMMON_OP_SUM || op == TPCOMMON_OP_MEAN)
+        init = tpcommon_dtype_is_float(acc_t) ? lit_float(acc_t, 0.0) : lit_int(acc_t, 0);
     else if (fl)
-        init = lit_float(acc_t, op == TPC_OP_MIN ? INFINITY : -INFINITY);
+        init = lit_float(acc_t, op == TPCOMMON_OP_MIN ? INFINITY : -INFINITY);
     else if (in_t == TP_PLUGIN_BOOL)
-        init = lit_int(acc_t, op == TPC_OP_MIN ? 1 : 0);
+        init = lit_int(acc_t, op == TPCOMMON_OP_MIN ? 1 : 0);
     else if (in_t == TP_PLUGIN_I32)
-        init = lit_int(acc_t, op == TPC_OP_MIN ? INT32_MAX : INT32_MIN);
+        init = lit_int(acc_t, op == TPCOMMON_OP_MIN ? INT32_MAX : INT32_MIN);
     else
-        init = lit_int(acc_t, op == TPC_OP_MIN ? INT64_MAX : INT64_MIN);
+        init = lit_int(acc_t, op == TPCOMMON_OP_MIN ? INT64_MAX : INT64_MIN);
     ir_val acc = var_new(&f, acc_t, init);
     ir_val best_index = var_new(&f, TP_PLUGIN_I64, lit_int(TP_PLUGIN_I64, 0));
     int ids[STAX_MAX_DIMS];
     int32_t open = open_axes(&f, reduced, ids);
     ir_val v = lower_value(&f, x);
     ir_val a = var_get(&f, acc);
-    if (op == TPC_OP_SUM || op == TPC_OP_MEAN) {
+    if (op == TPCOMMON_OP_SUM || op == TPCOMMON_OP_MEAN) {
         ir_val xv = conv(&f, v, acc_t);
         var_set(&f, acc,
-                tpc_dtype_is_float(acc_t) ? bin(&f, "fadd reassoc contract", a, xv)
-                                          : bin(&f, "add", a, xv));
+                tpcommon_dtype_is_float(acc_t) ? bin(&f, "fadd reassoc contract", a, xv)
+                                               : bin(&f, "add", a, xv));
     } else {
-        const char *pred = fl                       ? (op == TPC_OP_MIN ? "fcmp olt" : "fcmp ogt")
-                           : in_t == TP_PLUGIN_BOOL ? (op == TPC_OP_MIN ? "icmp ult" : "icmp ugt")
-                                                    : (op == TPC_OP_MIN ? "icmp slt" : "icmp sgt");
+        const char *pred = fl ? (op == TPCOMMON_OP_MIN ? "fcmp olt" : "fcmp ogt")
+                           : in_t == TP_PLUGIN_BOOL
+                               ? (op == TPCOMMON_OP_MIN ? "icmp ult" : "icmp ugt")
+                               : (op == TPCOMMON_OP_MIN ? "icmp slt" : "icmp sgt");
         ir_val better = cmp(&f, pred, v, a);
         if (fl) {
             ir_val nan = cmp(&f, "fcmp uno", v, v);
             better = bin(&f, "or", better, nan);
-            if (op == TPC_OP_ARGMAX) { /* a NaN best stays: the first NaN wins */
+            if (op == TPCOMMON_OP_ARGMAX) { /* a NaN best stays: the first NaN wins */
                 ir_val best_nan = cmp(&f, "fcmp uno", a, a);
                 ir_val keep = bin(&f, "xor", best_nan, (ir_val){.s = "true", .t = STAX_I1});
                 better = bin(&f, "and", better, keep);
             }
         }
         var_set(&f, acc, sel(&f, better, v, a));
-        if (op == TPC_OP_ARGMAX) {
+        if (op == TPCOMMON_OP_ARGMAX) {
             /* flat position along the reduced axis: argmax reduces exactly one axis */
             ir_val pos = {.t = TP_PLUGIN_I64};
             for (int32_t d = 0; d < xt->ndim; d++)
@@ -265,8 +266,9 @@ int32_t stax_emit_reduction(stax_emit_graph *g, const char *name, int32_t root, 
         }
     }
     close_axes(&f, ids, open);
-    ir_val result = var_get(&f, op == TPC_OP_ARGMAX ? best_index : acc);
-    if (op == TPC_OP_MEAN) result = bin(&f, "fdiv", result, size_float(&f, TP_PLUGIN_F64, length));
+    ir_val result = var_get(&f, op == TPCOMMON_OP_ARGMAX ? best_index : acc);
+    if (op == TPCOMMON_OP_MEAN)
+        result = bin(&f, "fdiv", result, size_float(&f, TP_PLUGIN_F64, length));
     result = conv(&f, result, value->type.dtype);
     /* the root's storage is contiguous: element `row` */
     stax_view out = info->view;
@@ -286,27 +288,27 @@ int32_t stax_emit_reduction(stax_emit_graph *g, const char *name, int32_t root, 
 int32_t stax_emit_row(stax_emit_graph *g, const char *name, int32_t root, int64_t *count) {
     const tp_plugin_value *value = &g->graph->values[root];
     const stax_value *info = &g->values[root];
-    tpc_op op = tpc_op_of(value);
+    tpcommon_op op = tpcommon_op_of(value);
     int32_t x = value->operands[0];
     const tp_plugin_type *xt = &g->values[x].type;
-    int64_t axis = tpc_attr_int(value, "axis", -1);
+    int64_t axis = tpcommon_attr_int(value, "axis", -1);
     if (axis < 0) axis += xt->ndim;
     bool reduced[STAX_MAX_DIMS] = {false};
     for (int32_t d = 0; d < xt->ndim; d++)
-        reduced[d] = op == TPC_OP_LAYER_NORM ? d >= axis : d == axis;
+        reduced[d] = op == TPCOMMON_OP_LAYER_NORM ? d >= axis : d == axis;
     int64_t length = reduced_count(xt, reduced);
     *count = 1;
     for (int32_t d = 0; d < xt->ndim; d++)
         if (!reduced[d]) *count *= xt->dims[d];
-    int32_t t = info->compute;                                   /* f32 or f64 */
-    int32_t acc_t = op == TPC_OP_LAYER_NORM ? TP_PLUGIN_F64 : t; /* statistics */
+    int32_t t = info->compute;                                        /* f32 or f64 */
+    int32_t acc_t = op == TPCOMMON_OP_LAYER_NORM ? TP_PLUGIN_F64 : t; /* statistics */
     fn_ctx f;
     fn_init(&f, g);
     int row_loop = open_rows(&f, xt, reduced);
     int ids[STAX_MAX_DIMS];
     int32_t open;
     ir_val out_value;
-    if (op == TPC_OP_LAYER_NORM) {
+    if (op == TPCOMMON_OP_LAYER_NORM) {
         ir_val sum = var_new(&f, acc_t, lit_float(acc_t, 0.0));
         open = open_axes(&f, reduced, ids);
         ir_val v = conv(&f, lower_value(&f, x), acc_t);
@@ -319,7 +321,7 @@ int32_t stax_emit_row(stax_emit_graph *g, const char *name, int32_t root, int64_
         var_set(&f, sq, bin(&f, "fadd reassoc contract", var_get(&f, sq), bin(&f, "fmul", d, d)));
         close_axes(&f, ids, open);
         ir_val var = bin(&f, "fdiv", var_get(&f, sq), size_float(&f, acc_t, length));
-        ir_val ve = bin(&f, "fadd", var, lit_float(acc_t, tpc_attr_float(value, "eps", 1e-5)));
+        ir_val ve = bin(&f, "fadd", var, lit_float(acc_t, tpcommon_attr_float(value, "eps", 1e-5)));
         ir_val rstd = bin(&f, "fdiv", lit_float(acc_t, 1.0), call1(&f, "llvm.sqrt.f64", ve));
         ir_val mean_t = conv(&f, mean, t), rstd_t = conv(&f, rstd, t);
         open = open_axes(&f, reduced, ids);
@@ -348,7 +350,7 @@ int32_t stax_emit_row(stax_emit_graph *g, const char *name, int32_t root, int64_
         ir_val m = var_get(&f, max);
         /* softmax into its own dtype: exp once per element, stored, then the
          * row (in L1/L2 by then) is scaled in place */
-        bool store_exp = op == TPC_OP_SOFTMAX && value->type.dtype == t;
+        bool store_exp = op == TPCOMMON_OP_SOFTMAX && value->type.dtype == t;
         ir_val sum = var_new(&f, t, lit_float(t, 0.0));
         open = open_axes(&f, reduced, ids);
         ir_val e = lower_exp(&f, bin(&f, "fsub", conv(&f, lower_value(&f, x), t), m));
@@ -368,11 +370,11 @@ int32_t stax_emit_row(stax_emit_graph *g, const char *name, int32_t root, int64_
         }
         ir_val s = var_get(&f, sum);
         ir_val scale =
-            op == TPC_OP_SOFTMAX ? bin(&f, "fdiv", lit_float(t, 1.0), s) : lower_log(&f, s);
+            op == TPCOMMON_OP_SOFTMAX ? bin(&f, "fdiv", lit_float(t, 1.0), s) : lower_log(&f, s);
         open = open_axes(&f, reduced, ids);
         ir_val shifted = bin(&f, "fsub", conv(&f, lower_value(&f, x), t), m);
-        out_value = op == TPC_OP_SOFTMAX ? bin(&f, "fmul", lower_exp(&f, shifted), scale)
-                                         : bin(&f, "fsub", shifted, scale);
+        out_value = op == TPCOMMON_OP_SOFTMAX ? bin(&f, "fmul", lower_exp(&f, shifted), scale)
+                                              : bin(&f, "fsub", shifted, scale);
     }
     store_view(&f, &info->view, conv(&f, out_value, value->type.dtype));
     close_axes(&f, ids, open);
@@ -394,7 +396,7 @@ int32_t stax_emit_matmul_generic(stax_emit_graph *g, const char *name, int32_t v
     int32_t t = g->values[value].compute;
     int32_t a_t = g->values[node->operands[0]].type.dtype;
     int32_t b_t = g->values[node->operands[1]].type.dtype;
-    bool fl = tpc_dtype_is_float(t);
+    bool fl = tpcommon_dtype_is_float(t);
     *count = gm->batch * gm->m;
     fn_ctx f;
     fn_init(&f, g);
@@ -462,63 +464,64 @@ int32_t stax_emit_matmul_generic(stax_emit_graph *g, const char *name, int32_t v
 
 /* C[0..mr)[0..16) (+)= sum_k A[r*rsa + k*csa] * B[k*16 + j]: 2*mr <8 x float>
  * accumulators held in registers across the k loop. */
-static void emit_microkernel(tpc_buf *m, const char *name, int mr) {
-    tpc_buf_printf(m,
-                   "define void @%s(ptr noalias %%a, i64 %%rsa, i64 %%csa, ptr noalias %%b, "
-                   "ptr noalias %%c, i64 %%ldc, i64 %%kc, i64 %%acc) #0 {\n"
-                   "entry:\n  br label %%loop\nloop:\n",
-                   name);
-    tpc_buf_printf(m, "  %%k = phi i64 [0, %%entry], [%%kn, %%body]\n");
+static void emit_microkernel(tpcommon_buf *m, const char *name, int mr) {
+    tpcommon_buf_printf(m,
+                        "define void @%s(ptr noalias %%a, i64 %%rsa, i64 %%csa, ptr noalias %%b, "
+                        "ptr noalias %%c, i64 %%ldc, i64 %%kc, i64 %%acc) #0 {\n"
+                        "entry:\n  br label %%loop\nloop:\n",
+                        name);
+    tpcommon_buf_printf(m, "  %%k = phi i64 [0, %%entry], [%%kn, %%body]\n");
     for (int r = 0; r < mr; r++)
         for (int h = 0; h < 2; h++)
-            tpc_buf_printf(m,
-                           "  %%c%d_%d = phi <8 x float> [zeroinitializer, %%entry], "
-                           "[%%d%d_%d, %%body]\n",
-                           r, h, r, h);
-    tpc_buf_printf(m, "  %%more = icmp slt i64 %%k, %%kc\n  br i1 %%more, label %%body, "
-                      "label %%done\nbody:\n");
-    tpc_buf_printf(m, "  %%bo = mul i64 %%k, 16\n"
-                      "  %%bp0 = getelementptr inbounds float, ptr %%b, i64 %%bo\n"
-                      "  %%bp1 = getelementptr inbounds float, ptr %%bp0, i64 8\n"
-                      "  %%b0 = load <8 x float>, ptr %%bp0, align 32\n"
-                      "  %%b1 = load <8 x float>, ptr %%bp1, align 32\n"
-                      "  %%ak = mul i64 %%k, %%csa\n");
+            tpcommon_buf_printf(m,
+                                "  %%c%d_%d = phi <8 x float> [zeroinitializer, %%entry], "
+                                "[%%d%d_%d, %%body]\n",
+                                r, h, r, h);
+    tpcommon_buf_printf(m, "  %%more = icmp slt i64 %%k, %%kc\n  br i1 %%more, label %%body, "
+                           "label %%done\nbody:\n");
+    tpcommon_buf_printf(m, "  %%bo = mul i64 %%k, 16\n"
+                           "  %%bp0 = getelementptr inbounds float, ptr %%b, i64 %%bo\n"
+                           "  %%bp1 = getelementptr inbounds float, ptr %%bp0, i64 8\n"
+                           "  %%b0 = load <8 x float>, ptr %%bp0, align 32\n"
+                           "  %%b1 = load <8 x float>, ptr %%bp1, align 32\n"
+                           "  %%ak = mul i64 %%k, %%csa\n");
     for (int r = 0; r < mr; r++) {
-        tpc_buf_printf(m,
-                       "  %%ar%d = mul i64 %%rsa, %d\n  %%ao%d = add i64 %%ar%d, %%ak\n"
-                       "  %%ap%d = getelementptr inbounds float, ptr %%a, i64 %%ao%d\n"
-                       "  %%as%d = load float, ptr %%ap%d\n"
-                       "  %%ai%d = insertelement <8 x float> poison, float %%as%d, i64 0\n"
-                       "  %%av%d = shufflevector <8 x float> %%ai%d, <8 x float> poison, "
-                       "<8 x i32> zeroinitializer\n",
-                       r, r, r, r, r, r, r, r, r, r, r, r);
+        tpcommon_buf_printf(m,
+                            "  %%ar%d = mul i64 %%rsa, %d\n  %%ao%d = add i64 %%ar%d, %%ak\n"
+                            "  %%ap%d = getelementptr inbounds float, ptr %%a, i64 %%ao%d\n"
+                            "  %%as%d = load float, ptr %%ap%d\n"
+                            "  %%ai%d = insertelement <8 x float> poison, float %%as%d, i64 0\n"
+                            "  %%av%d = shufflevector <8 x float> %%ai%d, <8 x float> poison, "
+                            "<8 x i32> zeroinitializer\n",
+                            r, r, r, r, r, r, r, r, r, r, r, r);
         for (int h = 0; h < 2; h++)
-            tpc_buf_printf(m,
-                           "  %%d%d_%d = call <8 x float> @llvm.fma.v8f32(<8 x float> %%av%d, "
-                           "<8 x float> %%b%d, <8 x float> %%c%d_%d)\n",
-                           r, h, r, h, r, h);
+            tpcommon_buf_printf(m,
+                                "  %%d%d_%d = call <8 x float> @llvm.fma.v8f32(<8 x float> %%av%d, "
+                                "<8 x float> %%b%d, <8 x float> %%c%d_%d)\n",
+                                r, h, r, h, r, h);
     }
-    tpc_buf_printf(m, "  %%kn = add i64 %%k, 1\n  br label %%loop\ndone:\n"
-                      "  %%add = icmp ne i64 %%acc, 0\n");
+    tpcommon_buf_printf(m, "  %%kn = add i64 %%k, 1\n  br label %%loop\ndone:\n"
+                           "  %%add = icmp ne i64 %%acc, 0\n");
     for (int r = 0; r < mr; r++)
         for (int h = 0; h < 2; h++) {
-            tpc_buf_printf(m,
-                           "  %%co%d_%d = mul i64 %%ldc, %d\n  %%cq%d_%d = add i64 %%co%d_%d, %d\n"
-                           "  %%cp%d_%d = getelementptr inbounds float, ptr %%c, i64 %%cq%d_%d\n"
-                           "  %%old%d_%d = load <8 x float>, ptr %%cp%d_%d, align 4\n"
-                           "  %%sum%d_%d = fadd <8 x float> %%old%d_%d, %%c%d_%d\n"
-                           "  %%new%d_%d = select i1 %%add, <8 x float> %%sum%d_%d, "
-                           "<8 x float> %%c%d_%d\n"
-                           "  store <8 x float> %%new%d_%d, ptr %%cp%d_%d, align 4\n",
-                           r, h, r, r, h, r, h, h * 8, r, h, r, h, r, h, r, h, r, h, r, h, r, h, r,
-                           h, r, h, r, h, r, h, r, h);
+            tpcommon_buf_printf(
+                m,
+                "  %%co%d_%d = mul i64 %%ldc, %d\n  %%cq%d_%d = add i64 %%co%d_%d, %d\n"
+                "  %%cp%d_%d = getelementptr inbounds float, ptr %%c, i64 %%cq%d_%d\n"
+                "  %%old%d_%d = load <8 x float>, ptr %%cp%d_%d, align 4\n"
+                "  %%sum%d_%d = fadd <8 x float> %%old%d_%d, %%c%d_%d\n"
+                "  %%new%d_%d = select i1 %%add, <8 x float> %%sum%d_%d, "
+                "<8 x float> %%c%d_%d\n"
+                "  store <8 x float> %%new%d_%d, ptr %%cp%d_%d, align 4\n",
+                r, h, r, r, h, r, h, h * 8, r, h, r, h, r, h, r, h, r, h, r, h, r, h, r, h, r, h, r,
+                h, r, h, r, h);
         }
-    tpc_buf_printf(m, "  ret void\n}\n\n");
+    tpcommon_buf_printf(m, "  ret void\n}\n\n");
 }
 
 /* The full 6-row kernel and the 4-row one for row edges (m % 6 == 2 or 4:
  * 4-row tiles cover them without padded rows). */
-void stax_emit_gemm_microkernel(tpc_buf *m) {
+void stax_emit_gemm_microkernel(tpcommon_buf *m) {
     emit_microkernel(m, STAX_GEMM_KERNEL_NAME, STAX_GEMM_MR);
     emit_microkernel(m, STAX_GEMM_KERNEL4_NAME, 4);
 }

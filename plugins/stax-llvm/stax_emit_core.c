@@ -16,16 +16,16 @@ const char *stax_ty(int32_t t) {
 void fn_init(fn_ctx *f, stax_emit_graph *g) {
     memset(f, 0, sizeof *f);
     f->g = g;
-    tpc_buf_init(&f->body);
-    tpc_buf_init(&f->allocas);
+    tpcommon_buf_init(&f->body);
+    tpcommon_buf_init(&f->allocas);
     f->slot_used = calloc((size_t)g->num_slots + 1, sizeof(bool));
     f->region_matmul = -1;
     if (!f->slot_used) f->failed = true;
 }
 
 void fn_free(fn_ctx *f) {
-    tpc_buf_free(&f->body);
-    tpc_buf_free(&f->allocas);
+    tpcommon_buf_free(&f->body);
+    tpcommon_buf_free(&f->allocas);
     free(f->slot_used);
     f->slot_used = NULL;
 }
@@ -33,9 +33,9 @@ void fn_free(fn_ctx *f) {
 void emit(fn_ctx *f, const char *format, ...) {
     va_list args;
     va_start(args, format);
-    tpc_buf_vprintf(&f->body, format, args);
+    tpcommon_buf_vprintf(&f->body, format, args);
     va_end(args);
-    tpc_buf_append(&f->body, "\n");
+    tpcommon_buf_append(&f->body, "\n");
 }
 
 ir_val fresh(fn_ctx *f, int32_t t) {
@@ -71,7 +71,7 @@ ir_val size_float(fn_ctx *f, int32_t t, int64_t value) {
 ir_val to_i1(fn_ctx *f, ir_val v) {
     if (v.t == STAX_I1) return v;
     ir_val r = fresh(f, STAX_I1);
-    if (tpc_dtype_is_float(v.t))
+    if (tpcommon_dtype_is_float(v.t))
         emit(f, "  %s = fcmp une %s %s, 0.0", r.s, stax_ty(v.t), v.s);
     else
         emit(f, "  %s = icmp ne %s %s, 0", r.s, stax_ty(v.t), v.s);
@@ -92,7 +92,7 @@ ir_val conv(fn_ctx *f, ir_val v, int32_t to) {
     if (v.t == STAX_I1) v = bool_of(f, v);
     if (v.t == to) return v;
     ir_val r = fresh(f, to);
-    bool from_float = tpc_dtype_is_float(v.t), to_float = tpc_dtype_is_float(to);
+    bool from_float = tpcommon_dtype_is_float(v.t), to_float = tpcommon_dtype_is_float(to);
     const char *from_ty = stax_ty(v.t), *to_ty = stax_ty(to);
     if (from_float && to_float)
         emit(f, "  %s = %s %s %s to %s", r.s, to == TP_PLUGIN_F64 ? "fpext" : "fptrunc", from_ty,
@@ -103,7 +103,7 @@ ir_val conv(fn_ctx *f, ir_val v, int32_t to) {
     else if (to_float)
         emit(f, "  %s = %s %s %s to %s", r.s, v.t == TP_PLUGIN_BOOL ? "uitofp" : "sitofp", from_ty,
              v.s, to_ty);
-    else if (tpc_dtype_size(v.t) < tpc_dtype_size(to))
+    else if (tpcommon_dtype_size(v.t) < tpcommon_dtype_size(to))
         emit(f, "  %s = %s %s %s to %s", r.s, v.t == TP_PLUGIN_BOOL ? "zext" : "sext", from_ty, v.s,
              to_ty);
     else
@@ -144,7 +144,7 @@ ir_val call2(fn_ctx *f, const char *fn, ir_val a, ir_val b) {
 
 int loop_open(fn_ctx *f, const char *lo, const char *hi, char *index) {
     int id = f->next_label++;
-    tpc_buf_printf(&f->allocas, "  %%lv%d = alloca i64\n", id);
+    tpcommon_buf_printf(&f->allocas, "  %%lv%d = alloca i64\n", id);
     emit(f, "  store i64 %s, ptr %%lv%d", lo, id);
     emit(f, "  br label %%lh%d", id);
     emit(f, "lh%d:", id);
@@ -167,7 +167,7 @@ ir_val var_new(fn_ctx *f, int32_t t, ir_val init) {
     ir_val var;
     snprintf(var.s, sizeof var.s, "%%var%d", f->next_tmp++);
     var.t = t;
-    tpc_buf_printf(&f->allocas, "  %s = alloca %s\n", var.s, stax_ty(t));
+    tpcommon_buf_printf(&f->allocas, "  %s = alloca %s\n", var.s, stax_ty(t));
     var_set(f, var, init);
     return var;
 }
@@ -251,31 +251,31 @@ void store_view(fn_ctx *f, const stax_view *view, ir_val value) {
 }
 
 int32_t fn_finish(fn_ctx *f, const char *name) {
-    tpc_buf *m = f->g->module;
-    tpc_buf_printf(m, "define internal void @%s_body(", name);
+    tpcommon_buf *m = f->g->module;
+    tpcommon_buf_printf(m, "define internal void @%s_body(", name);
     for (int32_t s = 0; s < f->g->num_slots; s++)
-        if (f->slot_used[s]) tpc_buf_printf(m, "ptr noalias %%s%d, ", s);
-    tpc_buf_printf(m, "ptr %%params, i64 %%begin, i64 %%end) #1 {\nentry:\n");
+        if (f->slot_used[s]) tpcommon_buf_printf(m, "ptr noalias %%s%d, ", s);
+    tpcommon_buf_printf(m, "ptr %%params, i64 %%begin, i64 %%end) #1 {\nentry:\n");
     /* where stax_dynamic.c loads the size arguments (a comment otherwise) */
-    tpc_buf_append(m, STAX_PARAMS_MARKER "\n");
-    tpc_buf_append(m, f->allocas.data ? f->allocas.data : "");
-    tpc_buf_append(m, f->body.data ? f->body.data : "");
-    tpc_buf_printf(m, "  ret void\n}\n\n");
-    tpc_buf_printf(m, "define void @%s(ptr %%slots, i64 %%begin, i64 %%end) #0 {\n", name);
+    tpcommon_buf_append(m, STAX_PARAMS_MARKER "\n");
+    tpcommon_buf_append(m, f->allocas.data ? f->allocas.data : "");
+    tpcommon_buf_append(m, f->body.data ? f->body.data : "");
+    tpcommon_buf_printf(m, "  ret void\n}\n\n");
+    tpcommon_buf_printf(m, "define void @%s(ptr %%slots, i64 %%begin, i64 %%end) #0 {\n", name);
     for (int32_t s = 0; s < f->g->num_slots; s++)
         if (f->slot_used[s]) {
-            tpc_buf_printf(m, "  %%a%d = getelementptr ptr, ptr %%slots, i64 %d\n", s, s);
-            tpc_buf_printf(m, "  %%s%d = load ptr, ptr %%a%d\n", s, s);
+            tpcommon_buf_printf(m, "  %%a%d = getelementptr ptr, ptr %%slots, i64 %d\n", s, s);
+            tpcommon_buf_printf(m, "  %%s%d = load ptr, ptr %%a%d\n", s, s);
         }
     /* the size arguments' array is the pointer just before the slots */
-    tpc_buf_printf(m, "  %%pa = getelementptr ptr, ptr %%slots, i64 -1\n");
-    tpc_buf_printf(m, "  %%params = load ptr, ptr %%pa\n");
-    tpc_buf_printf(m, "  call void @%s_body(", name);
+    tpcommon_buf_printf(m, "  %%pa = getelementptr ptr, ptr %%slots, i64 -1\n");
+    tpcommon_buf_printf(m, "  %%params = load ptr, ptr %%pa\n");
+    tpcommon_buf_printf(m, "  call void @%s_body(", name);
     for (int32_t s = 0; s < f->g->num_slots; s++)
-        if (f->slot_used[s]) tpc_buf_printf(m, "ptr %%s%d, ", s);
-    tpc_buf_printf(m, "ptr %%params, i64 %%begin, i64 %%end)\n  ret void\n}\n\n");
+        if (f->slot_used[s]) tpcommon_buf_printf(m, "ptr %%s%d, ", s);
+    tpcommon_buf_printf(m, "ptr %%params, i64 %%begin, i64 %%end)\n  ret void\n}\n\n");
     bool failed = f->failed || f->body.failed || f->allocas.failed || m->failed;
-    return failed
-               ? tpc_error(f->g->error, f->g->error_size, "stax: out of memory emitting %s", name)
-               : TP_PLUGIN_OK;
+    return failed ? tpcommon_error(f->g->error, f->g->error_size, "stax: out of memory emitting %s",
+                                   name)
+                  : TP_PLUGIN_OK;
 }

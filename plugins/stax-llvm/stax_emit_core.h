@@ -18,7 +18,7 @@ typedef struct ir_val {
 /* One function being emitted. */
 typedef struct fn_ctx {
     stax_emit_graph *g;
-    tpc_buf body, allocas;
+    tpcommon_buf body, allocas;
     int next_tmp, next_label;
     bool *slot_used;
     int32_t ndim; /* iteration space */

@@ -10,10 +10,10 @@
 #include <stdint.h>
 
 #include "tensorplay/plugin.h"
-#include "tpc_fusion.h"
-#include "tpc_graph.h"
-#include "tpc_options.h"
-#include "tpc_text.h"
+#include "tpcommon_fusion.h"
+#include "tpcommon_graph.h"
+#include "tpcommon_options.h"
+#include "tpcommon_text.h"
 
 #ifndef STAX_VERSION
 #define STAX_VERSION "0.1.0"
@@ -127,11 +127,11 @@ void stax_program_free(stax_program *program);
 
 typedef struct stax_emit_graph {
     const tp_plugin_graph *graph;
-    const tpc_fusion *fusion;
+    const tpcommon_fusion *fusion;
     stax_value *values;
     const stax_slot *slots;
     int32_t num_slots;
-    tpc_buf *module;           /* functions are appended here */
+    tpcommon_buf *module;      /* functions are appended here */
     stax_decisions *decisions; /* NULL: decide from the sizes */
     char *error;
     size_t error_size;
@@ -154,7 +154,7 @@ int32_t stax_emit_row(stax_emit_graph *g, const char *name, int32_t root, int64_
 int32_t stax_emit_matmul_generic(stax_emit_graph *g, const char *name, int32_t value,
                                  int64_t *count);
 /* The f32 micro-kernel used by stax_gemm.c (one per module that needs it). */
-void stax_emit_gemm_microkernel(tpc_buf *module);
+void stax_emit_gemm_microkernel(tpcommon_buf *module);
 #define STAX_GEMM_MR           6
 #define STAX_GEMM_NR           16
 #define STAX_GEMM_KERNEL_NAME  "STAXKEY_gemm_ukernel_f32"

@@ -46,7 +46,7 @@ const char *stax_jit_features(void) {
 
 static int32_t take_error(LLVMErrorRef err, const char *what, char *error, size_t size) {
     char *message = LLVMGetErrorMessage(err);
-    tpc_error(error, size, "stax: %s: %s", what, message ? message : "(no message)");
+    tpcommon_error(error, size, "stax: %s: %s", what, message ? message : "(no message)");
     LLVMDisposeErrorMessage(message);
     return TP_PLUGIN_ERROR;
 }
@@ -108,10 +108,10 @@ static void make_key(const char *ir, int opt_level, char key[40]) {
     LLVMGetVersion(&major, &minor, &patch);
     snprintf(extra, sizeof extra, "stax %s llvm %u.%u.%u O%d %s", STAX_VERSION, major, minor, patch,
              opt_level, host_triple ? host_triple : "");
-    uint64_t h1 = tpc_hash_bytes(TPC_HASH_SEED, ir, strlen(ir));
-    h1 = tpc_hash_bytes(h1, extra, strlen(extra));
-    uint64_t h2 = tpc_hash_bytes(0x9e3779b97f4a7c15ull, extra, strlen(extra));
-    h2 = tpc_hash_bytes(h2, ir, strlen(ir));
+    uint64_t h1 = tpcommon_hash_bytes(TPCOMMON_HASH_SEED, ir, strlen(ir));
+    h1 = tpcommon_hash_bytes(h1, extra, strlen(extra));
+    uint64_t h2 = tpcommon_hash_bytes(0x9e3779b97f4a7c15ull, extra, strlen(extra));
+    h2 = tpcommon_hash_bytes(h2, ir, strlen(ir));
     snprintf(key, 40, "%016llx%016llx", (unsigned long long)h1, (unsigned long long)h2);
 }
 
@@ -142,7 +142,7 @@ static LLVMTargetMachineRef make_target_machine(int opt_level, char *error, size
     LLVMTargetRef target;
     char *message = NULL;
     if (LLVMGetTargetFromTriple(host_triple, &target, &message)) {
-        tpc_error(error, size, "stax: no LLVM target for %s: %s", host_triple, message);
+        tpcommon_error(error, size, "stax: no LLVM target for %s: %s", host_triple, message);
         LLVMDisposeMessage(message);
         return NULL;
     }
@@ -165,15 +165,15 @@ static int32_t compile_object(const char *ir, const stax_jit_options *options, v
     char *message = NULL;
     int32_t status = TP_PLUGIN_OK;
     if (LLVMParseIRInContext(context, buffer, &module, &message)) {
-        tpc_error(error, size, "stax: internal error: generated IR does not parse: %s",
-                  message ? message : "?");
+        tpcommon_error(error, size, "stax: internal error: generated IR does not parse: %s",
+                       message ? message : "?");
         LLVMDisposeMessage(message);
         module = NULL;
         status = TP_PLUGIN_ERROR;
     }
     if (status == TP_PLUGIN_OK && LLVMVerifyModule(module, LLVMReturnStatusAction, &message)) {
-        tpc_error(error, size, "stax: internal error: generated IR is invalid: %.1500s",
-                  message ? message : "?");
+        tpcommon_error(error, size, "stax: internal error: generated IR is invalid: %.1500s",
+                       message ? message : "?");
         status = TP_PLUGIN_ERROR;
     }
     if (message) LLVMDisposeMessage(message);
@@ -194,7 +194,8 @@ static int32_t compile_object(const char *ir, const stax_jit_options *options, v
     }
     if (status == TP_PLUGIN_OK && options->dump_ir && *options->dump_ir &&
         LLVMPrintModuleToFile(module, options->dump_ir, &message)) {
-        tpc_error(error, size, "stax: dump_ir=%s: %s", options->dump_ir, message ? message : "?");
+        tpcommon_error(error, size, "stax: dump_ir=%s: %s", options->dump_ir,
+                       message ? message : "?");
         status = TP_PLUGIN_ERROR;
     }
     if (message) LLVMDisposeMessage(message);
@@ -202,8 +203,8 @@ static int32_t compile_object(const char *ir, const stax_jit_options *options, v
     if (status == TP_PLUGIN_OK && options->dump_asm && *options->dump_asm) {
         char *path = strdup(options->dump_asm);
         if (!path || LLVMTargetMachineEmitToFile(tm, module, path, LLVMAssemblyFile, &message)) {
-            tpc_error(error, size, "stax: dump_asm=%s: %s", options->dump_asm,
-                      message ? message : "out of memory");
+            tpcommon_error(error, size, "stax: dump_asm=%s: %s", options->dump_asm,
+                           message ? message : "out of memory");
             status = TP_PLUGIN_ERROR;
         }
         free(path);
@@ -213,7 +214,7 @@ static int32_t compile_object(const char *ir, const stax_jit_options *options, v
     LLVMMemoryBufferRef out = NULL;
     if (status == TP_PLUGIN_OK &&
         LLVMTargetMachineEmitToMemoryBuffer(tm, module, LLVMObjectFile, &message, &out)) {
-        tpc_error(error, size, "stax: emitting the object: %s", message ? message : "?");
+        tpcommon_error(error, size, "stax: emitting the object: %s", message ? message : "?");
         status = TP_PLUGIN_ERROR;
     }
     if (message) LLVMDisposeMessage(message);
@@ -223,7 +224,7 @@ static int32_t compile_object(const char *ir, const stax_jit_options *options, v
         if (*object)
             memcpy(*object, LLVMGetBufferStart(out), *object_size);
         else
-            status = tpc_error(error, size, "stax: out of memory for the object");
+            status = tpcommon_error(error, size, "stax: out of memory for the object");
         LLVMDisposeMemoryBuffer(out);
     }
     if (module) LLVMDisposeModule(module);
@@ -235,7 +236,7 @@ static int32_t compile_object(const char *ir, const stax_jit_options *options, v
 static int32_t add_object(const char *key, const void *object, size_t object_size,
                           stax_module **out, char *error, size_t size) {
     stax_module *module = calloc(1, sizeof *module);
-    if (!module) return tpc_error(error, size, "stax: out of memory");
+    if (!module) return tpcommon_error(error, size, "stax: out of memory");
     snprintf(module->key, sizeof module->key, "%s", key);
     module->tracker = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(jit));
     LLVMMemoryBufferRef buffer =
@@ -265,7 +266,7 @@ static int32_t resolve(stax_module *module, const char *const *names, int32_t co
                        void **addresses, char *error, size_t size) {
     for (int32_t i = 0; i < count; i++) {
         char *name = with_key(names[i], module->key);
-        if (!name) return tpc_error(error, size, "stax: out of memory");
+        if (!name) return tpcommon_error(error, size, "stax: out of memory");
         LLVMOrcExecutorAddress address = 0;
         LLVMErrorRef err = LLVMOrcLLJITLookup(jit, &address, name);
         free(name);
@@ -283,7 +284,7 @@ int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const cha
     char key[40];
     pthread_mutex_lock(&jit_lock);
     int32_t status =
-        jit ? TP_PLUGIN_OK : tpc_error(error, error_size, "stax: the JIT is not initialised");
+        jit ? TP_PLUGIN_OK : tpcommon_error(error, error_size, "stax: the JIT is not initialised");
     bool dumping =
         (options->dump_ir && *options->dump_ir) || (options->dump_asm && *options->dump_asm);
     stax_module *module = NULL;
@@ -308,7 +309,7 @@ int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const cha
         if (!module) {
             char *text = with_key(ir, key);
             status = text ? compile_object(text, options, &object, &object_size, error, error_size)
-                          : tpc_error(error, error_size, "stax: out of memory");
+                          : tpcommon_error(error, error_size, "stax: out of memory");
             free(text);
             if (status == TP_PLUGIN_OK) {
                 stax_cache_write(key, object, object_size);

@@ -63,7 +63,7 @@ static ir_val lower_sigmoid(fn_ctx *f, ir_val x) {
 }
 
 static ir_val lower_neg(fn_ctx *f, ir_val x) {
-    if (tpc_dtype_is_float(x.t)) {
+    if (tpcommon_dtype_is_float(x.t)) {
         ir_val r = fresh(f, x.t);
         emit(f, "  %s = fneg %s %s", r.s, stax_ty(x.t), x.s);
         return r;
@@ -72,7 +72,7 @@ static ir_val lower_neg(fn_ctx *f, ir_val x) {
 }
 
 static ir_val lower_sign(fn_ctx *f, ir_val x) {
-    if (tpc_dtype_is_float(x.t)) {
+    if (tpcommon_dtype_is_float(x.t)) {
         ir_val r0 = sel(f, cmp(f, "fcmp oeq", x, fk(x, 0.0)), fk(x, 0.0), x);
         ir_val r1 = sel(f, cmp(f, "fcmp olt", x, fk(x, 0.0)), fk(x, -1.0), r0);
         return sel(f, cmp(f, "fcmp ogt", x, fk(x, 0.0)), fk(x, 1.0), r1);
@@ -84,7 +84,7 @@ static ir_val lower_sign(fn_ctx *f, ir_val x) {
 
 static ir_val lower_minmax(fn_ctx *f, bool is_max, ir_val x, ir_val y) {
     if (x.t == TP_PLUGIN_BOOL) return bin(f, is_max ? "or" : "and", x, y);
-    if (tpc_dtype_is_float(x.t)) {
+    if (tpcommon_dtype_is_float(x.t)) {
         ir_val c = cmp(f, is_max ? "fcmp oge" : "fcmp ole", x, y);
         ir_val nan = cmp(f, "fcmp uno", x, x);
         return sel(f, bin(f, "or", c, nan), x, y);
@@ -92,13 +92,13 @@ static ir_val lower_minmax(fn_ctx *f, bool is_max, ir_val x, ir_val y) {
     return sel(f, cmp(f, is_max ? "icmp sge" : "icmp sle", x, y), x, y);
 }
 
-static ir_val lower_compare(fn_ctx *f, tpc_op op, ir_val x, ir_val y) {
+static ir_val lower_compare(fn_ctx *f, tpcommon_op op, ir_val x, ir_val y) {
     static const char *const fpred[] = {"olt", "ole", "ogt", "oge", "oeq", "une"};
     static const char *const spred[] = {"slt", "sle", "sgt", "sge", "eq", "ne"};
     static const char *const upred[] = {"ult", "ule", "ugt", "uge", "eq", "ne"};
-    int k = (int)(op - TPC_OP_LT);
+    int k = (int)(op - TPCOMMON_OP_LT);
     char predicate[32];
-    if (tpc_dtype_is_float(x.t))
+    if (tpcommon_dtype_is_float(x.t))
         snprintf(predicate, sizeof predicate, "fcmp %s", fpred[k]);
     else
         snprintf(predicate, sizeof predicate, "icmp %s",
@@ -107,7 +107,7 @@ static ir_val lower_compare(fn_ctx *f, tpc_op op, ir_val x, ir_val y) {
 }
 
 static ir_val lower_pow(fn_ctx *f, ir_val x, ir_val y) {
-    if (tpc_dtype_is_float(x.t)) return call2(f, is_f32(x) ? "powf" : "pow", x, y);
+    if (tpcommon_dtype_is_float(x.t)) return call2(f, is_f32(x) ? "powf" : "pow", x, y);
     ir_val r = fresh(f, TP_PLUGIN_I64);
     ir_val a = conv(f, x, TP_PLUGIN_I64), b = conv(f, y, TP_PLUGIN_I64);
     emit(f, "  %s = call i64 @stax_ipow(i64 %s, i64 %s)", r.s, a.s, b.s);
@@ -128,7 +128,7 @@ static ir_val lower_log1p(fn_ctx *f, ir_val t) {
 static ir_val lower_gelu(fn_ctx *f, const tp_plugin_value *value, ir_val x) {
     ir_val half_x = f_op(f, "fmul", x, fk(x, 0.5));
     ir_val inner;
-    if (tpc_attr_int(value, "approximate", TP_PLUGIN_GELU_NONE) == TP_PLUGIN_GELU_TANH) {
+    if (tpcommon_attr_int(value, "approximate", TP_PLUGIN_GELU_NONE) == TP_PLUGIN_GELU_TANH) {
         ir_val x3 = f_op(f, "fmul", f_op(f, "fmul", x, x), x);
         ir_val poly = f_op(f, "fadd", x, f_op(f, "fmul", x3, fk(x, 0.044715)));
         inner = lower_tanh(f, f_op(f, "fmul", poly, fk(x, 0.79788456080286535588)));
@@ -139,87 +139,87 @@ static ir_val lower_gelu(fn_ctx *f, const tp_plugin_value *value, ir_val x) {
 }
 
 static ir_val lower_softplus(fn_ctx *f, const tp_plugin_value *value, ir_val x) {
-    double beta = tpc_attr_float(value, "beta", 1.0);
-    double threshold = tpc_attr_float(value, "threshold", 20.0);
+    double beta = tpcommon_attr_float(value, "beta", 1.0);
+    double threshold = tpcommon_attr_float(value, "threshold", 20.0);
     ir_val scaled = f_op(f, "fmul", x, fk(x, beta));
     ir_val soft = f_op(f, "fdiv", lower_log1p(f, lower_exp(f, scaled)), fk(x, beta));
     return sel(f, cmp(f, "fcmp ogt", scaled, fk(x, threshold)), x, soft);
 }
 
 /* The node's result from its operands, already converted to `compute`. */
-static ir_val lower_op(fn_ctx *f, const tp_plugin_value *value, tpc_op op, const ir_val *in) {
+static ir_val lower_op(fn_ctx *f, const tp_plugin_value *value, tpcommon_op op, const ir_val *in) {
     ir_val x = in[0], y = in[1];
-    bool fl = tpc_dtype_is_float(x.t);
+    bool fl = tpcommon_dtype_is_float(x.t);
     switch (op) {
-    case TPC_OP_NEG:
+    case TPCOMMON_OP_NEG:
         return lower_neg(f, x);
-    case TPC_OP_ABS:
+    case TPCOMMON_OP_ABS:
         return fl ? intrinsic1(f, "fabs", x)
                   : sel(f, cmp(f, "icmp slt", x, lit_int(x.t, 0)), lower_neg(f, x), x);
-    case TPC_OP_EXP:
+    case TPCOMMON_OP_EXP:
         return lower_exp(f, x);
-    case TPC_OP_LOG:
+    case TPCOMMON_OP_LOG:
         return lower_log(f, x);
-    case TPC_OP_SQRT:
+    case TPCOMMON_OP_SQRT:
         return intrinsic1(f, "sqrt", x);
-    case TPC_OP_RSQRT:
+    case TPCOMMON_OP_RSQRT:
         return f_op(f, "fdiv", fk(x, 1.0), intrinsic1(f, "sqrt", x));
-    case TPC_OP_SIN:
+    case TPCOMMON_OP_SIN:
         return call1(f, is_f32(x) ? "stax_sinf" : "sin", x);
-    case TPC_OP_COS:
+    case TPCOMMON_OP_COS:
         return call1(f, is_f32(x) ? "stax_cosf" : "cos", x);
-    case TPC_OP_TANH:
+    case TPCOMMON_OP_TANH:
         return lower_tanh(f, x);
-    case TPC_OP_SIGMOID:
+    case TPCOMMON_OP_SIGMOID:
         return lower_sigmoid(f, x);
-    case TPC_OP_ERF:
+    case TPCOMMON_OP_ERF:
         return lower_erf(f, x);
-    case TPC_OP_RELU:
+    case TPCOMMON_OP_RELU:
         if (x.t == TP_PLUGIN_BOOL) return x;
         return fl ? sel(f, cmp(f, "fcmp olt", x, fk(x, 0.0)), fk(x, 0.0), x)
                   : sel(f, cmp(f, "icmp slt", x, lit_int(x.t, 0)), lit_int(x.t, 0), x);
-    case TPC_OP_FLOOR:
+    case TPCOMMON_OP_FLOOR:
         return fl ? intrinsic1(f, "floor", x) : x;
-    case TPC_OP_CEIL:
+    case TPCOMMON_OP_CEIL:
         return fl ? intrinsic1(f, "ceil", x) : x;
-    case TPC_OP_SIGN:
+    case TPCOMMON_OP_SIGN:
         return lower_sign(f, x);
-    case TPC_OP_LOGICAL_NOT:
+    case TPCOMMON_OP_LOGICAL_NOT:
         return bool_of(f,
                        cmp(f, fl ? "fcmp oeq" : "icmp eq", x, fl ? fk(x, 0.0) : lit_int(x.t, 0)));
-    case TPC_OP_CAST:
+    case TPCOMMON_OP_CAST:
         return conv(f, x, value->type.dtype);
-    case TPC_OP_ADD:
+    case TPCOMMON_OP_ADD:
         return fl ? f_op(f, "fadd", x, y) : bin(f, "add", x, y);
-    case TPC_OP_SUB:
+    case TPCOMMON_OP_SUB:
         return fl ? f_op(f, "fsub", x, y) : bin(f, "sub", x, y);
-    case TPC_OP_MUL:
+    case TPCOMMON_OP_MUL:
         return fl ? f_op(f, "fmul", x, y) : bin(f, "mul", x, y);
-    case TPC_OP_DIV:
+    case TPCOMMON_OP_DIV:
         return bin(f, "fdiv", x, y);
-    case TPC_OP_POW:
+    case TPCOMMON_OP_POW:
         return lower_pow(f, x, y);
-    case TPC_OP_MAXIMUM:
-    case TPC_OP_MINIMUM:
-        return lower_minmax(f, op == TPC_OP_MAXIMUM, x, y);
-    case TPC_OP_LT:
-    case TPC_OP_LE:
-    case TPC_OP_GT:
-    case TPC_OP_GE:
-    case TPC_OP_EQ:
-    case TPC_OP_NE:
+    case TPCOMMON_OP_MAXIMUM:
+    case TPCOMMON_OP_MINIMUM:
+        return lower_minmax(f, op == TPCOMMON_OP_MAXIMUM, x, y);
+    case TPCOMMON_OP_LT:
+    case TPCOMMON_OP_LE:
+    case TPCOMMON_OP_GT:
+    case TPCOMMON_OP_GE:
+    case TPCOMMON_OP_EQ:
+    case TPCOMMON_OP_NE:
         return lower_compare(f, op, x, y);
-    case TPC_OP_LOGICAL_AND:
+    case TPCOMMON_OP_LOGICAL_AND:
         return bool_of(f, bin(f, "and", to_i1(f, x), to_i1(f, y)));
-    case TPC_OP_LOGICAL_OR:
+    case TPCOMMON_OP_LOGICAL_OR:
         return bool_of(f, bin(f, "or", to_i1(f, x), to_i1(f, y)));
-    case TPC_OP_WHERE:
+    case TPCOMMON_OP_WHERE:
         return sel(f, to_i1(f, in[0]), in[1], in[2]);
-    case TPC_OP_GELU:
+    case TPCOMMON_OP_GELU:
         return lower_gelu(f, value, x);
-    case TPC_OP_SILU:
+    case TPCOMMON_OP_SILU:
         return f_op(f, "fmul", x, lower_sigmoid(f, x));
-    case TPC_OP_SOFTPLUS:
+    case TPCOMMON_OP_SOFTPLUS:
         return lower_softplus(f, value, x);
     default:
         f->failed = true;
@@ -232,26 +232,26 @@ static ir_val lower_product(fn_ctx *f, int32_t v) {
     const stax_value *info = &f->g->values[v];
     ir_val r = load_view(f, &info->raw, info->type.dtype);
     const tp_plugin_value *value = &f->g->graph->values[v];
-    if (tpc_op_of(value) == TPC_OP_LINEAR && value->num_operands > 2) {
+    if (tpcommon_op_of(value) == TPCOMMON_OP_LINEAR && value->num_operands > 2) {
         ir_val bias = conv(f, lower_value(f, value->operands[2]), r.t);
-        r = tpc_dtype_is_float(r.t) ? f_op(f, "fadd", r, bias) : bin(f, "add", r, bias);
+        r = tpcommon_dtype_is_float(r.t) ? f_op(f, "fadd", r, bias) : bin(f, "add", r, bias);
     }
     return r;
 }
 
 ir_val lower_compute(fn_ctx *f, int32_t v) {
     const tp_plugin_value *value = &f->g->graph->values[v];
-    tpc_op op = tpc_op_of(value);
-    if (tpc_op_kind(op) == TPC_KIND_MATMUL) return lower_product(f, v);
+    tpcommon_op op = tpcommon_op_of(value);
+    if (tpcommon_op_kind(op) == TPCOMMON_KIND_MATMUL) return lower_product(f, v);
     int32_t compute = f->g->values[v].compute;
     ir_val in[3];
     memset(in, 0, sizeof in);
     for (int32_t k = 0; k < value->num_operands && k < 3; k++) {
         ir_val operand = lower_value(f, value->operands[k]);
-        bool keep = op == TPC_OP_CAST || (op == TPC_OP_WHERE && k == 0);
+        bool keep = op == TPCOMMON_OP_CAST || (op == TPCOMMON_OP_WHERE && k == 0);
         in[k] = keep ? operand : conv(f, operand, compute);
     }
-    if (tpc_op_kind(op) != TPC_KIND_POINTWISE) {
+    if (tpcommon_op_kind(op) != TPCOMMON_KIND_POINTWISE) {
         f->failed = true;
         return in[0];
     }

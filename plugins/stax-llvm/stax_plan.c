@@ -17,13 +17,13 @@
 typedef struct planner {
     const tp_plugin_graph *graph;
     const stax_build_mode *mode; /* NULL: static */
-    tpc_fusion fusion;
+    tpcommon_fusion fusion;
     stax_value *values;
     stax_gemm *gemms; /* per value (matmul/linear) */
     int32_t *out_position;
     stax_program *program;
     int32_t slot_capacity, step_capacity, kernel_capacity;
-    tpc_buf module;
+    tpcommon_buf module;
     stax_emit_graph eg;
     char *error;
     size_t error_size;
@@ -35,8 +35,8 @@ const stax_gemm *stax_plan_gemm_of(const stax_emit_graph *g, int32_t value) {
 }
 
 static int32_t oom(planner *p) {
-    return tpc_error(p->error, p->error_size, "stax: out of memory while compiling graph '%s'",
-                     p->graph->name ? p->graph->name : "?");
+    return tpcommon_error(p->error, p->error_size, "stax: out of memory while compiling graph '%s'",
+                          p->graph->name ? p->graph->name : "?");
 }
 
 static int32_t add_slot(planner *p, stax_slot_kind kind, int32_t index, size_t bytes) {
@@ -93,13 +93,13 @@ static int32_t add_kernel(planner *p, int32_t region, const char *suffix) {
     const char *ops[8];
     int32_t num_ops = 0;
     if (region >= 0) {
-        const tpc_region *r = &p->fusion.regions[region];
+        const tpcommon_region *r = &p->fusion.regions[region];
         for (int32_t i = 0; i < r->num_members && num_ops < 6; i++)
             ops[num_ops++] = p->graph->values[r->members[i]].op;
     }
     if (suffix) ops[num_ops++] = suffix;
     char name[128], unique[160];
-    tpc_kernel_name(p->graph->name, region, ops, num_ops, name, sizeof name);
+    tpcommon_kernel_name(p->graph->name, region, ops, num_ops, name, sizeof name);
     snprintf(unique, sizeof unique, "STAXKEY_%s_k%d", name, (int)prog->num_kernels);
     prog->kernel_names[prog->num_kernels] = strdup(unique);
     if (!prog->kernel_names[prog->num_kernels]) return -1;
@@ -118,8 +118,8 @@ static stax_view contiguous_view(int32_t slot, int64_t offset, const tp_plugin_t
 }
 
 static size_t type_bytes(const tp_plugin_type *type) {
-    int64_t n = tpc_numel(type);
-    return (size_t)(n < 0 ? 0 : n) * tpc_dtype_size(type->dtype);
+    int64_t n = tpcommon_numel(type);
+    return (size_t)(n < 0 ? 0 : n) * tpcommon_dtype_size(type->dtype);
 }
 
 /* ---- binding symbols and checking ops ---- */
@@ -132,9 +132,9 @@ static int32_t bind_types(planner *p, const tp_plugin_tensor_meta *inputs, int32
         for (int32_t s = 0; s < graph->num_symbols && s < 64; s++) bound[s] = p->mode->symbols[s];
         num_inputs = 0; /* the caller checked the inputs against these symbols */
     } else if (num_inputs != graph->num_inputs)
-        return tpc_error(p->error, p->error_size,
-                         "stax: graph '%s' has %d inputs, got metadata for %d", graph->name,
-                         (int)graph->num_inputs, (int)num_inputs);
+        return tpcommon_error(p->error, p->error_size,
+                              "stax: graph '%s' has %d inputs, got metadata for %d", graph->name,
+                              (int)graph->num_inputs, (int)num_inputs);
     for (int32_t i = 0; i < num_inputs; i++) {
         const tp_plugin_type *declared = &graph->values[graph->inputs[i]].type;
         const tp_plugin_tensor_meta *meta = &inputs[i];
@@ -155,12 +155,12 @@ static int32_t bind_types(planner *p, const tp_plugin_tensor_meta *inputs, int32
             }
         }
         if (!ok)
-            return tpc_error(
+            return tpcommon_error(
                 p->error, p->error_size,
                 "stax: input %d (%%%s) is declared %s but the metadata says %s[%d dims]", (int)i,
                 graph->values[graph->inputs[i]].name,
-                tpc_type_text(graph, declared, text, sizeof text), tpc_dtype_name(meta->dtype),
-                (int)meta->ndim);
+                tpcommon_type_text(graph, declared, text, sizeof text),
+                tpcommon_dtype_name(meta->dtype), (int)meta->ndim);
     }
     for (int32_t v = 0; v < graph->num_values; v++) {
         tp_plugin_type type = graph->values[v].type;
@@ -168,60 +168,60 @@ static int32_t bind_types(planner *p, const tp_plugin_tensor_meta *inputs, int32
             if (type.dims[d] >= 0) continue;
             int64_t symbol = -type.dims[d] - 1;
             if (symbol >= 64 || bound[symbol] < 0)
-                return tpc_error(p->error, p->error_size,
-                                 "stax: %%%s has a dimension symbol no input binds",
-                                 graph->values[v].name);
+                return tpcommon_error(p->error, p->error_size,
+                                      "stax: %%%s has a dimension symbol no input binds",
+                                      graph->values[v].name);
             type.dims[d] = bound[symbol];
         }
         p->values[v].type = type;
         p->values[v].view.slot = -1;
         p->values[v].raw.slot = -1;
-        p->values[v].compute = tpc_compute_dtype(graph, &graph->values[v]);
+        p->values[v].compute = tpcommon_compute_dtype(graph, &graph->values[v]);
     }
     return TP_PLUGIN_OK;
 }
 
 /* Whether stax can lower `op` computing in `dtype` (tensor.h's rules). */
-static bool supported(tpc_op op, int32_t dtype) {
+static bool supported(tpcommon_op op, int32_t dtype) {
     bool is_bool = dtype == TP_PLUGIN_BOOL;
-    switch (tpc_op_kind(op)) {
-    case TPC_KIND_UNKNOWN:
+    switch (tpcommon_op_kind(op)) {
+    case TPCOMMON_KIND_UNKNOWN:
         return false;
-    case TPC_KIND_INPUT:
-    case TPC_KIND_SHAPE:
-    case TPC_KIND_CREATION:
-    case TPC_KIND_REDUCTION:
+    case TPCOMMON_KIND_INPUT:
+    case TPCOMMON_KIND_SHAPE:
+    case TPCOMMON_KIND_CREATION:
+    case TPCOMMON_KIND_REDUCTION:
         return dtype >= TP_PLUGIN_F32 && dtype <= TP_PLUGIN_BOOL;
-    case TPC_KIND_ROW:
-        return tpc_dtype_is_float(dtype);
-    case TPC_KIND_MATMUL:
+    case TPCOMMON_KIND_ROW:
+        return tpcommon_dtype_is_float(dtype);
+    case TPCOMMON_KIND_MATMUL:
         return !is_bool;
     default:
         break;
     }
     switch (op) {
-    case TPC_OP_NEG:
-    case TPC_OP_ABS:
-    case TPC_OP_SIGN:
-    case TPC_OP_ADD:
-    case TPC_OP_SUB:
-    case TPC_OP_MUL:
-    case TPC_OP_POW:
+    case TPCOMMON_OP_NEG:
+    case TPCOMMON_OP_ABS:
+    case TPCOMMON_OP_SIGN:
+    case TPCOMMON_OP_ADD:
+    case TPCOMMON_OP_SUB:
+    case TPCOMMON_OP_MUL:
+    case TPCOMMON_OP_POW:
         return !is_bool && dtype >= TP_PLUGIN_F32 && dtype <= TP_PLUGIN_I64;
-    case TPC_OP_EXP:
-    case TPC_OP_LOG:
-    case TPC_OP_SQRT:
-    case TPC_OP_RSQRT:
-    case TPC_OP_SIN:
-    case TPC_OP_COS:
-    case TPC_OP_TANH:
-    case TPC_OP_SIGMOID:
-    case TPC_OP_ERF:
-    case TPC_OP_DIV:
-    case TPC_OP_GELU:
-    case TPC_OP_SILU:
-    case TPC_OP_SOFTPLUS:
-        return tpc_dtype_is_float(dtype);
+    case TPCOMMON_OP_EXP:
+    case TPCOMMON_OP_LOG:
+    case TPCOMMON_OP_SQRT:
+    case TPCOMMON_OP_RSQRT:
+    case TPCOMMON_OP_SIN:
+    case TPCOMMON_OP_COS:
+    case TPCOMMON_OP_TANH:
+    case TPCOMMON_OP_SIGMOID:
+    case TPCOMMON_OP_ERF:
+    case TPCOMMON_OP_DIV:
+    case TPCOMMON_OP_GELU:
+    case TPCOMMON_OP_SILU:
+    case TPCOMMON_OP_SOFTPLUS:
+        return tpcommon_dtype_is_float(dtype);
     default:
         return dtype >= TP_PLUGIN_F32 && dtype <= TP_PLUGIN_BOOL;
     }
@@ -231,22 +231,23 @@ static int32_t check_ops(planner *p) {
     for (int32_t v = 0; v < p->graph->num_values; v++) {
         const tp_plugin_value *value = &p->graph->values[v];
         if (!value->op) continue;
-        tpc_op op = tpc_op_of(value);
+        tpcommon_op op = tpcommon_op_of(value);
         int32_t dtype = p->values[v].compute;
-        if (op == TPC_OP_UNKNOWN)
-            return tpc_error(p->error, p->error_size,
-                             "unsupported: op '%s' (%%%s) on %s operands: stax %s does not know "
-                             "this op",
-                             value->op, value->name, tpc_dtype_name(p->values[v].compute),
-                             STAX_VERSION);
+        if (op == TPCOMMON_OP_UNKNOWN)
+            return tpcommon_error(
+                p->error, p->error_size,
+                "unsupported: op '%s' (%%%s) on %s operands: stax %s does not know "
+                "this op",
+                value->op, value->name, tpcommon_dtype_name(p->values[v].compute), STAX_VERSION);
         if (!supported(op, dtype))
-            return tpc_error(p->error, p->error_size,
-                             "unsupported: op '%s' (%%%s) on %s operands: stax cannot lower it "
-                             "for dtype %s",
-                             value->op, value->name, tpc_dtype_name(dtype), tpc_dtype_name(dtype));
+            return tpcommon_error(
+                p->error, p->error_size,
+                "unsupported: op '%s' (%%%s) on %s operands: stax cannot lower it "
+                "for dtype %s",
+                value->op, value->name, tpcommon_dtype_name(dtype), tpcommon_dtype_name(dtype));
         if (value->type.ndim > STAX_MAX_DIMS)
-            return tpc_error(p->error, p->error_size, "stax: %%%s has too many dimensions",
-                             value->name);
+            return tpcommon_error(p->error, p->error_size, "stax: %%%s has too many dimensions",
+                                  value->name);
     }
     return TP_PLUGIN_OK;
 }
@@ -306,16 +307,16 @@ static int64_t slice_start(int64_t start, int64_t length) {
 static int32_t plan_shape(planner *p, int32_t region, int32_t v) {
     const tp_plugin_value *value = &p->graph->values[v];
     stax_value *info = &p->values[v];
-    tpc_op op = tpc_op_of(value);
+    tpcommon_op op = tpcommon_op_of(value);
     int32_t x = value->operands[0];
     stax_view in = p->values[x].view;
     const tp_plugin_type *type = &info->type;
     stax_view view = {.slot = in.slot, .offset = in.offset, .ndim = type->ndim};
     for (int32_t d = 0; d < type->ndim; d++) view.dims[d] = type->dims[d];
     switch (op) {
-    case TPC_OP_RESHAPE:
-    case TPC_OP_SQUEEZE:
-    case TPC_OP_UNSQUEEZE: {
+    case TPCOMMON_OP_RESHAPE:
+    case TPCOMMON_OP_SQUEEZE:
+    case TPCOMMON_OP_UNSQUEEZE: {
         bool contiguous = true;
         int64_t expect = 1;
         for (int32_t d = in.ndim - 1; d >= 0; d--) {
@@ -333,17 +334,18 @@ static int32_t plan_shape(planner *p, int32_t region, int32_t v) {
         view = contiguous_view(in.slot, in.offset, type);
         break;
     }
-    case TPC_OP_PERMUTE:
-    case TPC_OP_TRANSPOSE: {
+    case TPCOMMON_OP_PERMUTE:
+    case TPCOMMON_OP_TRANSPOSE: {
         int64_t perm[STAX_MAX_DIMS];
         for (int32_t d = 0; d < in.ndim; d++) perm[d] = d;
-        if (op == TPC_OP_PERMUTE) {
+        if (op == TPCOMMON_OP_PERMUTE) {
             int32_t count = 0;
-            const int64_t *given = tpc_attr_ints(value, "perm", &count);
+            const int64_t *given = tpcommon_attr_ints(value, "perm", &count);
             for (int32_t d = 0; d < count && d < in.ndim; d++)
                 perm[d] = given[d] < 0 ? given[d] + in.ndim : given[d];
         } else {
-            int64_t a = tpc_attr_int(value, "dim0", 0), b = tpc_attr_int(value, "dim1", 0);
+            int64_t a = tpcommon_attr_int(value, "dim0", 0),
+                    b = tpcommon_attr_int(value, "dim1", 0);
             if (a < 0) a += in.ndim;
             if (b < 0) b += in.ndim;
             if (a >= 0 && b >= 0 && a < in.ndim && b < in.ndim) {
@@ -354,7 +356,7 @@ static int32_t plan_shape(planner *p, int32_t region, int32_t v) {
         for (int32_t d = 0; d < type->ndim; d++) view.strides[d] = in.strides[perm[d]];
         break;
     }
-    case TPC_OP_EXPAND: {
+    case TPCOMMON_OP_EXPAND: {
         int32_t shift = type->ndim - in.ndim;
         for (int32_t d = 0; d < type->ndim; d++) {
             int32_t src = d - shift;
@@ -365,20 +367,20 @@ static int32_t plan_shape(planner *p, int32_t region, int32_t v) {
         }
         break;
     }
-    case TPC_OP_SLICE: {
-        int64_t axis = tpc_attr_int(value, "axis", 0);
+    case TPCOMMON_OP_SLICE: {
+        int64_t axis = tpcommon_attr_int(value, "axis", 0);
         if (axis < 0) axis += in.ndim;
-        int64_t step = tpc_attr_int(value, "step", 1);
-        int64_t start = slice_start(tpc_attr_int(value, "start", 0), in.dims[axis]);
+        int64_t step = tpcommon_attr_int(value, "step", 1);
+        int64_t start = slice_start(tpcommon_attr_int(value, "start", 0), in.dims[axis]);
         for (int32_t d = 0; d < type->ndim; d++) view.strides[d] = in.strides[d];
         view.offset += start * in.strides[axis];
         view.strides[axis] = in.strides[axis] * step;
         break;
     }
-    case TPC_OP_CONCAT: {
+    case TPCOMMON_OP_CONCAT: {
         int32_t status = home_for(p, v, &view);
         if (status != TP_PLUGIN_OK) return status;
-        int64_t axis = tpc_attr_int(value, "axis", 0);
+        int64_t axis = tpcommon_attr_int(value, "axis", 0);
         if (axis < 0) axis += type->ndim;
         int64_t position = 0;
         for (int32_t k = 0; k < value->num_operands; k++) {
@@ -401,7 +403,8 @@ static int32_t plan_shape(planner *p, int32_t region, int32_t v) {
 
 /* arange with the reference's element rules (creation.c in the core). */
 static void fill_arange(const tp_plugin_value *value, int32_t dtype, int64_t length, void *data) {
-    double start = tpc_attr_float(value, "start", 0.0), step = tpc_attr_float(value, "step", 1.0);
+    double start = tpcommon_attr_float(value, "start", 0.0),
+           step = tpcommon_attr_float(value, "step", 1.0);
     if (dtype == TP_PLUGIN_F32) {
         float first = (float)start, second = (float)(start + step), delta = second - first;
         float *out = data;
@@ -447,24 +450,25 @@ static void store_scalar(void *data, int32_t dtype, double value) {
 static int32_t plan_creation(planner *p, int32_t v) {
     const tp_plugin_value *value = &p->graph->values[v];
     stax_value *info = &p->values[v];
-    tpc_op op = tpc_op_of(value);
-    size_t bytes = op == TPC_OP_FULL ? tpc_dtype_size(info->type.dtype) : type_bytes(&info->type);
+    tpcommon_op op = tpcommon_op_of(value);
+    size_t bytes =
+        op == TPCOMMON_OP_FULL ? tpcommon_dtype_size(info->type.dtype) : type_bytes(&info->type);
     int32_t slot = add_slot(p, STAX_SLOT_CONST, -1, bytes);
     if (slot < 0) return oom(p);
     void *data = p->program->slots[slot].data;
-    if (op == TPC_OP_CONSTANT) {
-        const tp_plugin_attr *attr = tpc_attr_find(value, "value");
+    if (op == TPCOMMON_OP_CONSTANT) {
+        const tp_plugin_attr *attr = tpcommon_attr_find(value, "value");
         if (!attr || attr->type != TP_PLUGIN_ATTR_TENSOR) attr = NULL;
         for (int32_t i = 0; !attr && i < value->num_attrs; i++)
             if (value->attrs[i].type == TP_PLUGIN_ATTR_TENSOR) attr = &value->attrs[i];
         if (!attr || !attr->data || attr->nbytes != type_bytes(&info->type))
-            return tpc_error(p->error, p->error_size,
-                             "stax: constant %%%s has no payload of %zu bytes", value->name,
-                             type_bytes(&info->type));
+            return tpcommon_error(p->error, p->error_size,
+                                  "stax: constant %%%s has no payload of %zu bytes", value->name,
+                                  type_bytes(&info->type));
         memcpy(data, attr->data, attr->nbytes);
         info->view = contiguous_view(slot, 0, &info->type);
-    } else if (op == TPC_OP_FULL) {
-        store_scalar(data, info->type.dtype, tpc_attr_float(value, "value", 0.0));
+    } else if (op == TPCOMMON_OP_FULL) {
+        store_scalar(data, info->type.dtype, tpcommon_attr_float(value, "value", 0.0));
         info->view = contiguous_view(slot, 0, &info->type);
         for (int32_t d = 0; d < info->view.ndim; d++) info->view.strides[d] = 0;
     } else {
@@ -481,7 +485,8 @@ static void describe_gemm(planner *p, int32_t v) {
     stax_gemm *gm = &p->gemms[v];
     memset(gm, 0, sizeof *gm);
     stax_view a = p->values[value->operands[0]].view, b = p->values[value->operands[1]].view;
-    if (tpc_op_of(value) == TPC_OP_LINEAR && b.ndim == 2) { /* weight [out, in] -> [in, out] */
+    if (tpcommon_op_of(value) == TPCOMMON_OP_LINEAR &&
+        b.ndim == 2) { /* weight [out, in] -> [in, out] */
         int64_t d0 = b.dims[0], s0 = b.strides[0];
         b.dims[0] = b.dims[1];
         b.strides[0] = b.strides[1];
@@ -519,10 +524,10 @@ static void describe_gemm(planner *p, int32_t v) {
 }
 
 static int32_t plan_matmul_region(planner *p, int32_t r) {
-    const tpc_region *region = &p->fusion.regions[r];
+    const tpcommon_region *region = &p->fusion.regions[r];
     int32_t mm = region->matmul, root = region->root;
     const tp_plugin_value *node = &p->graph->values[mm];
-    bool has_bias = tpc_op_of(node) == TPC_OP_LINEAR && node->num_operands > 2;
+    bool has_bias = tpcommon_op_of(node) == TPCOMMON_OP_LINEAR && node->num_operands > 2;
     bool epilogue = root != mm || has_bias;
     int32_t status = home_for(p, root, &p->values[root].view);
     if (status != TP_PLUGIN_OK) return status;
@@ -573,34 +578,34 @@ static int32_t plan_matmul_region(planner *p, int32_t r) {
 /* ---- regions ---- */
 
 static int32_t plan_region(planner *p, int32_t r) {
-    const tpc_region *region = &p->fusion.regions[r];
+    const tpcommon_region *region = &p->fusion.regions[r];
     int32_t root = region->root;
     int64_t count = 0;
     int32_t status = TP_PLUGIN_OK, kernel = -1;
     switch (region->kind) {
-    case TPC_REGION_SHAPE:
+    case TPCOMMON_REGION_SHAPE:
         return plan_shape(p, r, root);
-    case TPC_REGION_CREATION:
+    case TPCOMMON_REGION_CREATION:
         return plan_creation(p, root);
-    case TPC_REGION_MATMUL:
+    case TPCOMMON_REGION_MATMUL:
         return plan_matmul_region(p, r);
     default:
         break;
     }
     status = home_for(p, root, &p->values[root].view);
     if (status != TP_PLUGIN_OK) return status;
-    if (stax_decide(&p->eg, tpc_numel(&p->values[root].type) == 0)) return TP_PLUGIN_OK;
+    if (stax_decide(&p->eg, tpcommon_numel(&p->values[root].type) == 0)) return TP_PLUGIN_OK;
     kernel = add_kernel(p, r, NULL);
     if (kernel < 0) return oom(p);
     const char *name = p->program->kernel_names[kernel];
     int64_t grain = 16384;
-    if (region->kind == TPC_REGION_POINTWISE) {
+    if (region->kind == TPCOMMON_REGION_POINTWISE) {
         /* emit with the root "not stored yet" so its expression is computed */
         stax_view home = p->values[root].view;
         p->values[root].view.slot = -1;
         status = stax_emit_pointwise(&p->eg, name, root, &home, &count);
         p->values[root].view = home;
-    } else if (region->kind == TPC_REGION_REDUCTION) {
+    } else if (region->kind == TPCOMMON_REGION_REDUCTION) {
         status = stax_emit_reduction(&p->eg, name, root, &count);
         grain = 16;
     } else {
@@ -629,7 +634,7 @@ static int32_t plan_outputs(planner *p) {
     return TP_PLUGIN_OK;
 }
 
-static void module_prelude(tpc_buf *m) {
+static void module_prelude(tpcommon_buf *m) {
     static const char *const declares =
         "declare float @llvm.sqrt.f32(float)\ndeclare double @llvm.sqrt.f64(double)\n"
         "declare float @llvm.floor.f32(float)\ndeclare double @llvm.floor.f64(double)\n"
@@ -644,9 +649,9 @@ static void module_prelude(tpc_buf *m) {
         "declare double @exp(double)\ndeclare double @log(double)\ndeclare double @tanh(double)\n"
         "declare double @erf(double)\ndeclare double @sin(double)\ndeclare double @cos(double)\n"
         "declare double @pow(double, double)\ndeclare float @powf(float, float)\n\n";
-    tpc_buf_append(m, declares);
-    tpc_buf_append(m, stax_mathlib_ir);
-    tpc_buf_append(m, "\n");
+    tpcommon_buf_append(m, declares);
+    tpcommon_buf_append(m, stax_mathlib_ir);
+    tpcommon_buf_append(m, "\n");
 }
 
 static int32_t plan_all(planner *p, const tp_plugin_tensor_meta *inputs, int32_t num_inputs,
@@ -655,7 +660,7 @@ static int32_t plan_all(planner *p, const tp_plugin_tensor_meta *inputs, int32_t
     int32_t status = bind_types(p, inputs, num_inputs);
     if (status == TP_PLUGIN_OK) status = check_ops(p);
     if (status == TP_PLUGIN_OK)
-        status = tpc_fusion_compute(graph, &p->fusion, p->error, p->error_size);
+        status = tpcommon_fusion_compute(graph, &p->fusion, p->error, p->error_size);
     if (status != TP_PLUGIN_OK) return status;
     p->eg.fusion = &p->fusion;
     for (int32_t j = graph->num_outputs - 1; j >= 0; j--) p->out_position[graph->outputs[j]] = j;
@@ -671,12 +676,13 @@ static int32_t plan_all(planner *p, const tp_plugin_tensor_meta *inputs, int32_t
     if (status == TP_PLUGIN_OK) status = plan_outputs(p);
     if (status != TP_PLUGIN_OK) return status;
     if (p->program->uses_gemm) stax_emit_gemm_microkernel(&p->module);
-    tpc_buf_printf(&p->module,
-                   "attributes #0 = { nounwind \"target-cpu\"=\"%s\" \"target-features\"=\"%s\" }\n"
-                   "attributes #1 = { alwaysinline nounwind \"target-cpu\"=\"%s\" "
-                   "\"target-features\"=\"%s\" }\n",
-                   cpu, features, cpu, features);
-    p->program->ir = tpc_buf_take(&p->module);
+    tpcommon_buf_printf(
+        &p->module,
+        "attributes #0 = { nounwind \"target-cpu\"=\"%s\" \"target-features\"=\"%s\" }\n"
+        "attributes #1 = { alwaysinline nounwind \"target-cpu\"=\"%s\" "
+        "\"target-features\"=\"%s\" }\n",
+        cpu, features, cpu, features);
+    p->program->ir = tpcommon_buf_take(&p->module);
     return p->program->ir ? TP_PLUGIN_OK : oom(p);
 }
 
@@ -696,7 +702,7 @@ int32_t stax_program_build(const tp_plugin_graph *graph, const tp_plugin_tensor_
     p.values = calloc(n, sizeof *p.values);
     p.gemms = calloc(n, sizeof *p.gemms);
     p.out_position = malloc(n * sizeof *p.out_position);
-    tpc_buf_init(&p.module);
+    tpcommon_buf_init(&p.module);
     int32_t status = p.values && p.gemms && p.out_position ? TP_PLUGIN_OK : oom(&p);
     if (status == TP_PLUGIN_OK) {
         for (size_t i = 0; i < n; i++) p.out_position[i] = -1;
@@ -708,8 +714,8 @@ int32_t stax_program_build(const tp_plugin_graph *graph, const tp_plugin_tensor_
                                  .error_size = error_size};
         status = plan_all(&p, inputs, num_inputs, cpu, features);
     }
-    tpc_buf_free(&p.module);
-    tpc_fusion_free(&p.fusion);
+    tpcommon_buf_free(&p.module);
+    tpcommon_fusion_free(&p.fusion);
     free(p.values);
     free(p.gemms);
     free(p.out_position);

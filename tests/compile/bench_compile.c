@@ -41,7 +41,7 @@ static void bench_release(tp_plugin_executable *executable) {
 }
 static const tp_plugin_backend bench_backend = {
     .struct_size = sizeof(tp_plugin_backend),
-    .contract_version = TP_BACKEND_CONTRACT_VERSION,
+    .contract_version = 1, /* revision-1 table */
     .name = "bench_add",
     .version = "1",
     .description = "benchmark backend: x + w * b",

@@ -14,8 +14,8 @@ static void expect_unavailable(const char *ini, const char *name, const char *me
 
 START_TEST(contract_too_new_says_upgrade_tensorplay) {
     expect_unavailable("contract_new.ini", "contract_new",
-                       "backend 'contract_new' implements contract revision 2, this TensorPlay "
-                       "implements up to 1; upgrade TensorPlay");
+                       "backend 'contract_new' speaks contract revision 3, this TensorPlay "
+                       "implements revisions 1 to 2; upgrade TensorPlay");
 }
 END_TEST
 

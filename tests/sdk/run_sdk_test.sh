@@ -41,7 +41,7 @@ for file in lib/libtensorplay.so lib/libtensorplay.so.0 include/tensorplay/tenso
 done
 soname=$(objdump -p "$prefix/lib/libtensorplay.so" | awk '/SONAME/ {print $2}')
 [ "$soname" = "libtensorplay.so.0" ] || fail "SONAME is '$soname', expected libtensorplay.so.0"
-[ "$(ls "$prefix/include/tensorplay-plugin/tensorplay")" = "plugin.h" ] || fail "the plugin include folder holds more than plugin.h"
+[ "$(ls "$prefix/include/tensorplay-plugin/tensorplay" | tr "\n" " ")" = "plugin.h plugin_ops.h " ] || fail "the plugin include folder must hold plugin.h and plugin_ops.h alone"
 duplicates=$(sort "$build_dir/install_manifest.txt" | uniq -d)
 [ -z "$duplicates" ] || fail "installed more than once: $duplicates"
 for plugin in "$build_dir"/plugins/*.so; do

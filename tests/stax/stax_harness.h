@@ -168,7 +168,7 @@ stax_open_direct(void **handle, void (*parallel_for)(int64_t, int64_t, tp_plugin
     ck_assert_ptr_nonnull(entry);
     static tp_plugin_host host;
     host = (tp_plugin_host){.struct_size = sizeof(tp_plugin_host),
-                            .contract_version = TP_BACKEND_CONTRACT_VERSION,
+                            .contract_version = 1, /* revision-1 table */
                             .core_version = "0.1.0",
                             .log = stax_direct_log,
                             .set_error = stax_direct_set_error,

@@ -91,7 +91,7 @@ bool template_parse_options(const tp_plugin_option *options, int32_t count, temp
 
 static const tp_plugin_backend template_table = {
     .struct_size = sizeof(tp_plugin_backend),
-    .contract_version = TP_BACKEND_CONTRACT_VERSION,
+    .contract_version = 1, /* revision-1 table */
     .name = TEMPLATE_NAME,
     .version = TEMPLATE_VERSION,
     .description = "SDK template: interprets pointwise and reduction ops with plain loops",

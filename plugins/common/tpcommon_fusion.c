@@ -1,10 +1,10 @@
-/* plugins/common — computing fusion regions on a graph view (tpc_fusion.h). */
-#include "tpc_fusion.h"
+/* plugins/common — computing fusion regions on a graph view (tpcommon_fusion.h). */
+#include "tpcommon_fusion.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "tpc_text.h"
+#include "tpcommon_text.h"
 
 /* The consumer of a value with exactly one use (-1 if none is a node). */
 static int32_t only_consumer(const tp_plugin_graph *graph, int32_t value, int32_t *operand) {
@@ -17,20 +17,20 @@ static int32_t only_consumer(const tp_plugin_graph *graph, int32_t value, int32_
     return -1;
 }
 
-static tpc_region_kind kind_of_root(tpc_op op) {
-    switch (tpc_op_kind(op)) {
-    case TPC_KIND_REDUCTION:
-        return TPC_REGION_REDUCTION;
-    case TPC_KIND_ROW:
-        return TPC_REGION_ROW;
-    case TPC_KIND_MATMUL:
-        return TPC_REGION_MATMUL;
-    case TPC_KIND_SHAPE:
-        return TPC_REGION_SHAPE;
-    case TPC_KIND_CREATION:
-        return TPC_REGION_CREATION;
+static tpcommon_region_kind kind_of_root(tpcommon_op op) {
+    switch (tpcommon_op_kind(op)) {
+    case TPCOMMON_KIND_REDUCTION:
+        return TPCOMMON_REGION_REDUCTION;
+    case TPCOMMON_KIND_ROW:
+        return TPCOMMON_REGION_ROW;
+    case TPCOMMON_KIND_MATMUL:
+        return TPCOMMON_REGION_MATMUL;
+    case TPCOMMON_KIND_SHAPE:
+        return TPCOMMON_REGION_SHAPE;
+    case TPCOMMON_KIND_CREATION:
+        return TPCOMMON_REGION_CREATION;
     default:
-        return TPC_REGION_POINTWISE;
+        return TPCOMMON_REGION_POINTWISE;
     }
 }
 
@@ -44,29 +44,30 @@ static void assign_roots(const tp_plugin_graph *graph, const int32_t *uses, int3
         root_of[v] = v;
         matmul_of_root[v] = -1;
         if (!value->op) continue;
-        tpc_op op = tpc_op_of(value);
-        tpc_kind kind = tpc_op_kind(op);
-        if ((kind != TPC_KIND_POINTWISE && kind != TPC_KIND_MATMUL) || uses[v] != 1 ||
-            tpc_is_output(graph, v))
+        tpcommon_op op = tpcommon_op_of(value);
+        tpcommon_kind kind = tpcommon_op_kind(op);
+        if ((kind != TPCOMMON_KIND_POINTWISE && kind != TPCOMMON_KIND_MATMUL) || uses[v] != 1 ||
+            tpcommon_is_output(graph, v))
             continue;
         int32_t operand = -1;
         int32_t consumer = only_consumer(graph, v, &operand);
         if (consumer < 0) continue;
         const tp_plugin_value *user = &graph->values[consumer];
-        tpc_kind user_kind = tpc_op_kind(tpc_op_of(user));
+        tpcommon_kind user_kind = tpcommon_op_kind(tpcommon_op_of(user));
         int32_t user_root = root_of[consumer];
-        tpc_kind root_kind = tpc_op_kind(tpc_op_of(&graph->values[user_root]));
-        if (kind == TPC_KIND_POINTWISE) {
-            bool into_pointwise =
-                user_kind == TPC_KIND_POINTWISE && tpc_same_shape(&value->type, &user->type);
+        tpcommon_kind root_kind = tpcommon_op_kind(tpcommon_op_of(&graph->values[user_root]));
+        if (kind == TPCOMMON_KIND_POINTWISE) {
+            bool into_pointwise = user_kind == TPCOMMON_KIND_POINTWISE &&
+                                  tpcommon_same_shape(&value->type, &user->type);
             bool into_reduction =
-                (user_kind == TPC_KIND_REDUCTION || user_kind == TPC_KIND_ROW) && operand == 0;
+                (user_kind == TPCOMMON_KIND_REDUCTION || user_kind == TPCOMMON_KIND_ROW) &&
+                operand == 0;
             if (into_pointwise || into_reduction) root_of[v] = user_root;
             continue;
         }
         /* matmul + pointwise epilogue: one matmul per region, epilogue all pointwise */
-        if (user_kind == TPC_KIND_POINTWISE && root_kind == TPC_KIND_POINTWISE &&
-            tpc_same_shape(&value->type, &user->type) && matmul_of_root[user_root] < 0) {
+        if (user_kind == TPCOMMON_KIND_POINTWISE && root_kind == TPCOMMON_KIND_POINTWISE &&
+            tpcommon_same_shape(&value->type, &user->type) && matmul_of_root[user_root] < 0) {
             root_of[v] = user_root;
             matmul_of_root[user_root] = v;
         }
@@ -74,12 +75,12 @@ static void assign_roots(const tp_plugin_graph *graph, const int32_t *uses, int3
 }
 
 static int32_t build_regions(const tp_plugin_graph *graph, const int32_t *root_of,
-                             const int32_t *matmul_of_root, tpc_fusion *out) {
+                             const int32_t *matmul_of_root, tpcommon_fusion *out) {
     int32_t n = graph->num_values;
     int32_t *region_of_root = malloc(sizeof(int32_t) * ((size_t)n + 1));
     int32_t *counts = calloc((size_t)n + 1, sizeof(int32_t));
     out->region_of = malloc(sizeof(int32_t) * ((size_t)n + 1));
-    out->regions = calloc((size_t)n + 1, sizeof(tpc_region));
+    out->regions = calloc((size_t)n + 1, sizeof(tpcommon_region));
     if (!region_of_root || !counts || !out->region_of || !out->regions) {
         free(region_of_root);
         free(counts);
@@ -89,12 +90,12 @@ static int32_t build_regions(const tp_plugin_graph *graph, const int32_t *root_o
     for (int32_t v = 0; v < n; v++) {
         region_of_root[v] = -1;
         if (graph->values[v].op && root_of[v] == v) {
-            tpc_region *region = &out->regions[out->num_regions];
+            tpcommon_region *region = &out->regions[out->num_regions];
             region->root = v;
             region->matmul = matmul_of_root[v];
-            tpc_op op = tpc_op_of(&graph->values[v]);
-            region->kind = region->matmul >= 0 ? TPC_REGION_MATMUL : kind_of_root(op);
-            if (region->kind == TPC_REGION_MATMUL && region->matmul < 0) region->matmul = v;
+            tpcommon_op op = tpcommon_op_of(&graph->values[v]);
+            region->kind = region->matmul >= 0 ? TPCOMMON_REGION_MATMUL : kind_of_root(op);
+            if (region->kind == TPCOMMON_REGION_MATMUL && region->matmul < 0) region->matmul = v;
             region_of_root[v] = out->num_regions++;
         }
     }
@@ -131,7 +132,7 @@ static int32_t regions_from_view(const tp_plugin_graph *graph, int32_t *root_of,
             if (!graph->values[u].op || graph->values[u].fusion_region != value->fusion_region)
                 continue;
             root_of[u] = v;
-            if (tpc_op_kind(tpc_op_of(&graph->values[u])) == TPC_KIND_MATMUL &&
+            if (tpcommon_op_kind(tpcommon_op_of(&graph->values[u])) == TPCOMMON_KIND_MATMUL &&
                 matmul_of_root[v] < 0)
                 matmul_of_root[v] = u;
         }
@@ -158,11 +159,11 @@ static bool regions_have_single_outputs(const tp_plugin_graph *graph, const int3
     return true;
 }
 
-int32_t tpc_fusion_compute(const tp_plugin_graph *graph, tpc_fusion *out, char *error,
-                           size_t error_size) {
+int32_t tpcommon_fusion_compute(const tp_plugin_graph *graph, tpcommon_fusion *out, char *error,
+                                size_t error_size) {
     memset(out, 0, sizeof *out);
     int32_t n = graph->num_values;
-    int32_t *uses = tpc_count_uses(graph);
+    int32_t *uses = tpcommon_count_uses(graph);
     int32_t *root_of = malloc(sizeof(int32_t) * ((size_t)n + 1));
     int32_t *matmul_of_root = malloc(sizeof(int32_t) * ((size_t)n + 1));
     int32_t status = uses && root_of && matmul_of_root ? TP_PLUGIN_OK : TP_PLUGIN_ERROR;
@@ -181,13 +182,13 @@ int32_t tpc_fusion_compute(const tp_plugin_graph *graph, tpc_fusion *out, char *
     free(root_of);
     free(matmul_of_root);
     if (status != TP_PLUGIN_OK) {
-        tpc_fusion_free(out);
-        return tpc_error(error, error_size, "fusion: out of memory for %d values", (int)n);
+        tpcommon_fusion_free(out);
+        return tpcommon_error(error, error_size, "fusion: out of memory for %d values", (int)n);
     }
     return TP_PLUGIN_OK;
 }
 
-void tpc_fusion_free(tpc_fusion *fusion) {
+void tpcommon_fusion_free(tpcommon_fusion *fusion) {
     if (fusion->regions)
         for (int32_t r = 0; r < fusion->num_regions; r++) free(fusion->regions[r].members);
     free(fusion->regions);
@@ -195,9 +196,9 @@ void tpc_fusion_free(tpc_fusion *fusion) {
     memset(fusion, 0, sizeof *fusion);
 }
 
-int tpc_fusion_is_inlined(const tpc_fusion *fusion, int32_t value) {
+int tpcommon_fusion_is_inlined(const tpcommon_fusion *fusion, int32_t value) {
     int32_t r = fusion->region_of[value];
     if (r < 0) return 0;
-    const tpc_region *region = &fusion->regions[r];
+    const tpcommon_region *region = &fusion->regions[r];
     return value != region->root && value != region->matmul;
 }

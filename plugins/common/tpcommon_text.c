@@ -1,21 +1,21 @@
 /* plugins/common — the string buffer, error text, kernel names and hashing
- * declared in tpc_text.h. */
-#include "tpc_text.h"
+ * declared in tpcommon_text.h. */
+#include "tpcommon_text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void tpc_buf_init(tpc_buf *buf) {
+void tpcommon_buf_init(tpcommon_buf *buf) {
     memset(buf, 0, sizeof *buf);
 }
 
-void tpc_buf_free(tpc_buf *buf) {
+void tpcommon_buf_free(tpcommon_buf *buf) {
     free(buf->data);
-    tpc_buf_init(buf);
+    tpcommon_buf_init(buf);
 }
 
-static bool reserve(tpc_buf *buf, size_t extra) {
+static bool reserve(tpcommon_buf *buf, size_t extra) {
     if (buf->failed) return false;
     size_t need = buf->length + extra + 1;
     if (need <= buf->capacity) return true;
@@ -31,14 +31,14 @@ static bool reserve(tpc_buf *buf, size_t extra) {
     return true;
 }
 
-void tpc_buf_append(tpc_buf *buf, const char *text) {
+void tpcommon_buf_append(tpcommon_buf *buf, const char *text) {
     size_t length = strlen(text);
     if (!reserve(buf, length)) return;
     memcpy(buf->data + buf->length, text, length + 1);
     buf->length += length;
 }
 
-void tpc_buf_vprintf(tpc_buf *buf, const char *format, va_list args) {
+void tpcommon_buf_vprintf(tpcommon_buf *buf, const char *format, va_list args) {
     va_list copy;
     va_copy(copy, args);
     int length = vsnprintf(NULL, 0, format, copy);
@@ -52,32 +52,32 @@ void tpc_buf_vprintf(tpc_buf *buf, const char *format, va_list args) {
     buf->length += (size_t)length;
 }
 
-void tpc_buf_printf(tpc_buf *buf, const char *format, ...) {
+void tpcommon_buf_printf(tpcommon_buf *buf, const char *format, ...) {
     va_list args;
     va_start(args, format);
-    tpc_buf_vprintf(buf, format, args);
+    tpcommon_buf_vprintf(buf, format, args);
     va_end(args);
 }
 
-char *tpc_buf_take(tpc_buf *buf) {
+char *tpcommon_buf_take(tpcommon_buf *buf) {
     if (buf->failed || !reserve(buf, 0)) {
-        tpc_buf_free(buf);
+        tpcommon_buf_free(buf);
         return NULL;
     }
     char *data = buf->data;
-    tpc_buf_init(buf);
+    tpcommon_buf_init(buf);
     return data;
 }
 
-int32_t tpc_verror(char *error, size_t size, const char *format, va_list args) {
+int32_t tpcommon_verror(char *error, size_t size, const char *format, va_list args) {
     if (error && size > 0) vsnprintf(error, size, format, args);
     return TP_PLUGIN_ERROR;
 }
 
-int32_t tpc_error(char *error, size_t size, const char *format, ...) {
+int32_t tpcommon_error(char *error, size_t size, const char *format, ...) {
     va_list args;
     va_start(args, format);
-    tpc_verror(error, size, format, args);
+    tpcommon_verror(error, size, format, args);
     va_end(args);
     return TP_PLUGIN_ERROR;
 }
@@ -91,8 +91,8 @@ static void append_identifier(char *buf, size_t size, size_t *used, const char *
     buf[*used] = '\0';
 }
 
-char *tpc_kernel_name(const char *graph_name, int32_t region, const char *const *ops,
-                      int32_t num_ops, char *buf, size_t size) {
+char *tpcommon_kernel_name(const char *graph_name, int32_t region, const char *const *ops,
+                           int32_t num_ops, char *buf, size_t size) {
     if (size == 0) return buf;
     size_t used = 0;
     buf[0] = '\0';
@@ -109,7 +109,7 @@ char *tpc_kernel_name(const char *graph_name, int32_t region, const char *const 
     return buf;
 }
 
-uint64_t tpc_hash_bytes(uint64_t hash, const void *data, size_t size) {
+uint64_t tpcommon_hash_bytes(uint64_t hash, const void *data, size_t size) {
     const unsigned char *bytes = data;
     for (size_t i = 0; i < size; i++) {
         hash ^= bytes[i];

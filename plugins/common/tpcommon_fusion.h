@@ -14,45 +14,45 @@
  *     pointwise epilogue: bias, activation, the following pointwise chain);
  *   - every other node is a region of its own.
  * Regions are numbered in an order in which they can run (by their root). */
-#ifndef TPC_FUSION_H
-#define TPC_FUSION_H
+#ifndef TPCOMMON_FUSION_H
+#define TPCOMMON_FUSION_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "tensorplay/plugin.h"
-#include "tpc_graph.h"
+#include "tpcommon_graph.h"
 
-typedef enum tpc_region_kind {
-    TPC_REGION_POINTWISE = 0, /* root is pointwise; members are pointwise */
-    TPC_REGION_REDUCTION,     /* root is a reduction; other members its pointwise producers */
-    TPC_REGION_ROW,           /* root is softmax/log_softmax/layer_norm, plus producers */
-    TPC_REGION_MATMUL,        /* `matmul` plus (when root != matmul) a pointwise epilogue */
-    TPC_REGION_SHAPE,         /* one shape op */
-    TPC_REGION_CREATION,      /* one creation op */
-} tpc_region_kind;
+typedef enum tpcommon_region_kind {
+    TPCOMMON_REGION_POINTWISE = 0, /* root is pointwise; members are pointwise */
+    TPCOMMON_REGION_REDUCTION,     /* root is a reduction; other members its pointwise producers */
+    TPCOMMON_REGION_ROW,           /* root is softmax/log_softmax/layer_norm, plus producers */
+    TPCOMMON_REGION_MATMUL,        /* `matmul` plus (when root != matmul) a pointwise epilogue */
+    TPCOMMON_REGION_SHAPE,         /* one shape op */
+    TPCOMMON_REGION_CREATION,      /* one creation op */
+} tpcommon_region_kind;
 
-typedef struct tpc_region {
-    tpc_region_kind kind;
+typedef struct tpcommon_region {
+    tpcommon_region_kind kind;
     int32_t root;        /* the value the region materializes */
     int32_t matmul;      /* MATMUL: the matmul/linear value; -1 otherwise */
     int32_t num_members; /* values computed by the region, SSA order, root last */
     int32_t *members;
-} tpc_region;
+} tpcommon_region;
 
-typedef struct tpc_fusion {
+typedef struct tpcommon_fusion {
     int32_t num_regions;
-    tpc_region *regions;
+    tpcommon_region *regions;
     int32_t *region_of; /* per value: its region, -1 for graph inputs */
-} tpc_fusion;
+} tpcommon_fusion;
 
 /* Computes (or reads) the regions of `graph`. On failure writes the reason
- * into error and returns TP_PLUGIN_ERROR. Free with tpc_fusion_free. */
-int32_t tpc_fusion_compute(const tp_plugin_graph *graph, tpc_fusion *out, char *error,
-                           size_t error_size);
-void tpc_fusion_free(tpc_fusion *fusion);
+ * into error and returns TP_PLUGIN_ERROR. Free with tpcommon_fusion_free. */
+int32_t tpcommon_fusion_compute(const tp_plugin_graph *graph, tpcommon_fusion *out, char *error,
+                                size_t error_size);
+void tpcommon_fusion_free(tpcommon_fusion *fusion);
 /* True when `value` is computed inside its region without being stored
  * (a member other than the root and the matmul). */
-int tpc_fusion_is_inlined(const tpc_fusion *fusion, int32_t value);
+int tpcommon_fusion_is_inlined(const tpcommon_fusion *fusion, int32_t value);
 
 #endif
