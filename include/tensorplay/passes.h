@@ -1,7 +1,7 @@
 /* TensorPlay — the pass pipeline: graph → graph rewrites run before a backend
  * compiles a graph, and the fusion plan handed to the backend beside it.
  *
- * Order (DESIGN section 5): normalize → constfold → decompose → cse → dce →
+ * Order: normalize → constfold → decompose → cse → dce →
  * fusion, then shapeprop (advisory). Each pass reads a graph and builds a new
  * one through the public graph API, reporting whether anything changed; the
  * input graph is never modified.
