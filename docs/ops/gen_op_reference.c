@@ -57,6 +57,7 @@ static bool load_semantics(const char *path, semantics *out) {
             if (!op) {
                 fprintf(stderr, "gen_op_reference: %s: section [%s] names no op of the table\n",
                         path, line + 1);
+                free(text);
                 return false;
             }
             current = &out->text[op->id];
@@ -68,7 +69,13 @@ static bool load_semantics(const char *path, semantics *out) {
         (*current)[used + length] = '\n';
         (*current)[used + length + 1] = '\0';
     }
+    free(text); /* the sections are copies */
     return true;
+}
+
+static void free_semantics(semantics *prose) {
+    for (int id = 0; id < TP_OP_COUNT; id++) free(prose->text[id]);
+    free(prose->preface);
 }
 
 static void default_text(tp_attr_key key, char *out, size_t size) {
@@ -145,13 +152,16 @@ static bool probe(const tp_op_def *op, tp_dtype dtype) {
     if (op->id == TP_OP_CAST) attrs.dtype = TP_F32;
     if (op->id == TP_OP_CONSTANT) {
         int64_t shape[1] = {2};
-        if (tp_tensor_create(dtype, 1, shape, &data) != TP_OK) return false;
+        if (tp_tensor_create(dtype, 1, shape, &data) != TP_OK) {
+            tp_graph_destroy(graph);
+            return false;
+        }
         attrs.data = data;
     }
     tp_value_id inputs[3], result;
     bool ok = true;
     for (int i = 0; i < arity && ok; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "x%d", i);
         tp_type type = {.dtype = dtype, .ndim = ranks[i]};
         type.dims[0] = dims[i][0], type.dims[1] = dims[i][1];
@@ -240,7 +250,10 @@ int main(int argc, char **argv) {
                     argv[1], tp_op_table[id].name);
             missing++;
         }
-    if (missing) return 1;
+    if (missing) {
+        free_semantics(&prose);
+        return 1;
+    }
     FILE *text = fopen(argv[2], "w"), *man = fopen(argv[3], "w");
     if (!text || !man) {
         fprintf(stderr, "gen_op_reference: cannot write %s or %s\n", argv[2], argv[3]);
@@ -260,5 +273,6 @@ int main(int argc, char **argv) {
     fputs(".SH SEE ALSO\n.BR tpc (1),\n.BR tp-backends (1)\n", man);
     bool ok = fclose(text) == 0;
     ok = fclose(man) == 0 && ok;
+    free_semantics(&prose);
     return ok ? 0 : 1;
 }
