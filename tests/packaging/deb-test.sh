@@ -48,12 +48,18 @@ step "lintian"
 lintian --fail-on error --suppress-tags package-name-doesnt-match-sonames "${debs[@]}" ||
     fail "lintian reports errors"
 
-cleanup() { apt-get remove -y -q --purge "${packages[@]}" >/dev/null 2>&1 || true; }
+# dpkg --purge skips (with a warning) a package that is not installed.
+cleanup() { dpkg --purge "${packages[@]}" >/dev/null 2>&1 || true; }
+# The backend names of `tp-backends list`'s table (its other lines, like the
+# one saying what `auto` picks, are not rows).
+listed_backends() {
+    awk '$2 ~ /^(available|unavailable|loaded|failed|shadowed)$/ {print $1}' "$@"
+}
 trap cleanup EXIT
 step "the core package alone: no backend listed (the plugins bring their INI)"
 apt-get install -y -q "$build"/tensorplay_*.deb >"$build-logs/apt.log" 2>&1 || { cat "$build-logs/apt.log"; fail "apt-get install the core"; }
 core_list=$(env -i PATH=/usr/bin:/bin HOME=/nonexistent /usr/bin/tp-backends list)
-if grep -vE '^(NAME |\(debug)' <<<"$core_list" | grep -q .; then
+if [ -n "$(listed_backends <<<"$core_list")" ]; then
     printf '%s\n' "$core_list"
     fail "with the core package alone, tp-backends list shows backends"
 fi
@@ -76,11 +82,10 @@ for package in "${packages[@]}"; do
     grep -q "/usr/share/tensorplay/backends.d/$backend.ini" <<<"$line" ||
         fail "'$backend' is not read from /usr/share/tensorplay/backends.d/$backend.ini"
 done
-while read -r name _; do
-    case "$name" in NAME | "(debug"*) continue ;; esac
+for name in $(listed_backends "$build-logs/list.txt"); do
     printf '%s\n' "${packages[@]}" | grep -qx "tensorplay-plugin-$name" ||
         fail "'$name' is listed but its package is not installed"
-done <"$build-logs/list.txt"
+done
 
 step "main job against /usr"
 mkdir -p "$build/usr-bin"
