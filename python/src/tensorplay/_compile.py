@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 import threading
 from ctypes import POINTER, byref, c_char_p, c_int, c_void_p, sizeof
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -29,6 +30,12 @@ def _encode(text: Optional[str]) -> Optional[bytes]:
 
 def _strings(values: Sequence[str]) -> Any:
     return (c_char_p * max(len(values), 1))(*[v.encode() for v in values])
+
+
+def _identifier(name: str) -> str:
+    """`name` as the C identifier the frontend wants in logs and reasons ("<lambda>" -> "lambda")."""
+    text = re.sub(r"[^A-Za-z0-9_]", "_", name).strip("_") or "fn"
+    return text if not text[0].isdigit() else "fn_" + text
 
 
 def _parameter_names(fn: Callable[..., Any]) -> Optional[List[str]]:
@@ -64,7 +71,7 @@ class CompiledFunction:
                  recompile_limit: Optional[int]) -> None:
         self._fn = fn
         self._handle: Optional[int] = None
-        self._name = getattr(fn, "__qualname__", getattr(fn, "__name__", "fn"))
+        self._name = _identifier(getattr(fn, "__name__", "fn"))
         self._param_names = _parameter_names(fn)
         self._signature = None
         try:
