@@ -77,6 +77,8 @@ class CompiledFunction:
         self._handle: Optional[int] = None
         self._name = _identifier(getattr(fn, "__name__", "fn"))
         self._param_names = _parameter_names(fn)
+        self._arity = len(self._param_names) if self._param_names is not None else -1
+        self._tensors_packer = struct.Struct("<" + "8xQ" * max(self._arity, 0)).pack
         self._signature = None
         try:
             self._signature = inspect.signature(fn)
@@ -172,6 +174,17 @@ class CompiledFunction:
 
     # ---- calling -------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Union[Tensor, Tuple[Tensor, ...]]:
+        if not kwargs and len(args) == self._arity:
+            try:  # the fast path: every argument a Tensor (kind 0 = zero padding)
+                packed = self._tensors_packer(*[arg._ptr for arg in args])
+            except (AttributeError, struct.error):
+                pass
+            else:
+                return self._call(packed, self._arity)
+        return self._call_general(args, kwargs)
+
+    def _call_general(self, args: Tuple[Any, ...],
+                      kwargs: Dict[str, Any]) -> Union[Tensor, Tuple[Tensor, ...]]:
         names = self._param_names
         if kwargs or (names is not None and len(args) != len(names)):
             if self._signature is None:
