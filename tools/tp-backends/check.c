@@ -88,8 +88,12 @@ static int child_main(const char *name) {
     enter_step("load");
     tp_backend *backend = NULL;
     if (tp_backend_lookup(name, &backend) != TP_OK) return child_fail("load", tp_last_error());
-    printf("  %-8s ok: dlopen, entry, table (contract %d), probe, init; version %s\n", "load",
-           TP_BACKEND_CONTRACT_VERSION, tp_backend_version(backend));
+    tp_backend_info *info = NULL;
+    if (tp_backend_info_get(name, &info) != TP_OK) return child_fail("load", tp_last_error());
+    printf("  %-8s ok: dlopen, entry, table, probe, init; contract revision %d (negotiated; "
+           "this TensorPlay implements 1 to %d); version %s\n",
+           "load", info->revision, TP_BACKEND_CONTRACT_VERSION, tp_backend_version(backend));
+    tp_backend_info_release(info, 1);
     tp_backend *eager = NULL;
     if (tp_backend_lookup("eager", &eager) != TP_OK) return child_fail("eager", tp_last_error());
     tp_graph *graph = NULL;
@@ -138,7 +142,7 @@ static const char *signal_name(int signal_number) {
 
 static const char check_usage[] =
     "usage: tp-backends check NAME [--conformance [--json FILE] [--corpus DIR] [--filter TEXT]\n"
-    "                                            [--verbose]]\n";
+    "                                            [--min-coverage PERCENT] [--verbose]]\n";
 
 /* Parses `check NAME [options]`; returns EXIT_OK or the exit code to stop with. */
 static int parse_check(int argc, char **argv, const char **name, bool *conformance,
@@ -149,7 +153,18 @@ static int parse_check(int argc, char **argv, const char **name, bool *conforman
                              : strcmp(arg, "--corpus") == 0 ? &options->corpus_dir
                              : strcmp(arg, "--filter") == 0 ? &options->filter
                                                             : NULL;
-        if (value) {
+        if (strcmp(arg, "--min-coverage") == 0) {
+            char *end = NULL;
+            double percent = i + 1 < argc ? strtod(argv[i + 1], &end) : -1;
+            if (i + 1 >= argc || end == argv[i + 1] || *end || percent < 0 || percent > 100) {
+                fprintf(stderr,
+                        "tp-backends check: --min-coverage takes a percentage 0..100%s%s\n%s",
+                        i + 1 < argc ? ", got " : "", i + 1 < argc ? argv[i + 1] : "", check_usage);
+                return EXIT_USAGE;
+            }
+            options->min_coverage = percent;
+            i++;
+        } else if (value) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "tp-backends check: %s needs a value\n%s", arg, check_usage);
                 return EXIT_USAGE;
@@ -173,8 +188,10 @@ static int parse_check(int argc, char **argv, const char **name, bool *conforman
         fputs(check_usage, stderr);
         return EXIT_USAGE;
     }
-    if (!*conformance && (options->json_path || options->corpus_dir || options->filter)) {
-        fprintf(stderr, "tp-backends check: --json, --corpus and --filter need --conformance\n");
+    if (!*conformance && (options->json_path || options->corpus_dir || options->filter ||
+                          options->min_coverage > 0)) {
+        fprintf(stderr, "tp-backends check: --json, --corpus, --filter and --min-coverage need "
+                        "--conformance\n");
         return EXIT_USAGE;
     }
     return EXIT_OK;

@@ -3,6 +3,7 @@
  * crash is reported, not fatal), show progress, and print the summary table
  * (and --json). The child reports through a pipe, one line per event:
  *   "S POS"                 case POS started
+ *   "C POS OP CLAIMED N"    of the case's N nodes of op OP, the backend claims CLAIMED
  *   "R POS STATUS ERROR D"  its result (status code, max error, detail)
  *   "L TEXT"                the backend could not be loaded
  * When the child dies during a case (a signal, or the per-case alarm), that
@@ -29,6 +30,8 @@ typedef struct kit {
     int num_selected;
     int *selected; /* case indices, in run order */
     conformance_result *results;
+    int num_coverage_ops;
+    conformance_op_claims coverage[CONFORMANCE_MAX_OPS]; /* summed over the cases */
 } kit;
 
 /* ---- the child ------------------------------------------------------------------ */
@@ -60,6 +63,9 @@ static int child_main(kit *kit, int first, FILE *pipe) {
         conformance_result result;
         conformance_run_case(backend, eager, item, &result);
         alarm(0);
+        for (int o = 0; o < result.num_ops; o++)
+            child_write(pipe, "C %d %s %d %d\n", position, result.ops[o].op, result.ops[o].claimed,
+                        result.ops[o].nodes);
         child_write(pipe, "R %d %d %.17g %s\n", position, (int)result.status, result.max_error,
                     result.detail);
     }
@@ -105,8 +111,12 @@ static int follow_child(kit *kit, FILE *events, pid_t child) {
         line[strcspn(line, "\n")] = '\0';
         int position, status, consumed = 0;
         double error;
+        conformance_op_claims op;
         if (line[0] == 'S' && sscanf(line, "S %d", &position) == 1) {
             current = position;
+        } else if (line[0] == 'C' &&
+                   sscanf(line, "C %d %31s %d %d", &position, op.op, &op.claimed, &op.nodes) == 4) {
+            conformance_add_claims(kit->coverage, &kit->num_coverage_ops, &op);
         } else if (line[0] == 'R' &&
                    sscanf(line, "R %d %d %lg %n", &position, &status, &error, &consumed) == 3 &&
                    position >= 0 && position < kit->num_selected) {
@@ -236,6 +246,8 @@ static void write_json(const kit *kit, const group_row *rows, int count, const i
             kit->num_selected, totals[CONFORMANCE_PASS], totals[CONFORMANCE_FAIL],
             totals[CONFORMANCE_UNSUPPORTED], totals[CONFORMANCE_BROKEN],
             totals[CONFORMANCE_NOT_RUN]);
+    fputs(",\n ", out);
+    conformance_write_coverage_json(out, kit->coverage, kit->num_coverage_ops);
     fputs(",\n \"groups\": [", out);
     for (int r = 0; r < count; r++) {
         fputs(r ? ",\n  {\"name\": " : "\n  {\"name\": ", out), json_string(out, rows[r].name);
@@ -321,6 +333,7 @@ static int summarize(const kit *kit) {
         putchar('\n');
     }
     if (failed) print_suspects(kit, failed);
+    double coverage = conformance_print_coverage(kit->coverage, kit->num_coverage_ops);
     if (kit->options->json_path) write_json(kit, rows, count, totals);
     free(rows);
     if (failed) {
@@ -328,8 +341,14 @@ static int summarize(const kit *kit) {
                kit->num_selected);
         return EXIT_FAILED;
     }
-    printf("ok: backend '%s' passes the conformance kit (%d passed, %d unsupported)\n",
-           kit->backend, totals[CONFORMANCE_PASS], totals[CONFORMANCE_UNSUPPORTED]);
+    if (coverage < kit->options->min_coverage) {
+        printf("FAILED: backend '%s' claims %.1f%% of the nodes, below --min-coverage %g\n",
+               kit->backend, coverage, kit->options->min_coverage);
+        return EXIT_FAILED;
+    }
+    printf("ok: backend '%s' passes the conformance kit (%d passed, %d unsupported, %.1f%% of "
+           "nodes claimed)\n",
+           kit->backend, totals[CONFORMANCE_PASS], totals[CONFORMANCE_UNSUPPORTED], coverage);
     return EXIT_OK;
 }
 

@@ -10,6 +10,9 @@
  *                         the corpus coverage test compiles it too.
  *   conformance_case.c    one case, in the child: compile and run on the
  *                         backend and on eager, classify, compare.
+ *   conformance_coverage.c which nodes of a case the backend claims
+ *                         (tp_backend_claims), counted per op, and the
+ *                         coverage table of the summary.
  *   conformance.c         the parent: child processes (restarted after a
  *                         crash or a hang), progress, summary table, JSON.
  *
@@ -30,6 +33,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "tensorplay/backend.h"
 
@@ -120,11 +124,36 @@ typedef enum conformance_status {
 
 const char *conformance_status_name(conformance_status status);
 
+#define CONFORMANCE_MAX_CASE_OPS 16
+#define CONFORMANCE_MAX_OPS      128
+
+/* Claimed nodes of one op, out of all its nodes (in one case, or summed). */
+typedef struct conformance_op_claims {
+    char op[32];
+    int claimed, nodes;
+} conformance_op_claims;
+
 typedef struct conformance_result {
     conformance_status status;
     double max_error; /* largest |got - want| over float outputs; 0 otherwise */
     char detail[512];
+    int num_ops; /* the case graph's ops and how many of their nodes the backend claims */
+    conformance_op_claims ops[CONFORMANCE_MAX_CASE_OPS];
 } conformance_result;
+
+/* Asks `backend` which nodes of `graph` it claims and counts them per op
+ * into result->ops (nothing when the backend cannot answer). */
+void conformance_count_claims(tp_backend *backend, const tp_graph *graph,
+                              conformance_result *result);
+
+/* Adds one case's counts into `totals` (*count rows, CONFORMANCE_MAX_OPS at most). */
+void conformance_add_claims(conformance_op_claims *totals, int *count,
+                            const conformance_op_claims *op);
+
+/* Prints the coverage table; returns the percentage of claimed nodes. */
+double conformance_print_coverage(const conformance_op_claims *totals, int count);
+/* The same, as the JSON object `"coverage": {...}` (without a leading comma). */
+void conformance_write_coverage_json(FILE *out, const conformance_op_claims *totals, int count);
 
 /* Runs one case on `backend` (in the child). */
 void conformance_run_case(tp_backend *backend, tp_backend *eager, const conformance_case *item,
@@ -137,6 +166,7 @@ typedef struct conformance_options {
     const char *corpus_dir; /* --corpus */
     const char *json_path;  /* --json */
     const char *filter;     /* --filter */
+    double min_coverage;    /* --min-coverage P: fail below P percent of nodes claimed */
     bool verbose;
 } conformance_options;
 

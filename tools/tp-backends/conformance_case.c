@@ -200,6 +200,7 @@ void conformance_run_case(tp_backend *backend, tp_backend *eager, const conforma
         set_result(result, CONFORMANCE_BROKEN,
                    "cannot make the inputs (is every symbol bound by @bind?)%s%s", "", "");
     } else {
+        conformance_count_claims(backend, run.graph, result);
         run_case(backend, eager, &run, result);
     }
     for (int i = 0; run.inputs && i < run.num_inputs; i++) tp_tensor_release(run.inputs[i]);

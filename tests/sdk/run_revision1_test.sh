@@ -1,0 +1,29 @@
+#!/bin/sh
+# A revision-1 plugin binary still loads and runs: the fixture (the last
+# release's SDK template, built against the revision-1 plugin.h) is listed
+# as available with contract 1 and passes the conformance kit exactly as the
+# last release's note says: 217 pass, 237 unsupported, 0 fail.
+# usage: run_revision1_test.sh TP_BACKENDS BACKENDS_D CORPUS WORK_DIR
+set -eu
+tool=$1
+ini_dir=$2
+corpus=$3
+work=$4
+fail() { printf 'FAILED: %s\n' "$*"; exit 1; }
+mkdir -p "$work"
+run() { TP_BACKENDS_PATH="$ini_dir" "$tool" "$@"; }
+
+run list | tee "$work/list.txt"
+grep -Eq '^template +available' "$work/list.txt" || fail "the revision-1 fixture is not available"
+run info template | tee "$work/info.txt"
+grep -Eiq 'contract[^0-9]*1' "$work/info.txt" || fail "tp-backends info does not show contract 1"
+
+run check template --conformance --corpus "$corpus" --json "$work/revision1.json" >"$work/kit.txt" ||
+    { cat "$work/kit.txt"; fail "the revision-1 fixture does not pass the conformance kit"; }
+tail -n 2 "$work/kit.txt"
+summary=$(grep -o '"summary": {[^}]*}' "$work/revision1.json")
+echo "$summary"
+for want in '"pass": 217' '"fail": 0' '"unsupported": 237' '"broken": 0'; do
+    echo "$summary" | grep -q "$want" || fail "expected $want as in the last release, got $summary"
+done
+echo "ok: the revision-1 binary loads unchanged and passes the kit as before"
