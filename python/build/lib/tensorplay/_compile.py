@@ -11,8 +11,9 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+import struct
 import threading
-from ctypes import POINTER, byref, c_char_p, c_int, c_void_p, sizeof
+from ctypes import POINTER, byref, c_char_p, c_int, c_int64, c_void_p, sizeof
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -22,6 +23,9 @@ from ._tensor import Tensor, _wrap_array
 
 lib = _lib.lib
 _Arg = _lib.Arg
+_PACKERS: Dict[str, Callable[..., bytes]] = {}
+_tp_call_packed = _lib.tp_call_packed
+_new_tensor = object.__new__
 
 
 def _encode(text: Optional[str]) -> Optional[bytes]:
@@ -73,6 +77,8 @@ class CompiledFunction:
         self._handle: Optional[int] = None
         self._name = _identifier(getattr(fn, "__name__", "fn"))
         self._param_names = _parameter_names(fn)
+        self._arity = len(self._param_names) if self._param_names is not None else -1
+        self._tensors_packer = struct.Struct("<" + "8xQ" * max(self._arity, 0)).pack
         self._signature = None
         try:
             self._signature = inspect.signature(fn)
@@ -111,6 +117,8 @@ class CompiledFunction:
         handle = c_void_p()
         _errors.check(lib.tp_compile(self._callback, byref(options), byref(handle)))
         old, self._handle, self._output_count = self._handle, handle.value, num_outputs
+        self._handle_arg = c_void_p(self._handle)
+        self._outputs_type = c_void_p * num_outputs
         if old:
             lib.tp_compiled_free(old)
 
@@ -127,6 +135,7 @@ class CompiledFunction:
     def _run_body(self, ctx: int, args: Any, num_args: int, outputs: Any, num_outputs: int,
                   user_data: Any) -> None:
         capture = _context.push(ctx)
+        self._last_capture.capture = None
         try:
             values = []
             for i in range(num_args):
@@ -158,12 +167,24 @@ class CompiledFunction:
             capture.error = error
         finally:
             _context.pop(capture)
-            self._last_capture.capture = capture
+            if capture.error is not None or capture.output_count is not None:
+                self._last_capture.capture = capture
 
     _last_capture = threading.local()
 
     # ---- calling -------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Union[Tensor, Tuple[Tensor, ...]]:
+        if not kwargs and len(args) == self._arity:
+            try:  # the fast path: every argument a Tensor (kind 0 = zero padding)
+                packed = self._tensors_packer(*[arg._ptr for arg in args])
+            except (AttributeError, struct.error):
+                pass
+            else:
+                return self._call(packed, self._arity)
+        return self._call_general(args, kwargs)
+
+    def _call_general(self, args: Tuple[Any, ...],
+                      kwargs: Dict[str, Any]) -> Union[Tensor, Tuple[Tensor, ...]]:
         names = self._param_names
         if kwargs or (names is not None and len(args) != len(names)):
             if self._signature is None:
@@ -171,41 +192,54 @@ class CompiledFunction:
             bound = self._signature.bind(*args, **kwargs)
             bound.apply_defaults()
             args = tuple(bound.arguments[n] for n in names) if names is not None else bound.args
-        count = len(args)
-        c_args = (_Arg * max(count, 1))()
+        # tp_arg as 16-byte records packed into bytes (see _lib.tp_call_packed).
+        kinds: List[str] = []
+        values: List[Any] = []
         owned: List[int] = []
         try:
-            for i, value in enumerate(args):
-                slot = c_args[i]
-                if isinstance(value, Tensor):
-                    slot.kind, slot.tensor = 0, value._ptr
+            for value in args:
+                if type(value) is Tensor:
+                    kinds.append("qQ")
+                    values += (0, value._ptr)
                 elif isinstance(value, np.ndarray):
                     pointer = _wrap_array(value if value.flags.c_contiguous
                                           else np.ascontiguousarray(value))
                     owned.append(pointer)
-                    slot.kind, slot.tensor = 0, pointer
-                elif isinstance(value, (bool, np.bool_)):
-                    slot.kind, slot.b = 3, bool(value)
-                elif isinstance(value, (int, np.integer)):
-                    slot.kind, slot.i = 1, int(value)
-                elif isinstance(value, (float, np.floating)):
-                    slot.kind, slot.f = 2, float(value)
+                    kinds.append("qQ")
+                    values += (0, pointer)
                 else:
-                    raise TypeError(f"'{self._name}' argument {i}: expected a Tensor, "
-                                    f"numpy.ndarray, bool, int or float, got "
-                                    f"{type(value).__name__}")
-            return self._call(c_args, count)
+                    kind, code, payload = self._scalar_slot(value, len(kinds))
+                    kinds.append(code)
+                    values += (kind, payload)
+            layout = "".join(kinds)
+            packer = _PACKERS.get(layout)
+            if packer is None:
+                packer = _PACKERS[layout] = struct.Struct("<" + layout).pack
+            return self._call(packer(*values) if values else bytes(16), len(args))
         finally:
             for pointer in owned:
                 _lib.tp_tensor_release(pointer)
 
+    def _scalar_slot(self, value: Any, index: int) -> Tuple[int, str, Any]:
+        """(kind, struct code of the record, payload) of a non-array argument."""
+        if isinstance(value, Tensor):
+            return (_lib.ARG_TENSOR, "qQ", value._ptr)
+        if isinstance(value, (bool, np.bool_)):
+            return (_lib.ARG_BOOL, "qQ", int(bool(value)))
+        if isinstance(value, (int, np.integer)):
+            return (_lib.ARG_INT, "qq", int(value))
+        if isinstance(value, (float, np.floating)):
+            return (_lib.ARG_FLOAT, "qd", float(value))
+        raise TypeError(f"'{self._name}' argument {index}: expected a Tensor, numpy.ndarray, "
+                        f"bool, int or float, got {type(value).__name__}")
+
     def _call(self, c_args: Any, count: int) -> Union[Tensor, Tuple[Tensor, ...]]:
-        self._last_capture.capture = None
         num_outputs = self._output_count
-        outputs = (c_void_p * num_outputs)()
-        status = _lib.tp_call(self._handle, c_args, count, outputs)
+        outputs = self._outputs_type()
+        status = _tp_call_packed(self._handle_arg, c_args, count, outputs)
         if status:
             capture = self._last_capture.capture
+            self._last_capture.capture = None
             if capture is not None and capture.output_count is not None:
                 return self._retry_with_outputs(capture.output_count, c_args, count)
             message = lib.tp_last_error().decode(errors="replace")
@@ -217,7 +251,9 @@ class CompiledFunction:
             raise _errors.error_for(status, message)
         self._succeeded = True
         if num_outputs == 1 and not self._returns_tuple:
-            return Tensor._own(outputs[0])
+            result = _new_tensor(Tensor)
+            result._ptr, result._base, result._capture = outputs[0], None, None
+            return result
         return tuple(Tensor._own(outputs[i]) for i in range(num_outputs))
 
     def _retry_with_outputs(self, count: int, c_args: Any, num_args: int) -> Union[Tensor, Tuple[Tensor, ...]]:

@@ -162,7 +162,8 @@ for _name, _res, _args in [
     ("tp_free", None, [_P]),
     ("tp_dtype_name", c_char_p, [c_int]),
     ("tp_tensor_create", c_int, [c_int, c_int, _I64P, POINTER(_P)]),
-    ("tp_tensor_wrap", c_int, [c_int, c_int, _I64P, _P, RELEASE_FN, _P, POINTER(_P)]),
+    # shape as c_void_p: the bindings pass it packed in bytes
+    ("tp_tensor_wrap", c_int, [c_int, c_int, _P, _P, RELEASE_FN, _P, POINTER(_P)]),
     ("tp_tensor_retain", _P, [_P]),
     ("tp_tensor_release", None, [_P]),
     ("tp_tensor_dtype", c_int, [_P]),
@@ -224,5 +225,14 @@ for _name, _res, _args in [
 # tp_call and tp_tensor_release are the hot path of a cache hit: plain
 # attribute lookups are hoisted here so call sites skip the CDLL __getattr__.
 tp_call = lib.tp_call
+# The cache-hit path: tp_call without argtypes (each converter costs a
+# microsecond on a loaded machine), called with a c_void_p handle, the tp_arg
+# array packed into a bytes object (struct.pack: kind in the first 8 bytes,
+# the union in the next 8) and a c_void_p output array. The GIL is released
+# around it like around every CDLL call.
+tp_call_packed = ctypes.CDLL(library_path).tp_call
+tp_call_packed.restype = c_int
+tp_call_packed.argtypes = None
+assert ctypes.sizeof(Arg) == 16 and Arg.value.offset == 8, "tp_arg layout: kind, then 8-byte union"
 tp_tensor_release = lib.tp_tensor_release
 tp_tensor_retain = lib.tp_tensor_retain

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import struct
 from ctypes import byref, c_int64, c_void_p
 from typing import Any, Dict, Optional, Tuple, Union
 
@@ -51,23 +52,31 @@ def _wrap_array(array: np.ndarray) -> int:
         raise _errors.DTypeError(
             f"NumPy dtype {array.dtype} has no TensorPlay dtype; convert with "
             "array.astype(numpy.float32) (or float64, int32, int64, bool)", "dtype")
-    if not array.flags.c_contiguous or not array.flags.aligned:
+    flags = array.flags
+    if not flags.c_contiguous or not flags.aligned:
         raise _errors.InvalidArgument(
             "tensorplay shares only C-contiguous, aligned arrays; pass "
             "numpy.ascontiguousarray(array) (a copy)", "invalid_argument")
-    ndim = array.ndim
+    shape = array.shape
+    ndim = len(shape)
     if ndim > _lib.MAX_DIMS:
         raise _errors.ShapeError(f"array has {ndim} dimensions; TensorPlay allows at most "
                                  f"{_lib.MAX_DIMS}", "shape")
     token = next(_tokens)
     _held[token] = array
     out = c_void_p()
-    status = lib.tp_tensor_wrap(code, ndim, (c_int64 * ndim)(*array.shape) if ndim else None,
-                                array.ctypes.data, _release_array, token, byref(out))
+    status = _tensor_wrap(code, ndim, _SHAPE_PACKERS[ndim](*shape),
+                          array.__array_interface__["data"][0], _release_array, token, _byref(out))
     if status:
         _held.pop(token, None)
         _errors.check(status)
     return out.value  # type: ignore[return-value]
+
+
+_SHAPE_PACKERS = [struct.Struct(f"<{n}q").pack if n else (lambda: None)
+                  for n in range(_lib.MAX_DIMS + 1)]
+_tensor_wrap = lib.tp_tensor_wrap
+_byref = byref
 
 
 class _Buffer:
