@@ -81,3 +81,11 @@ def test_register_backend_library_errors_name_the_file(tmp_path):
     broken.write_text("[tensorplay]\nformat = 1\n[unclosed\n")
     with pytest.raises(tp.ParseError, match="broken.ini:3"):
         tp.register_backend_library(broken)
+
+
+def test_records_carry_the_priority_the_c_registry_reports():
+    # Independent of the bindings' struct layout: the in-tree INI ranks stax 100, eager is 0.
+    assert tp.backend_info("eager").priority == 0
+    names = {b.name: b for b in tp.list_backends(all=True)}
+    if "stax" in names and names["stax"].source == "ini":
+        assert names["stax"].priority == 100
