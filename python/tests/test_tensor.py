@@ -90,3 +90,11 @@ def test_scalar_reads():
     assert bool(tp.from_numpy(np.array(True)))
     with pytest.raises(tp.TensorPlayError):
         int(tp.from_numpy(np.zeros(3, dtype=np.int64)))
+
+
+def test_read_only_and_empty_arrays_are_shared_too():
+    array = np.arange(3, dtype=np.float64)
+    array.flags.writeable = False
+    assert tp.from_numpy(array).data_ptr == array.ctypes.data
+    empty = np.zeros((0, 3), dtype=np.float32)
+    assert tp.from_numpy(empty).shape == (0, 3)

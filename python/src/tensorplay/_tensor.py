@@ -1,6 +1,7 @@
 """tensorplay.Tensor: a reference to a C tp_tensor, zero-copy to and from NumPy."""
 from __future__ import annotations
 
+import ctypes
 import itertools
 import os
 import struct
@@ -65,14 +66,25 @@ def _wrap_array(array: np.ndarray) -> int:
     token = next(_tokens)
     _held[token] = array
     out = c_void_p()
-    status = _tensor_wrap(code, ndim, _SHAPE_PACKERS[ndim](*shape),
-                          array.__array_interface__["data"][0], _release_array, token, _byref(out))
+    status = _tensor_wrap(code, ndim, _SHAPE_PACKERS[ndim](*shape), _data_address(array),
+                          _release_array, token, _byref(out))
     if status:
         _held.pop(token, None)
         _errors.check(status)
     return out.value  # type: ignore[return-value]
 
 
+def _data_address(array: np.ndarray) -> int:
+    """Address of the first element: through the buffer protocol (0.5 us) when
+    the array is writable and not empty, else __array_interface__ (4 us)."""
+    try:
+        return _addressof(_c_byte.from_buffer(array))
+    except (TypeError, ValueError):
+        return array.__array_interface__["data"][0] or 0
+
+
+_addressof = ctypes.addressof
+_c_byte = ctypes.c_byte
 _SHAPE_PACKERS = [struct.Struct(f"<{n}q").pack if n else (lambda: None)
                   for n in range(_lib.MAX_DIMS + 1)]
 _tensor_wrap = lib.tp_tensor_wrap

@@ -174,6 +174,7 @@ class CompiledFunction:
 
     # ---- calling -------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Union[Tensor, Tuple[Tensor, ...]]:
+        """Runs the compiled function (tp_call); arguments bind like the original's."""
         if not kwargs and len(args) == self._arity:
             try:  # the fast path: every argument a Tensor (kind 0 = zero padding)
                 packed = self._tensors_packer(*[arg._ptr for arg in args])

@@ -53,6 +53,7 @@ class Graph:
                 pass
 
     def __call__(self, *inputs: Union[np.ndarray, Tensor]) -> Union[np.ndarray, Tuple[np.ndarray, ...]]:
+        """Runs the graph on one array per input; returns NumPy arrays over the results."""
         if len(inputs) != len(self.input_names):
             raise TypeError(f"graph '{self.name}' ({self.path}) takes {len(self.input_names)} "
                             f"inputs ({', '.join(self.input_names)}), got {len(inputs)}")

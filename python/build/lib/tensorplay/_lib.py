@@ -133,7 +133,9 @@ class BackendInfo(Structure):
                 ("contract", c_int), ("min_core", c_char_p), ("max_core", c_char_p),
                 ("num_requires", c_int), ("requires", POINTER(c_char_p)),
                 ("requires_found", POINTER(c_char_p)), ("num_warnings", c_int),
-                ("warnings", POINTER(c_char_p)), ("version", c_char_p)]
+                ("warnings", POINTER(c_char_p)), ("version", c_char_p),
+                # contract revision 2
+                ("min_contract", c_int), ("priority", c_int), ("revision", c_int)]
 
 
 class BackendListOptions(Structure):

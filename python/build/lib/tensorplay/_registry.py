@@ -18,6 +18,8 @@ class Backend:
 
     ``status`` is "available", "unavailable", "loaded", "failed" or
     "shadowed"; ``reason`` says why when it is not usable ("" otherwise).
+    ``priority`` ranks backends for ``auto``; ``contract``/``min_contract`` are
+    the revisions the INI declares, ``revision`` the negotiated one once loaded.
     """
 
     name: str
@@ -32,6 +34,9 @@ class Backend:
     entry: str
     contract: int
     version: str
+    priority: int = 10
+    min_contract: int = 0
+    revision: int = 0
     requires: Tuple[Tuple[str, Optional[str]], ...] = field(default=())
     warnings: Tuple[str, ...] = field(default=())
 
@@ -55,7 +60,8 @@ def _record(info: _lib.BackendInfo) -> Backend:
         description=_text(info.description),
         tags=tuple(t for t in _text(info.tags).split(",") if t), file=_text(info.file),
         line=info.line, library=_text(info.library), entry=_text(info.entry),
-        contract=info.contract, version=_text(info.version), requires=requires,
+        contract=info.contract, version=_text(info.version), priority=info.priority,
+        min_contract=info.min_contract, revision=info.revision, requires=requires,
         warnings=tuple(_text(info.warnings[i]) for i in range(info.num_warnings)))
 
 
