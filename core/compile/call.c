@@ -171,7 +171,9 @@ static tp_status run_variant(tp_variant *variant, const tp_arg *args, int num_ar
     for (int i = 0; i < num_args; i++)
         if (args[i].kind == TP_ARG_TENSOR) inputs[num_inputs++] = args[i].tensor;
     pthread_mutex_lock(&variant->run_lock);
-    tp_status status = tp_executable_run(variant->executable, inputs, num_inputs, outputs);
+    tp_status status = variant->partitioned
+                           ? tp_partitioned_run(variant->partitioned, inputs, num_inputs, outputs)
+                           : tp_executable_run(variant->executable, inputs, num_inputs, outputs);
     pthread_mutex_unlock(&variant->run_lock);
     if (inputs != small) free(inputs);
     return status;

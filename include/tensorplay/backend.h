@@ -126,8 +126,9 @@ TP_API tp_status tp_backend_search_path(tp_backend_path_part **out, int *count);
 TP_API tp_status tp_backend_problems(char **text_out);
 
 /* Finds a backend by name and loads it on first use. NULL `name` means the
- * default backend. Errors: TP_ERR_NOT_FOUND ("Invalid backend: 'X', did you
- * mean: 'Y'? ..."), TP_ERR_BACKEND (unavailable or failed, with the reason). */
+ * default backend; "auto" means tp_backend_resolve_auto's pick. Errors: TP_ERR_NOT_FOUND ("Invalid
+ * backend: 'X', did you mean: 'Y'? ..."), TP_ERR_BACKEND (unavailable or failed, with the reason).
+ */
 TP_API tp_status tp_backend_lookup(const char *name, tp_backend **out);
 /* What the name "auto" means (tp_backend_lookup("auto"), tp_compile's
  * backend option, `tpc --backend auto`): the available backend with the

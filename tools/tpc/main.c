@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "tensorplay/compile.h"
 #include "tpc.h"
 
 #define EXIT_USAGE 2
@@ -20,6 +21,7 @@ static const char usage_text[] =
     "usage: tpc run G.tpir --arg NAME=FILE.npy ... [--out DIR] [--backend NAME]\n"
     "               [--option KEY=VALUE ...] [--dynamic]\n"
     "       tpc print [--passes] G.tpir\n"
+    "       tpc print --partition [--backend NAME] [--fallback NAME] G.tpir\n"
     "       tpc check G.tpir\n"
     "       tpc --help | --version\n"
     "\n"
@@ -32,7 +34,10 @@ static const char usage_text[] =
     "          and the sum of their absolute values. With --out, writes each\n"
     "          output as DIR/NAME.npy (DIR is created if missing).\n"
     "  print   parses the graph and prints its canonical text. With --passes,\n"
-    "          also prints it after each pass of the pipeline, then its fusion plan.\n"
+    "          also prints it after each pass of the pipeline.\n"
+    "          With --partition, which node each backend runs and why (the\n"
+    "          backend's reason for every node it does not claim; --backend auto\n"
+    "          picks the highest-priority available backend).\n"
     "  check   parses and verifies the graph; prints its size.\n"
     "\n"
     "exit status: 0 success, 1 failure, 2 usage error\n";
@@ -240,10 +245,43 @@ static int main_run(int argc, char **argv) {
     return code;
 }
 
+/* print --partition [--backend NAME] [--fallback NAME] G.tpir */
+static int main_print_partition(int argc, char **argv) {
+    const char *backend = NULL, *fallback = NULL, *path = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--backend") == 0 || strcmp(argv[i], "--fallback") == 0) {
+            if (i + 1 >= argc) return usage_error("%s needs a value", argv[i]);
+            *(strcmp(argv[i], "--backend") == 0 ? &backend : &fallback) = argv[i + 1];
+            i++;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            return usage_error("unknown option '%s' for 'print --partition'", argv[i]);
+        } else if (!path) {
+            path = argv[i];
+        } else {
+            return usage_error("unexpected argument '%s' (one graph)", argv[i]);
+        }
+    }
+    if (!path) return usage_error("%s", "print --partition needs a graph file");
+    tp_graph *graph = NULL;
+    char *text = NULL;
+    tp_status status = tp_graph_load(path, &graph);
+    if (status == TP_OK) status = tp_partition_describe(graph, backend, fallback, &text);
+    tp_graph_destroy(graph);
+    if (status != TP_OK) {
+        fprintf(stderr, "tpc: %s\n", tp_last_error());
+        return EXIT_FAILURE;
+    }
+    fputs(text, stdout);
+    tp_free(text);
+    return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
 /* print / check take exactly one graph file. */
 static int main_single(const char *command, int argc, char **argv) {
     if (strcmp(command, "print") == 0 && argc == 2 && strcmp(argv[0], "--passes") == 0)
         return tpc_print_passes(argv[1]);
+    if (strcmp(command, "print") == 0 && argc >= 1 && strcmp(argv[0], "--partition") == 0)
+        return main_print_partition(argc - 1, argv + 1);
     if (argc != 1 || (argv[0][0] == '-' && argv[0][1] != '\0'))
         return usage_error("'%s' takes exactly one graph file", command);
     return strcmp(command, "print") == 0 ? command_print(argv[0]) : command_check(argv[0]);
