@@ -226,3 +226,17 @@ def test_numpy_inputs_are_wrapped_without_a_copy():
     compiled = tp.compile(record, disable=True)  # eager: the body sees the argument itself
     out = compiled(x)
     assert out.data_ptr == x.ctypes.data
+
+
+def test_last_partition_names_the_backend_of_each_region(backend):
+    compiled = tp.compile(relu2, backend=backend)
+    assert compiled.last_partition == []
+    compiled(ramp(4))
+    regions = compiled.last_partition
+    assert regions and all(count > 0 for _, count in regions)
+    assert regions[0][0] == backend  # relu and mul: every backend claims them
+
+
+def test_fallback_none_is_passed_to_the_c_frontend(backend):
+    compiled = tp.compile(relu2, backend=backend, fallback_backend="none")
+    np.testing.assert_allclose(compiled(ramp(4)).numpy(), np.maximum(ramp(4), 0) * 2)

@@ -72,7 +72,7 @@ class CompiledFunction:
     def __init__(self, fn: Callable[..., Any], backend: Optional[str], mode: Optional[str],
                  options: Optional[Mapping[str, Any]], fullgraph: bool,
                  dynamic: Optional[bool], disable: bool,
-                 recompile_limit: Optional[int]) -> None:
+                 recompile_limit: Optional[int], fallback_backend: Optional[str] = None) -> None:
         self._fn = fn
         self._handle: Optional[int] = None
         self._name = _identifier(getattr(fn, "__name__", "fn"))
@@ -87,7 +87,8 @@ class CompiledFunction:
         self._option_strings = [f"{k}={'true' if v is True else 'false' if v is False else v}"
                                 for k, v in (options or {}).items()]
         self._settings = dict(backend=backend, mode=mode, fullgraph=fullgraph, dynamic=dynamic,
-                              disable=disable, recompile_limit=recompile_limit)
+                              disable=disable, recompile_limit=recompile_limit,
+                              fallback_backend=fallback_backend)
         self._returns_tuple = False
         self._succeeded = False  # a call has returned: the output count is settled
         self._output_count = 1
@@ -103,7 +104,7 @@ class CompiledFunction:
         names = self._param_names
         self._keep = [_encode(settings["backend"]), _encode(settings["mode"]),
                       _strings(self._option_strings), _encode(self._name),
-                      _strings(names or [])]
+                      _strings(names or []), _encode(settings["fallback_backend"])]
         options = _lib.CompileOptions(
             struct_size=sizeof(_lib.CompileOptions), backend=self._keep[0], mode=self._keep[1],
             options=self._keep[2] if self._option_strings else None,
@@ -113,7 +114,8 @@ class CompiledFunction:
             recompile_limit=0 if settings["recompile_limit"] is None else int(settings["recompile_limit"]),
             disable=bool(settings["disable"]), name=self._keep[3],
             param_names=self._keep[4] if names is not None else None,
-            num_params=len(names) if names is not None else 0, num_outputs=num_outputs)
+            num_params=len(names) if names is not None else 0, num_outputs=num_outputs,
+            fallback_backend=self._keep[5])
         handle = c_void_p()
         _errors.check(lib.tp_compile(self._callback, byref(options), byref(handle)))
         old, self._handle, self._output_count = self._handle, handle.value, num_outputs
@@ -293,6 +295,18 @@ class CompiledFunction:
                 lib.tp_free(reasons)
 
     @property
+    def last_partition(self) -> List[Tuple[str, int]]:
+        """(backend, number of nodes) per region of the last backend compile, in execution order."""
+        regions = POINTER(_lib.PartitionRegion)()
+        count = c_int()
+        _errors.check(lib.tp_compiled_last_partition(self._handle, byref(regions), byref(count)))
+        try:
+            return [(regions[i].backend.decode(), regions[i].num_nodes) for i in range(count.value)]
+        finally:
+            if regions:
+                lib.tp_free(regions)
+
+    @property
     def uncompiled_reason(self) -> Optional[str]:
         """Why the function runs uncompiled (raw data access during capture), or None."""
         reason = lib.tp_compiled_uncompiled_reason(self._handle)
@@ -302,7 +316,7 @@ class CompiledFunction:
 def compile(fn: Optional[Callable[..., Any]] = None, backend: Optional[str] = None,
             mode: Optional[str] = None, options: Optional[Mapping[str, Any]] = None,
             fullgraph: bool = False, dynamic: Optional[bool] = None, disable: bool = False,
-            recompile_limit: Optional[int] = None) -> Any:
+            recompile_limit: Optional[int] = None, fallback_backend: Optional[str] = None) -> Any:
     """Compiles `fn`, a function of tensors written with :mod:`tensorplay.ops`.
 
     The C frontend (``tp_compile``) does the work: on the first call with a
@@ -325,10 +339,12 @@ def compile(fn: Optional[Callable[..., Any]] = None, backend: Optional[str] = No
         disable: run `fn` eagerly on every call, never compile.
         recompile_limit: live cache entries before calls run uncached
             (``None``: the configuration's ``recompile_limit``).
+        fallback_backend: where nodes `backend` does not claim run (a backend
+            name, "none" to make them an error, ``None``: the configuration's).
     """
     def wrap(function: Callable[..., Any]) -> CompiledFunction:
         return CompiledFunction(function, backend, mode, options, fullgraph, dynamic, disable,
-                                recompile_limit)
+                                recompile_limit, fallback_backend)
 
     return wrap if fn is None else wrap(fn)
 

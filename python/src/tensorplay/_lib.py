@@ -105,7 +105,8 @@ class CompileOptions(Structure):
                 ("options", POINTER(c_char_p)), ("num_options", c_int), ("fullgraph", c_bool),
                 ("dynamic", c_int), ("recompile_limit", c_int), ("disable", c_bool),
                 ("name", c_char_p), ("param_names", POINTER(c_char_p)), ("num_params", c_int),
-                ("num_outputs", c_int), ("user_data", c_void_p)]
+                ("num_outputs", c_int), ("user_data", c_void_p),
+                ("fallback_backend", c_char_p)]  # contract revision 2 (partitioning)
 
 
 class Attrs(Structure):
@@ -117,6 +118,12 @@ class Attrs(Structure):
                 ("range_start", c_double), ("range_stop", c_double), ("range_step", c_double),
                 ("dtype", c_int), ("value", c_double), ("eps", c_double), ("approximate", c_int),
                 ("beta", c_double), ("threshold", c_double), ("data", c_void_p)]
+
+
+class PartitionRegion(Structure):
+    """tp_partition_region_info."""
+    _fields_ = [("backend", c_char_p), ("num_nodes", c_int32), ("num_inputs", c_int32),
+                ("num_outputs", c_int32)]
 
 
 class OpInfo(Structure):
@@ -206,6 +213,7 @@ for _name, _res, _args in [
     ("tp_compiled_last_recompile_reasons", c_int, [_P, POINTER(POINTER(c_char_p)), POINTER(c_int)]),
     ("tp_compiled_uncompiled_reason", c_char_p, [_P]),
     ("tp_compile_reset_all", None, []),
+    ("tp_compiled_last_partition", c_int, [_P, POINTER(POINTER(PartitionRegion)), POINTER(c_int)]),
     ("tp_graph_load", c_int, [c_char_p, POINTER(_P)]),
     ("tp_graph_destroy", None, [_P]),
     ("tp_graph_num_inputs", c_int, [_P]),
