@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/env.h"
 #include "../base/error.h"
 #include "../base/log.h"
 #include "../tensor/tensor_internal.h"
@@ -70,7 +71,7 @@ static void memo_store(tp_compiled *compiled, const tp_arg *args, int num_args,
 }
 
 static bool recompiles_are_logged(const tp_compiled *compiled) {
-    const char *flag = getenv("TP_LOG_RECOMPILES");
+    const char *flag = tp_env_get("TP_LOG_RECOMPILES");
     return compiled->policy.verbose || (flag && *flag && strcmp(flag, "0") != 0);
 }
 

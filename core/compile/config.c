@@ -3,6 +3,7 @@
  * the config lock). Owns nothing else; wrappers copy the policy at
  * tp_compile (config.h). */
 #define _GNU_SOURCE
+#include "base/env.h"
 #include "config.h"
 
 #include <errno.h>
@@ -135,7 +136,7 @@ static void load_environment(void) {
     const char *fallback = getenv("TP_FALLBACK_BACKEND");
     if (fallback) snprintf(env_fallback_backend, sizeof env_fallback_backend, "%s", fallback);
     for (int i = 0; i < KNOB_COUNT; i++) {
-        const char *text = getenv(knobs[i].env);
+        const char *text = tp_env_get(knobs[i].env);
         if (!text || !*text) continue;
         char source[96];
         snprintf(source, sizeof source, "environment variable %s", knobs[i].env);
@@ -182,14 +183,14 @@ static int ini_entry(void *user, const char *section, const char *name, const ch
 /* TP_CONFIG, else $XDG_CONFIG_HOME (or ~/.config)/tensorplay/tensorplay.ini,
  * else /etc/tensorplay/tensorplay.ini; the first that exists. */
 static bool find_ini_file(char *path, size_t size, bool *explicit_out) {
-    const char *explicit_path = secure_getenv("TP_CONFIG");
+    const char *explicit_path = tp_env_get("TP_CONFIG");
     *explicit_out = explicit_path && *explicit_path;
     if (*explicit_out) {
         snprintf(path, size, "%s", explicit_path);
         return true;
     }
-    const char *xdg = secure_getenv("XDG_CONFIG_HOME");
-    const char *home = secure_getenv("HOME");
+    const char *xdg = tp_env_get("XDG_CONFIG_HOME");
+    const char *home = tp_env_get("HOME");
     if (xdg && *xdg)
         snprintf(path, size, "%s/tensorplay/tensorplay.ini", xdg);
     else if (home && *home)

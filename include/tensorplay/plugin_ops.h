@@ -15,6 +15,7 @@
  */
 #ifndef TENSORPLAY_PLUGIN_OPS_H
 #define TENSORPLAY_PLUGIN_OPS_H
+/* clang-format off */
 
 #define TP_PLUGIN_OP_NEG                   0
 #define TP_PLUGIN_OP_ABS                   1
@@ -133,6 +134,7 @@
     X(GELU, "gelu", COMPOSITE, 1, 1) \
     X(SILU, "silu", COMPOSITE, 1, 1) \
     X(SOFTPLUS, "softplus", COMPOSITE, 1, 1) \
-    X(LINEAR, "linear", COMPOSITE, 2, 3) \
+    X(LINEAR, "linear", COMPOSITE, 2, 3)
 
+/* clang-format on */
 #endif

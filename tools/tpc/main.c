@@ -5,13 +5,18 @@
  * Exit status: 0 success, 1 failure (the library's message on stderr,
  * prefixed "tpc: "), 2 usage error (bad command line, or --arg names that do
  * not fit the graph's inputs). */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "tensorplay/backend.h"
 #include "tensorplay/compile.h"
 #include "tpc.h"
 
@@ -19,7 +24,7 @@
 
 static const char usage_text[] =
     "usage: tpc run G.tpir --arg NAME=FILE.npy ... [--out DIR] [--backend NAME]\n"
-    "               [--option KEY=VALUE ...] [--dynamic]\n"
+    "               [--option KEY=VALUE ...] [--dynamic] [--isolate]\n"
     "       tpc print [--passes] G.tpir\n"
     "       tpc print --partition [--backend NAME] [--fallback NAME] G.tpir\n"
     "       tpc check G.tpir\n"
@@ -28,7 +33,9 @@ static const char usage_text[] =
     "  run     compiles the graph with a backend (--backend NAME; default: the\n"
     "          default backend, see 'tp-backends list') and runs it. --option\n"
     "          passes KEY=VALUE to the backend; --dynamic compiles for any sizes\n"
-    "          of the inputs' ranks. Every graph input\n"
+    "          of the inputs' ranks; --isolate runs it in a child process, so a\n"
+    "          crashing backend is reported instead of ending tpc. A crash in\n"
+    "          a backend names the backend, the phase and the graph. Every graph input\n"
     "          needs one --arg (NAME is the input's name, with or without '%').\n"
     "          Prints, per output: name, dtype and shape, the sum of its elements\n"
     "          and the sum of their absolute values. With --out, writes each\n"
@@ -87,6 +94,7 @@ typedef struct run_request {
     const char **arg_files;
     int num_args;
     tpc_run_options options;
+    bool isolate; /* --isolate: load, compile and run in a child process */
 } run_request;
 
 /* Matches --arg names to graph inputs: every input once, nothing else. */
@@ -187,11 +195,46 @@ static int command_run(const run_request *request) {
     return code;
 }
 
+/* --isolate: the whole run (load, compile, run, printing) happens in a
+ * child, as `tp-backends check` does, so a backend that crashes is reported
+ * by this process with a normal failure status instead of killing it. */
+static int command_run_isolated(const run_request *request) {
+    fflush(stdout);
+    fflush(stderr);
+    pid_t child = fork();
+    if (child < 0) {
+        fprintf(stderr, "tpc: --isolate: cannot start a child process: %s\n", strerror(errno));
+        return EXIT_FAILURE;
+    }
+    if (child == 0) {
+        int code = command_run(request);
+        fflush(stdout);
+        _exit(code);
+    }
+    int wait_status = 0;
+    while (waitpid(child, &wait_status, 0) < 0)
+        if (errno != EINTR) {
+            fprintf(stderr, "tpc: --isolate: waiting for the child failed: %s\n", strerror(errno));
+            return EXIT_FAILURE;
+        }
+    if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+    int number = WTERMSIG(wait_status);
+    const char *abbrev = sigabbrev_np(number);
+    fprintf(stderr,
+            "tpc: the isolated run of %s died with SIG%s (%s); the backend is at fault (run "
+            "'tp-backends check %s' for details)\n",
+            request->graph_path, abbrev ? abbrev : "?", strsignal(number),
+            request->options.backend ? request->options.backend : tp_backend_get_default());
+    return EXIT_FAILURE;
+}
+
 static int parse_run(int argc, char **argv, run_request *request) {
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "--dynamic") == 0) {
             request->options.dynamic = true;
+        } else if (strcmp(arg, "--isolate") == 0) {
+            request->isolate = true;
         } else if (strcmp(arg, "--arg") == 0 || strcmp(arg, "--out") == 0 ||
                    strcmp(arg, "--backend") == 0 || strcmp(arg, "--option") == 0) {
             if (i + 1 >= argc) return usage_error("%s needs a value", arg);
@@ -237,7 +280,8 @@ static int main_run(int argc, char **argv) {
     int code = EXIT_FAILURE;
     if (request.arg_names && request.arg_files && request.options.options) {
         code = parse_run(argc, argv, &request);
-        if (code == EXIT_SUCCESS) code = command_run(&request);
+        if (code == EXIT_SUCCESS)
+            code = request.isolate ? command_run_isolated(&request) : command_run(&request);
     }
     free(request.arg_names);
     free(request.arg_files);
@@ -298,6 +342,7 @@ int main(int argc, char **argv) {
         printf("tpc (TensorPlay) %s\n", tp_version());
         return EXIT_SUCCESS;
     }
+    tpc_crash_report_install();
     if (strcmp(command, "run") == 0) return main_run(argc - 2, argv + 2);
     if (strcmp(command, "print") == 0 || strcmp(command, "check") == 0)
         return main_single(command, argc - 2, argv + 2);

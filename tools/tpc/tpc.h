@@ -23,6 +23,12 @@ typedef struct tpc_run_options {
 tp_status tpc_run_graph(const tpc_run_options *options, const tp_graph *graph,
                         tp_tensor *const *inputs, int num_inputs, tp_tensor **outputs);
 
+/* Crash reports (crash_report.c): install once; name the backend, phase
+ * ("load", "compile", "run") and graph before each phase; clear after. */
+void tpc_crash_report_install(void);
+void tpc_crash_report_phase(const char *backend, const char *phase, const char *graph);
+void tpc_crash_report_clear(void);
+
 /* `tpc print --passes G.tpir`: the graph after each pass (print_passes.c). */
 int tpc_print_passes(const char *path);
 
