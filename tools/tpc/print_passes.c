@@ -50,7 +50,7 @@ static void print_plan(const tp_graph *graph, const tp_fusion_plan *plan) {
 int tpc_print_passes(const char *path) {
     tp_graph *graph = NULL, *optimized = NULL;
     tp_fusion_plan *plan = NULL;
-    if (tp_graph_load(path, &graph) != TP_OK) {
+    if (tpc_load_graph(path, &graph) != TP_OK) {
         fprintf(stderr, "tpc: %s\n", tp_last_error());
         return EXIT_FAILURE;
     }

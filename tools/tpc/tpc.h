@@ -5,6 +5,7 @@
 #define TP_TOOLS_TPC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "tensorplay/graph.h"
 #include "tensorplay/tensor.h"
@@ -22,6 +23,18 @@ typedef struct tpc_run_options {
  * tp_graph_num_outputs new references. Sets tp_last_error on failure. */
 tp_status tpc_run_graph(const tpc_run_options *options, const tp_graph *graph,
                         tp_tensor *const *inputs, int num_inputs, tp_tensor **outputs);
+
+/* Loads a .onnx model (tp_graph_load_onnx) or a .tpir graph (load.c). */
+bool tpc_is_onnx_path(const char *path);
+tp_status tpc_load_graph(const char *path, tp_graph **out);
+
+/* One member of a .npz archive: its array name and .npy bytes (npz.c).
+ * Returns 0 to go on, non-zero (an exit code) to stop. */
+typedef int (*tpc_npz_member_fn)(const char *name, const void *npy, size_t size,
+                                 const char *archive, void *user);
+/* Calls `member` for each array of the archive; returns 0 or an exit code
+ * (the message is on stderr). */
+int tpc_npz_each(const char *path, tpc_npz_member_fn member, void *user);
 
 /* `tpc print --passes G.tpir`: the graph after each pass (print_passes.c). */
 int tpc_print_passes(const char *path);
