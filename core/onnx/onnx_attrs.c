@@ -108,10 +108,15 @@ static tp_status constant_input(onnx_importer *im, int index, const char *what, 
     onnx_handle handle = onnx_input(im, index);
     *out = NULL;
     if (handle == ONNX_NO_HANDLE) return TP_OK;
+    if (im->values[handle].known) {
+        *out = (tp_tensor *)im->values[handle].known;
+        return TP_OK;
+    }
     if (!im->values[handle].constant)
         return onnx_node_error(im, TP_ERR_UNSUPPORTED,
                                "input %d ('%s', the %s) must be known at import time: an "
-                               "initializer, a Constant, or computed from those alone",
+                               "initializer, a Constant, computed from those alone, or a graph "
+                               "input whose value is given at import (tpc run: its --arg file)",
                                index, im->node->input[index], what);
     *out = im->values[handle].constant;
     return TP_OK;

@@ -141,6 +141,9 @@ static tp_status read_inputs(onnx_importer *im, const Onnx__GraphProto *graph) {
         TP_TRY(tp_graph_add_input(im->graph, name, &type, &id));
         onnx_handle handle;
         TP_TRY(onnx_new_graph_value(im, id, &handle));
+        for (int k = 0; k < im->num_known; k++)
+            if (im->known[k].name && im->known[k].value && strcmp(im->known[k].name, info->name) == 0)
+                im->values[handle].known = im->known[k].value;
         TP_TRY(onnx_bind(im, info->name, handle));
     }
     return TP_OK;
@@ -312,13 +315,17 @@ static void importer_free(onnx_importer *im) {
 }
 
 tp_status tp_graph_load_onnx_buffer(const void *bytes, size_t size, const char *name,
-                                    const char *base_dir, tp_graph **out) {
+                                    const char *base_dir, const tp_onnx_known_input *known,
+                                    int num_known, tp_graph **out) {
     if (!out)
         return tp_error_set(TP_ERR_INVALID_ARGUMENT, "tp_graph_load_onnx_buffer: out is NULL");
     *out = NULL;
     if (!bytes && size)
         return tp_error_set(TP_ERR_INVALID_ARGUMENT, "tp_graph_load_onnx_buffer: bytes is NULL");
-    onnx_importer im = {.file = name ? name : "<onnx>", .base_dir = base_dir};
+    onnx_importer im = {.file = name ? name : "<onnx>",
+                        .base_dir = base_dir,
+                        .known = known,
+                        .num_known = known ? num_known : 0};
     Onnx__ModelProto *model = onnx__model_proto__unpack(NULL, size, bytes);
     if (!model)
         return tp_error_set(TP_ERR_PARSE,
@@ -339,6 +346,11 @@ tp_status tp_graph_load_onnx_buffer(const void *bytes, size_t size, const char *
 }
 
 tp_status tp_graph_load_onnx(const char *path, tp_graph **out) {
+    return tp_graph_load_onnx_with_inputs(path, NULL, 0, out);
+}
+
+tp_status tp_graph_load_onnx_with_inputs(const char *path, const tp_onnx_known_input *known,
+                                         int num_known, tp_graph **out) {
     if (!out || !path)
         return tp_error_set(TP_ERR_INVALID_ARGUMENT, "tp_graph_load_onnx: path or out is NULL");
     *out = NULL;
@@ -364,7 +376,8 @@ tp_status tp_graph_load_onnx(const char *path, tp_graph **out) {
         *(slash == base_dir ? slash + 1 : slash) = '\0';
     else
         strcpy(base_dir, ".");
-    tp_status status = tp_graph_load_onnx_buffer(size ? bytes : "", size, path, base_dir, out);
+    tp_status status =
+        tp_graph_load_onnx_buffer(size ? bytes : "", size, path, base_dir, known, num_known, out);
     free(base_dir);
     if (size) munmap(bytes, size);
     return status;

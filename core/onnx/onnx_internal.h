@@ -16,6 +16,7 @@
 
 #include "onnx.pb-c.h"
 #include "tensorplay/graph.h"
+#include "tensorplay/onnx.h"
 #include "tensorplay/ops.h"
 
 /* Bounds that keep hostile files from exhausting memory before the checks. */
@@ -30,6 +31,7 @@ typedef struct onnx_value {
     char *name;                 /* ONNX name, owned; NULL for intermediates */
     tp_value_id id;             /* the graph value, or TP_NO_VALUE */
     tp_tensor *constant;        /* owned reference when known at import time */
+    const tp_tensor *known; /* a graph input's value given at import (tp_onnx_known_input) */
     const char *unsupported_by; /* node description when this output is not produced */
 } onnx_value;
 
@@ -39,6 +41,8 @@ typedef struct onnx_importer {
     const char *base_dir; /* for external data; NULL refuses it */
     int64_t opset;        /* version of the default domain */
     tp_ctx *ctx;          /* folds ops whose operands are all constants */
+    const tp_onnx_known_input *known; /* given input values, borrowed */
+    int num_known;
 
     onnx_value *values;
     int32_t num_values, value_capacity;

@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "onnx_internal.h"
+#include "tensorplay/onnx.h"
 
 /* ---- small helpers ---- */
 
@@ -377,6 +378,31 @@ static tp_status convert_log_softmax(onnx_importer *im) {
     return softmax_like(im, "log_softmax");
 }
 
+/* LayerNormalization's optional outputs: the mean and 1/sqrt(var + eps)
+ * over axes axis.., kept as size 1. */
+static tp_status layer_norm_statistics(onnx_importer *im, onnx_handle x, int axis, int rank,
+                                       double eps) {
+    tp_attrs reduce = TP_ATTRS_INIT;
+    reduce.keepdim = true;
+    for (int d = axis; d < rank; d++) reduce.axes[reduce.naxes++] = d;
+    onnx_handle mean, operands[2], centered, variance;
+    TP_TRY(onnx_emit(im, "mean", &x, 1, &reduce, output_name(im, 1), &mean));
+    TP_TRY(bind_output(im, 1, mean));
+    if (im->node->n_output < 3 || !im->node->output[2][0]) return TP_OK;
+    operands[0] = x;
+    operands[1] = mean;
+    TP_TRY(onnx_emit(im, "sub", operands, 2, NULL, NULL, &centered));
+    operands[0] = operands[1] = centered;
+    TP_TRY(onnx_emit(im, "mul", operands, 2, NULL, NULL, &centered));
+    TP_TRY(onnx_emit(im, "mean", &centered, 1, &reduce, NULL, &variance));
+    operands[0] = variance;
+    TP_TRY(scalar(im, type_of(im, variance).dtype, eps, &operands[1]));
+    TP_TRY(onnx_emit(im, "add", operands, 2, NULL, NULL, &variance));
+    onnx_handle inverse;
+    TP_TRY(onnx_emit(im, "rsqrt", &variance, 1, NULL, output_name(im, 2), &inverse));
+    return bind_output(im, 2, inverse);
+}
+
 static tp_status convert_layer_norm(onnx_importer *im) {
     onnx_handle operands[3];
     int64_t axis;
@@ -387,9 +413,12 @@ static tp_status convert_layer_norm(onnx_importer *im) {
     TP_TRY(onnx_attr_int(im, "axis", -1, &axis));
     TP_TRY(onnx_attr_float(im, "epsilon", 1e-5, &eps));
     tp_attrs attrs = TP_ATTRS_INIT;
-    TP_TRY(normalize_axis(im, axis, type_of(im, operands[0]).ndim, &attrs.axis));
+    int rank = type_of(im, operands[0]).ndim;
+    TP_TRY(normalize_axis(im, axis, rank, &attrs.axis));
     attrs.eps = eps;
-    return emit_output(im, "layer_norm", operands, operands[2] == ONNX_NO_HANDLE ? 2 : 3, &attrs);
+    TP_TRY(emit_output(im, "layer_norm", operands, operands[2] == ONNX_NO_HANDLE ? 2 : 3, &attrs));
+    if (im->node->n_output < 2) return TP_OK;
+    return layer_norm_statistics(im, operands[0], (int)attrs.axis, rank, eps);
 }
 
 static tp_status convert_gelu(onnx_importer *im) {
@@ -414,6 +443,40 @@ static tp_status convert_softplus(onnx_importer *im) {
 
 /* ---- reductions ---- */
 
+/* ReduceMax/Min over a size-0 axis give the identity (-inf/+inf, false/true
+ * for bool, the type's extremes for integers); the table's max/min refuse
+ * it, so such a node becomes a `full` of the result's shape. */
+static tp_status empty_extremum(onnx_importer *im, onnx_handle x, const tp_attrs *reduce,
+                                bool is_max, bool *handled) {
+    tp_type type = type_of(im, x);
+    bool reduced[TP_MAX_DIMS] = {false}, empty = false;
+    for (int d = 0; d < type.ndim; d++) reduced[d] = reduce->naxes == 0;
+    for (int i = 0; i < reduce->naxes; i++) {
+        int64_t axis = 0;
+        TP_TRY(normalize_axis(im, reduce->axes[i], type.ndim, &axis));
+        reduced[axis] = true;
+    }
+    for (int d = 0; d < type.ndim; d++) empty |= reduced[d] && type.dims[d] == 0;
+    *handled = false;
+    if (!empty) return TP_OK;
+    tp_attrs attrs = TP_ATTRS_INIT;
+    for (int d = 0; d < type.ndim; d++) {
+        if (reduced[d] && !reduce->keepdim) continue;
+        if (TP_DIM_IS_SYMBOL(type.dims[d])) return TP_OK;
+        attrs.shape[attrs.shape_ndim++] = reduced[d] ? 1 : type.dims[d];
+    }
+    attrs.dtype = type.dtype;
+    switch (type.dtype) {
+    case TP_BOOL: attrs.value = is_max ? 0.0 : 1.0; break;
+    case TP_I32: attrs.value = is_max ? INT32_MIN : INT32_MAX; break;
+    case TP_I64: attrs.value = is_max ? -9.2233720368547748e18 : 9.2233720368547748e18; break;
+    default: attrs.value = is_max ? -INFINITY : INFINITY; break;
+    }
+    if (type.dtype == TP_I64) return TP_OK; /* not exactly representable: leave it to the op */
+    *handled = true;
+    return emit_output(im, "full", NULL, 0, &attrs);
+}
+
 /* axes from the attribute (older opsets) or input 1 (ReduceSum 13+, the
  * others 18+); empty means all unless noop_with_empty_axes. */
 static tp_status reduce(onnx_importer *im, const char *op, const char *pre, const char *post) {
@@ -429,6 +492,11 @@ static tp_status reduce(onnx_importer *im, const char *op, const char *pre, cons
     if (count <= 0 && noop) return bind_output(im, 0, x);
     attrs.naxes = count < 0 ? 0 : count;
     attrs.keepdim = keepdims != 0;
+    if (strcmp(op, "max") == 0 || strcmp(op, "min") == 0) {
+        bool handled;
+        TP_TRY(empty_extremum(im, x, &attrs, strcmp(op, "max") == 0, &handled));
+        if (handled) return TP_OK;
+    }
     value = x;
     if (pre) {
         if (strcmp(pre, "square") == 0) {
@@ -519,7 +587,20 @@ static tp_status convert_dropout(onnx_importer *im) {
         if (value != 0.0)
             return onnx_node_error(im, TP_ERR_UNSUPPORTED, "training_mode=true is not supported");
     }
-    return convert_identity(im);
+    TP_TRY(convert_identity(im));
+    if (im->node->n_output < 2 || !im->node->output[1][0]) return TP_OK;
+    /* Inference keeps every element: the mask is all true. */
+    onnx_handle x, mask;
+    TP_TRY(onnx_required_input(im, 0, &x));
+    tp_type type = type_of(im, x);
+    TP_TRY(static_dims(im, &type, "Dropout's mask"));
+    tp_attrs attrs = TP_ATTRS_INIT;
+    attrs.shape_ndim = type.ndim;
+    memcpy(attrs.shape, type.dims, (size_t)type.ndim * sizeof(int64_t));
+    attrs.dtype = TP_BOOL;
+    attrs.value = 1.0;
+    TP_TRY(onnx_emit(im, "full", NULL, 0, &attrs, output_name(im, 1), &mask));
+    return bind_output(im, 1, mask);
 }
 
 static tp_status convert_shape(onnx_importer *im) {
@@ -733,7 +814,7 @@ static tp_status convert_slice(onnx_importer *im) {
         attrs.step = steps_count >= 0 ? steps[i] : 1;
         if (attrs.step <= 0)
             return onnx_node_error(im, TP_ERR_UNSUPPORTED,
-                                   "step %" PRId64 " on axis %" PRId64 ": only positive steps are "
+                                   "step %" PRId64 " on axis %" PRId64 ": negative steps are not "
                                    "supported",
                                    attrs.step, axis);
         attrs.start = starts[i];
@@ -756,7 +837,9 @@ static tp_status convert_gather(onnx_importer *im) {
     TP_TRY(normalize_axis(im, axis, type.ndim, &axis));
     onnx_handle index_handle;
     TP_TRY(onnx_required_input(im, 1, &index_handle));
-    tp_tensor *index_tensor = im->values[index_handle].constant;
+    const tp_tensor *index_tensor = im->values[index_handle].constant
+                                        ? im->values[index_handle].constant
+                                        : im->values[index_handle].known;
     if (!index_tensor || tp_tensor_ndim(index_tensor) > 1)
         return onnx_node_error(im, TP_ERR_UNSUPPORTED,
                                "Gather needs its indices at import time, as a scalar or a 1-D "

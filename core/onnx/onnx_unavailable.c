@@ -20,9 +20,17 @@ tp_status tp_graph_load_onnx(const char *path, tp_graph **out) {
     return unavailable(path ? path : "tp_graph_load_onnx");
 }
 
+tp_status tp_graph_load_onnx_with_inputs(const char *path, const tp_onnx_known_input *known,
+                                         int num_known, tp_graph **out) {
+    (void)known, (void)num_known;
+    if (out) *out = NULL;
+    return unavailable(path ? path : "tp_graph_load_onnx_with_inputs");
+}
+
 tp_status tp_graph_load_onnx_buffer(const void *bytes, size_t size, const char *name,
-                                    const char *base_dir, tp_graph **out) {
-    (void)bytes, (void)size, (void)base_dir;
+                                    const char *base_dir, const tp_onnx_known_input *known,
+                                    int num_known, tp_graph **out) {
+    (void)bytes, (void)size, (void)base_dir, (void)known, (void)num_known;
     if (out) *out = NULL;
     return unavailable(name ? name : "tp_graph_load_onnx_buffer");
 }

@@ -125,7 +125,7 @@ tp_status onnx_graph_value(onnx_importer *im, onnx_handle handle, tp_value_id *o
     onnx_value *value = &im->values[handle];
     if (value->unsupported_by)
         return onnx_node_error(im, TP_ERR_UNSUPPORTED,
-                               "uses '%s', an output of %s that the importer does not produce",
+                               "uses '%s', an output of %s that is not supported by the importer",
                                value->name ? value->name : "?", value->unsupported_by);
     if (value->id == TP_NO_VALUE) {
         tp_attrs attrs = TP_ATTRS_INIT;

@@ -43,11 +43,25 @@ TP_API bool tp_onnx_available(void);
  * builds its graph, verified. External data is looked up next to `path`. */
 TP_API tp_status tp_graph_load_onnx(const char *path, tp_graph **out);
 
+/* Values of graph inputs known when the model is imported (tpc run passes
+ * its input files): wherever a node needs an input at import time (Reshape's
+ * shape, reduce axes, Slice's bounds, ...) and that input is one of these,
+ * its value is used. The graph keeps the input, and is then specialized to
+ * that value: run it with the same tensor. Borrowed for the call. */
+typedef struct tp_onnx_known_input {
+    const char *name; /* the ONNX input name */
+    const tp_tensor *value;
+} tp_onnx_known_input;
+
+TP_API tp_status tp_graph_load_onnx_with_inputs(const char *path, const tp_onnx_known_input *known,
+                                                int num_known, tp_graph **out);
+
 /* The same for a model image in memory; `name` is used in messages and
  * `base_dir` is where external-data files are looked up (NULL: external data
  * is refused). */
 TP_API tp_status tp_graph_load_onnx_buffer(const void *bytes, size_t size, const char *name,
-                                           const char *base_dir, tp_graph **out);
+                                           const char *base_dir, const tp_onnx_known_input *known,
+                                           int num_known, tp_graph **out);
 
 /* Op type number `index` (0, 1, ...) of those the importer accepts in the
  * default domain, in name order; NULL past the last (and always NULL in a

@@ -24,7 +24,7 @@ static const char usage_text[] =
     "               [--out DIR] [--backend NAME] [--option KEY=VALUE ...] [--dynamic]\n"
     "       tpc print [--passes] G.tpir|M.onnx\n"
     "       tpc check G.tpir|M.onnx\n"
-    "       tpc import M.onnx -o G.tpir\n"
+    "       tpc import M.onnx -o G.tpir | tpc import --list-ops\n"
     "       tpc --help | --version\n"
     "\n"
     "  A file ending in .onnx is an ONNX model: its weights come from the model\n"
@@ -44,7 +44,8 @@ static const char usage_text[] =
     "  print   parses the graph and prints its canonical text. With --passes,\n"
     "          also prints it after each pass of the pipeline, then its fusion plan.\n"
     "  check   parses and verifies the graph; prints its size.\n"
-    "  import  converts an ONNX model into a .tpir graph file (weights included).\n"
+    "  import  converts an ONNX model into a .tpir graph file (weights included);\n"
+    "          --list-ops prints the ONNX op types the importer accepts.\n"
     "\n"
     "exit status: 0 success, 1 failure, 2 usage error\n";
 
@@ -96,68 +97,6 @@ typedef struct run_request {
     bool cast;            /* --cast */
     tpc_run_options options;
 } run_request;
-
-/* The input named `name` (as written, or as the ONNX importer maps it); -1
- * when none, after listing the graph's inputs on stderr. */
-static int find_input(const tp_graph *graph, const char *name, const char *flag) {
-    int num_inputs = tp_graph_num_inputs(graph);
-    char mapped[256];
-    tp_onnx_value_name(name, mapped, sizeof mapped);
-    for (int i = 0; i < num_inputs; i++) {
-        const char *input = tp_graph_value_name(graph, tp_graph_input(graph, i));
-        if (strcmp(input, name) == 0 || strcmp(input, mapped) == 0) return i;
-    }
-    fprintf(stderr, "tpc: %s %s: graph '%s' has no input named %%%s; its inputs are:", flag, name,
-            tp_graph_name(graph), name);
-    for (int i = 0; i < num_inputs; i++)
-        fprintf(stderr, " %%%s", tp_graph_value_name(graph, tp_graph_input(graph, i)));
-    fprintf(stderr, "\n");
-    return -1;
-}
-
-typedef struct npz_binding {
-    const tp_graph *graph;
-    tp_tensor **inputs;
-} npz_binding;
-
-static int bind_npz_member(const char *name, const void *npy, size_t size, const char *archive,
-                           void *user) {
-    npz_binding *binding = user;
-    int index = find_input(binding->graph, name, "--args member");
-    if (index < 0) return EXIT_USAGE;
-    if (binding->inputs[index]) return usage_error("--args: '%s' is given twice", name);
-    char label[512];
-    snprintf(label, sizeof label, "%s:%s", archive, name);
-    if (tp_npy_load_buffer(npy, size, label, &binding->inputs[index]) != TP_OK) return failure();
-    return EXIT_SUCCESS;
-}
-
-/* Matches --arg names to graph inputs: every input once, nothing else.
- * Arrays from --args are already in `inputs`. */
-static int bind_args(const run_request *request, const tp_graph *graph, tp_tensor **inputs,
-                     const char **files) {
-    int num_inputs = tp_graph_num_inputs(graph);
-    for (int i = 0; i < num_inputs; i++) files[i] = NULL;
-    for (int a = 0; a < request->num_args; a++) {
-        int match = find_input(graph, request->arg_names[a], "--arg");
-        if (match < 0) return EXIT_USAGE;
-        if (files[match] || inputs[match])
-            return usage_error("--arg %s is given twice (or also in --args)",
-                               request->arg_names[a]);
-        files[match] = request->arg_files[a];
-    }
-    for (int i = 0; i < num_inputs; i++)
-        if (!files[i] && !inputs[i]) {
-            char type[256];
-            tp_value_id id = tp_graph_input(graph, i);
-            fprintf(stderr, "tpc: missing --arg %s=FILE.npy for input %%%s: %s of graph '%s'\n",
-                    tp_graph_value_name(graph, id), tp_graph_value_name(graph, id),
-                    tp_type_describe(graph, tp_graph_value_type(graph, id), type, sizeof type),
-                    tp_graph_name(graph));
-            return EXIT_USAGE;
-        }
-    return EXIT_SUCCESS;
-}
 
 static void print_output(const char *name, const tp_tensor *tensor) {
     char type[256];
@@ -220,23 +159,13 @@ static int check_dtypes(const run_request *request, const tp_graph *graph, tp_te
     return EXIT_SUCCESS;
 }
 
-static int run_loaded(const run_request *request, const tp_graph *graph, tp_tensor **inputs,
-                      tp_tensor **outputs) {
-    int num_inputs = tp_graph_num_inputs(graph);
-    const char **files = calloc((size_t)num_inputs + 1, sizeof *files);
-    if (!files) return EXIT_FAILURE;
-    int code = EXIT_SUCCESS;
-    if (request->npz_path) {
-        npz_binding binding = {graph, inputs};
-        code = tpc_npz_each(request->npz_path, bind_npz_member, &binding);
-    }
-    if (code == EXIT_SUCCESS) code = bind_args(request, graph, inputs, files);
-    for (int i = 0; code == EXIT_SUCCESS && i < num_inputs; i++)
-        if (files[i] && tp_npy_load(files[i], &inputs[i]) != TP_OK) code = failure();
-    free(files);
+static int run_loaded(const run_request *request, const tp_graph *graph,
+                      const tpc_input_set *given, tp_tensor **inputs, tp_tensor **outputs) {
+    int code = tpc_inputs_bind(given, graph, inputs);
     if (code == EXIT_SUCCESS) code = check_dtypes(request, graph, inputs);
     if (code != EXIT_SUCCESS) return code;
-    if (tpc_run_graph(&request->options, graph, inputs, num_inputs, outputs) != TP_OK)
+    if (tpc_run_graph(&request->options, graph, inputs, tp_graph_num_inputs(graph), outputs) !=
+        TP_OK)
         return failure();
     for (int i = 0; i < tp_graph_num_outputs(graph); i++)
         print_output(tp_graph_value_name(graph, tp_graph_output(graph, i)), outputs[i]);
@@ -244,18 +173,36 @@ static int run_loaded(const run_request *request, const tp_graph *graph, tp_tens
     return EXIT_SUCCESS;
 }
 
+/* Reads every input file first: an ONNX model may need some at import. */
+static int read_inputs(const run_request *request, tpc_input_set *given) {
+    int code = EXIT_SUCCESS;
+    if (request->npz_path) code = tpc_inputs_add_npz(given, request->npz_path);
+    for (int a = 0; code == EXIT_SUCCESS && a < request->num_args; a++)
+        code = tpc_inputs_add_file(given, request->arg_names[a], request->arg_files[a]);
+    return code;
+}
+
 static int command_run(const run_request *request) {
-    tp_graph *graph;
-    if (tpc_load_graph(request->graph_path, &graph) != TP_OK) return failure();
+    tpc_input_set given = {0};
+    int code = read_inputs(request, &given);
+    tp_graph *graph = NULL;
+    if (code == EXIT_SUCCESS &&
+        tpc_load_graph_with_inputs(request->graph_path, &given, &graph) != TP_OK)
+        code = failure();
+    if (code != EXIT_SUCCESS) {
+        tpc_inputs_free(&given);
+        return code;
+    }
     int num_inputs = tp_graph_num_inputs(graph), num_outputs = tp_graph_num_outputs(graph);
     tp_tensor **inputs = calloc((size_t)num_inputs + 1, sizeof *inputs);
     tp_tensor **outputs = calloc((size_t)num_outputs + 1, sizeof *outputs);
-    int code = inputs && outputs ? run_loaded(request, graph, inputs, outputs) : EXIT_FAILURE;
+    code = inputs && outputs ? run_loaded(request, graph, &given, inputs, outputs) : EXIT_FAILURE;
     for (int i = 0; inputs && i < num_inputs; i++) tp_tensor_release(inputs[i]);
     for (int i = 0; outputs && i < num_outputs; i++) tp_tensor_release(outputs[i]);
     free(inputs);
     free(outputs);
     tp_graph_destroy(graph);
+    tpc_inputs_free(&given);
     return code;
 }
 
@@ -326,6 +273,10 @@ static int main_run(int argc, char **argv) {
 /* tpc import M.onnx -o G.tpir */
 static int main_import(int argc, char **argv) {
     const char *model = NULL, *output = NULL;
+    if (argc == 1 && strcmp(argv[0], "--list-ops") == 0) {
+        for (int i = 0; tp_onnx_supported_op(i); i++) printf("%s\n", tp_onnx_supported_op(i));
+        return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    }
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
             if (i + 1 >= argc) return usage_error("%s needs a file name", argv[i]);

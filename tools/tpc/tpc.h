@@ -36,6 +36,25 @@ typedef int (*tpc_npz_member_fn)(const char *name, const void *npy, size_t size,
  * (the message is on stderr). */
 int tpc_npz_each(const char *path, tpc_npz_member_fn member, void *user);
 
+/* tpc run's input tensors by name (inputs.c). Functions returning int give
+ * 0 or an exit code, with the message on stderr. */
+typedef struct tpc_named_tensor {
+    char *name;   /* as given (an ONNX name or a graph input name) */
+    char *source; /* the file (or archive:member) it came from */
+    tp_tensor *tensor;
+} tpc_named_tensor;
+typedef struct tpc_input_set {
+    tpc_named_tensor *items;
+    int count, capacity;
+} tpc_input_set;
+int tpc_inputs_add_file(tpc_input_set *set, const char *name, const char *path);
+int tpc_inputs_add_npz(tpc_input_set *set, const char *path);
+void tpc_inputs_free(tpc_input_set *set);
+/* Fills `inputs` (one per graph input, new references): every input once. */
+int tpc_inputs_bind(const tpc_input_set *set, const tp_graph *graph, tp_tensor **inputs);
+/* Loads the graph; an ONNX model may read the given inputs at import time. */
+tp_status tpc_load_graph_with_inputs(const char *path, const tpc_input_set *set, tp_graph **out);
+
 /* `tpc print --passes G.tpir`: the graph after each pass (print_passes.c). */
 int tpc_print_passes(const char *path);
 
