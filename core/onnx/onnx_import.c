@@ -142,7 +142,8 @@ static tp_status read_inputs(onnx_importer *im, const Onnx__GraphProto *graph) {
         onnx_handle handle;
         TP_TRY(onnx_new_graph_value(im, id, &handle));
         for (int k = 0; k < im->num_known; k++)
-            if (im->known[k].name && im->known[k].value && strcmp(im->known[k].name, info->name) == 0)
+            if (im->known[k].name && im->known[k].value &&
+                strcmp(im->known[k].name, info->name) == 0)
                 im->values[handle].known = im->known[k].value;
         TP_TRY(onnx_bind(im, info->name, handle));
     }

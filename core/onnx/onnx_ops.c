@@ -467,10 +467,18 @@ static tp_status empty_extremum(onnx_importer *im, onnx_handle x, const tp_attrs
     }
     attrs.dtype = type.dtype;
     switch (type.dtype) {
-    case TP_BOOL: attrs.value = is_max ? 0.0 : 1.0; break;
-    case TP_I32: attrs.value = is_max ? INT32_MIN : INT32_MAX; break;
-    case TP_I64: attrs.value = is_max ? -9.2233720368547748e18 : 9.2233720368547748e18; break;
-    default: attrs.value = is_max ? -INFINITY : INFINITY; break;
+    case TP_BOOL:
+        attrs.value = is_max ? 0.0 : 1.0;
+        break;
+    case TP_I32:
+        attrs.value = is_max ? INT32_MIN : INT32_MAX;
+        break;
+    case TP_I64:
+        attrs.value = is_max ? -9.2233720368547748e18 : 9.2233720368547748e18;
+        break;
+    default:
+        attrs.value = is_max ? -INFINITY : INFINITY;
+        break;
     }
     if (type.dtype == TP_I64) return TP_OK; /* not exactly representable: leave it to the op */
     *handled = true;

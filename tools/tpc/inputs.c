@@ -104,8 +104,7 @@ int tpc_inputs_bind(const tpc_input_set *set, const tp_graph *graph, tp_tensor *
         }
         if (inputs[match]) {
             fprintf(stderr, "tpc: input %%%s is given twice (%s)\n",
-                    tp_graph_value_name(graph, tp_graph_input(graph, match)),
-                    set->items[a].source);
+                    tp_graph_value_name(graph, tp_graph_input(graph, match)), set->items[a].source);
             return 2;
         }
         inputs[match] = tp_tensor_retain(set->items[a].tensor);

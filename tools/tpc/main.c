@@ -159,8 +159,8 @@ static int check_dtypes(const run_request *request, const tp_graph *graph, tp_te
     return EXIT_SUCCESS;
 }
 
-static int run_loaded(const run_request *request, const tp_graph *graph,
-                      const tpc_input_set *given, tp_tensor **inputs, tp_tensor **outputs) {
+static int run_loaded(const run_request *request, const tp_graph *graph, const tpc_input_set *given,
+                      tp_tensor **inputs, tp_tensor **outputs) {
     int code = tpc_inputs_bind(given, graph, inputs);
     if (code == EXIT_SUCCESS) code = check_dtypes(request, graph, inputs);
     if (code != EXIT_SUCCESS) return code;
