@@ -22,6 +22,7 @@
 /* Bounds that keep hostile files from exhausting memory before the checks. */
 #define TP_ONNX_MAX_NODES    1000000
 #define TP_ONNX_MAX_ELEMENTS (INT64_C(1) << 34) /* elements in one tensor */
+#define TP_ONNX_MAX_FOLD (1 << 24) /* elements of a result folded at import time */
 #define TP_ONNX_MAX_CONCAT   64 /* inputs of one concat (the op table's max arity) */
 
 typedef int32_t onnx_handle; /* index into onnx_importer.values; -1 none */

@@ -10,6 +10,7 @@
 #include "base/alloc.h"
 #include "base/error.h"
 #include "ir/graph_internal.h"
+#include "ops/op_table.h"
 #include "onnx_internal.h"
 #include "tensorplay/onnx.h"
 
@@ -189,6 +190,24 @@ static tp_status fold(onnx_importer *im, const char *op_name, const onnx_handle 
     return onnx_new_constant(im, result, out);
 }
 
+/* Folding computes the result now: only for results of at most
+ * TP_ONNX_MAX_FOLD elements (a ConstantOfShape claiming 2^33 elements stays
+ * a graph node and fails, if at all, when it runs). */
+static bool fold_is_small(onnx_importer *im, const char *op_name, const onnx_handle *operands,
+                          int count, const tp_attrs *attrs) {
+    const tp_op_def *op = tp_op_find(op_name);
+    tp_type types[TP_IR_MAX_OPERANDS], result;
+    for (int i = 0; i < count; i++) onnx_value_type(im, operands[i], &types[i]);
+    if (!op || tp_op_infer(op, types, count, attrs, &result) != TP_OK) return true; /* fold reports */
+    int64_t numel = 1;
+    for (int d = 0; d < result.ndim; d++) {
+        if (result.dims[d] < 0 || (result.dims[d] && numel > TP_ONNX_MAX_FOLD / result.dims[d]))
+            return false;
+        numel *= result.dims[d];
+    }
+    return numel <= TP_ONNX_MAX_FOLD;
+}
+
 tp_status onnx_emit(onnx_importer *im, const char *op_name, const onnx_handle *operands, int count,
                     const tp_attrs *attrs, const char *name, onnx_handle *out) {
     if (count > TP_IR_MAX_OPERANDS)
@@ -199,7 +218,8 @@ tp_status onnx_emit(onnx_importer *im, const char *op_name, const onnx_handle *o
         if (im->values[operands[i]].unsupported_by) all_constant = false;
         if (!im->values[operands[i]].constant) all_constant = false;
     }
-    if (all_constant) return fold(im, op_name, operands, count, attrs, out);
+    if (all_constant && fold_is_small(im, op_name, operands, count, attrs))
+        return fold(im, op_name, operands, count, attrs, out);
     tp_value_id ids[TP_IR_MAX_OPERANDS];
     for (int i = 0; i < count; i++) TP_TRY(onnx_graph_value(im, operands[i], &ids[i]));
     char buffer[TP_IR_NAME_MAX + 8];
