@@ -83,6 +83,10 @@ static tp_status fill_info(const tp_backend *claim, tp_backend_info *info) {
     info->contract = claim->source == TP_BACKEND_SOURCE_INI ? claim->contract
                      : claim->given_table ? (int)claim->given_table->contract_version
                                           : 0;
+    info->min_contract =
+        claim->source == TP_BACKEND_SOURCE_INI ? claim->min_contract : info->contract;
+    info->priority = claim->priority;
+    info->revision = info->state == TP_BACKEND_LOADED ? claim->revision : 0;
     info->min_core = copy_or_empty(claim->min_core);
     info->max_core = copy_or_empty(claim->max_core);
     info->num_requires = claim->requires.count;

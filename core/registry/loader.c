@@ -60,6 +60,12 @@ static char *table_problem(const tp_backend *backend, const tp_plugin_backend *t
     int lowest, highest;
     accepted_revisions(backend, &lowest, &highest);
     unsigned revision = table->contract_version;
+    if (backend->source == TP_BACKEND_SOURCE_INI && backend->contract >= 2 &&
+        (int)revision > highest)
+        return tp_format("%s was asked for contract revision %d and returned a revision %u "
+                         "table; an entry returns the revision it is asked for or a lower one "
+                         "it speaks (fix the plugin)",
+                         where, highest, revision);
     if (revision > TP_BACKEND_CONTRACT_VERSION)
         return tp_format("backend '%s' returned a contract revision %u table, this TensorPlay "
                          "implements revisions 1 to %d; upgrade TensorPlay",

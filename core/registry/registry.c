@@ -203,6 +203,11 @@ tp_status tp_backend_lookup(const char *name, tp_backend **out) {
     *out = NULL;
     bool is_default = name == NULL;
     if (is_default) name = tp_backend_get_default();
+    if (strcmp(name, "auto") == 0) {
+        tp_status resolved = tp_backend_resolve_auto(out, NULL);
+        return resolved != TP_OK && is_default ? tp_error_prefix(resolved, "default backend: ")
+                                               : resolved;
+    }
     tp_backend *backend = tp_registry_find(name);
     tp_status status = backend ? tp_loader_ensure_loaded(backend) : unknown_name(name);
     if (status != TP_OK && is_default) {

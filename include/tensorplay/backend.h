@@ -79,6 +79,12 @@ typedef struct tp_backend_info {
     int num_warnings;
     const char *const *warnings; /* e.g. unknown keys, "FILE:LINE: unknown key 'x'" */
     const char *version;         /* the plugin's version once loaded; "" before */
+    /* ---- contract revision 2 ---- */
+    int min_contract; /* lowest contract revision it speaks (INI `min_contract`) */
+    /* Rank for `auto` (highest available wins): the INI `priority` (default
+     * 10; eager 0), or what the probe lowered it to once loaded. */
+    int priority;
+    int revision; /* the negotiated contract revision once loaded; 0 before */
 } tp_backend_info;
 
 typedef struct tp_backend_list_options {
@@ -123,6 +129,16 @@ TP_API tp_status tp_backend_problems(char **text_out);
  * default backend. Errors: TP_ERR_NOT_FOUND ("Invalid backend: 'X', did you
  * mean: 'Y'? ..."), TP_ERR_BACKEND (unavailable or failed, with the reason). */
 TP_API tp_status tp_backend_lookup(const char *name, tp_backend **out);
+/* What the name "auto" means (tp_backend_lookup("auto"), tp_compile's
+ * backend option, `tpc --backend auto`): the available backend with the
+ * highest `priority` (INI key; built-in eager 0, registered tables 10),
+ * ties broken by name. A candidate's probe may lower its priority (opencl
+ * on a CPU device), so candidates are loaded from the highest down until
+ * the best loaded one outranks every other; none below the pick is loaded.
+ * When `why` is not NULL it receives a new string (free()) saying why this
+ * one: its priority and every candidate above it that failed or lowered its
+ * priority. */
+TP_API tp_status tp_backend_resolve_auto(tp_backend **out, char **why);
 TP_API const char *tp_backend_name(const tp_backend *backend);
 /* The loaded table's version string. */
 TP_API const char *tp_backend_version(const tp_backend *backend);

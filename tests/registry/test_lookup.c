@@ -175,7 +175,8 @@ START_TEST(list_hides_debug_and_unavailable_by_default) {
         ck_assert_str_ne(infos[i].name, "eager");
         ck_assert_int_eq(infos[i].state, TP_BACKEND_AVAILABLE);
     }
-    ck_assert_int_eq(count, 12); /* 10 fixtures + not_a_library + missing_entry */
+    /* 10 revision-1 and 5 revision-2 fixtures, not_a_library, missing_entry */
+    ck_assert_int_eq(count, 17);
     tp_backend_info_release(infos, count);
     tp_backend_list_options options = TP_BACKEND_LIST_OPTIONS_INIT;
     options.exclude_tags = "";

@@ -143,10 +143,30 @@ START_TEST(folder_gives_its_ini_files_in_name_order) {
 }
 END_TEST
 
+static int priority_of(const char *name) {
+    tp_backend_info *info = NULL;
+    ck_assert_msg(tp_backend_info_get(name, &info) == TP_OK, "%s", tp_last_error());
+    int priority = info->priority;
+    tp_backend_info_release(info, 1);
+    return priority;
+}
+
+/* `auto` ranks the in-tree backends cuda, opencl, stax, then eager (before any
+ * probe lowers one: that needs loading, and info loads nothing). */
+START_TEST(in_tree_backends_carry_their_auto_priorities) {
+    use_backend_files(TP_BUILD_TREE_REGISTRY);
+    ck_assert_int_eq(priority_of("cuda"), 300);
+    ck_assert_int_eq(priority_of("opencl"), 200);
+    ck_assert_int_eq(priority_of("stax"), 100);
+    ck_assert_int_eq(priority_of("eager"), 0);
+}
+END_TEST
+
 TP_TEST_SUITE(registry_manifest) {
     Suite *suite = suite_create("registry.manifest");
     TCase *tc = tcase_create("manifest");
     tcase_add_test(tc, relative_library_resolves_against_the_ini_folder);
+    tcase_add_test(tc, in_tree_backends_carry_their_auto_priorities);
     tcase_add_test(tc, missing_required_key_makes_entry_unavailable_with_file_line_and_key);
     tcase_add_test(tc, malformed_contract_names_the_key_and_line);
     tcase_add_test(tc, unknown_key_is_a_warning_kept_in_info);

@@ -88,8 +88,12 @@ static int child_main(const char *name) {
     enter_step("load");
     tp_backend *backend = NULL;
     if (tp_backend_lookup(name, &backend) != TP_OK) return child_fail("load", tp_last_error());
-    printf("  %-8s ok: dlopen, entry, table (contract %d), probe, init; version %s\n", "load",
-           TP_BACKEND_CONTRACT_VERSION, tp_backend_version(backend));
+    tp_backend_info *info = NULL;
+    if (tp_backend_info_get(name, &info) != TP_OK) return child_fail("load", tp_last_error());
+    printf("  %-8s ok: dlopen, entry, table, probe, init; contract revision %d (negotiated; "
+           "this TensorPlay implements 1 to %d); version %s\n",
+           "load", info->revision, TP_BACKEND_CONTRACT_VERSION, tp_backend_version(backend));
+    tp_backend_info_release(info, 1);
     tp_backend *eager = NULL;
     if (tp_backend_lookup("eager", &eager) != TP_OK) return child_fail("eager", tp_last_error());
     tp_graph *graph = NULL;

@@ -44,8 +44,14 @@ int command_info(int argc, char **argv) {
         printf("library:        %s\n", info->library);
         printf("entry:          %s\n", info->entry);
     }
-    printf("contract:       %d (this TensorPlay implements up to %d)\n", info->contract,
-           TP_BACKEND_CONTRACT_VERSION);
+    if (info->min_contract < info->contract)
+        printf("contract:       revisions %d to %d", info->min_contract, info->contract);
+    else
+        printf("contract:       revision %d", info->contract);
+    printf(" (this TensorPlay implements 1 to %d)\n", TP_BACKEND_CONTRACT_VERSION);
+    printf("priority:       %d (for `auto`: the highest available backend wins; a probe may "
+           "lower it)\n",
+           info->priority);
     printf("core range:     %s .. %s (this TensorPlay is %s)\n",
            *info->min_core ? info->min_core : "any", *info->max_core ? info->max_core : "any",
            tp_version());

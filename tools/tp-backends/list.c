@@ -1,5 +1,6 @@
 /* tp-backends list: every backend with its status and why, as a table or
- * JSON. Never loads a plugin. */
+ * JSON, and which backend `auto` picks now and why. Never loads a plugin in
+ * this process (auto is resolved in a child: auto_pick.c). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,7 +40,7 @@ static void print_string_array(const char *const *items, int count) {
     putchar(']');
 }
 
-static void print_json(const tp_backend_info *infos, int count) {
+static void print_json(const tp_backend_info *infos, int count, const char *pick, const char *why) {
     fputs("{\"backends\": [", stdout);
     for (int i = 0; i < count; i++) {
         const tp_backend_info *info = &infos[i];
@@ -54,7 +55,8 @@ static void print_json(const tp_backend_info *infos, int count) {
         fputs(", \"description\": ", stdout), json_string(stdout, info->description);
         fputs(", \"library\": ", stdout), json_string(stdout, info->library);
         fputs(", \"entry\": ", stdout), json_string(stdout, info->entry);
-        printf(", \"contract\": %d", info->contract);
+        printf(", \"contract\": %d, \"min_contract\": %d, \"priority\": %d", info->contract,
+               info->min_contract, info->priority);
         fputs(", \"min_core\": ", stdout), json_string(stdout, info->min_core);
         fputs(", \"max_core\": ", stdout), json_string(stdout, info->max_core);
         fputs(", \"requires\": ", stdout), print_string_array(info->requires, info->num_requires);
@@ -63,7 +65,13 @@ static void print_json(const tp_backend_info *infos, int count) {
         fputs(", \"warnings\": ", stdout), print_string_array(info->warnings, info->num_warnings);
         putchar('}');
     }
-    fputs("\n], \"problems\": [", stdout);
+    fputs("\n], \"auto\": {\"pick\": ", stdout);
+    if (*pick)
+        json_string(stdout, pick);
+    else
+        fputs("null", stdout);
+    fputs(", \"why\": ", stdout), json_string(stdout, why);
+    fputs("}, \"problems\": [", stdout);
     char *problems = NULL;
     if (tp_backend_problems(&problems) == TP_OK) {
         int n = 0;
@@ -100,10 +108,16 @@ int command_list(int argc, char **argv) {
         fprintf(stderr, "tp-backends list: %s\n", tp_last_error());
         return EXIT_FAILED;
     }
+    char pick[256], why[8192];
+    bool picked = auto_pick_explain(infos, count, pick, sizeof pick, why, sizeof why);
     if (json) {
-        print_json(infos, count);
+        print_json(infos, count, pick, why);
     } else {
         print_table(infos, count);
+        if (picked)
+            printf("auto picks '%s': %s\n", pick, why);
+        else
+            printf("auto picks nothing: %s\n", why);
         if (!all) puts("(debug and experimental backends hidden; --all shows them)");
         print_problems(stdout);
     }

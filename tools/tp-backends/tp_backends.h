@@ -4,6 +4,7 @@
 #ifndef TP_TOOLS_TP_BACKENDS_H
 #define TP_TOOLS_TP_BACKENDS_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "tensorplay/backend.h"
@@ -22,6 +23,12 @@ int command_check(int argc, char **argv);
 void json_string(FILE *out, const char *text);
 /* "INI path:line" or "built-in" or "registered". */
 const char *source_text(const tp_backend_info *info, char *buf, size_t size);
+/* Which backend `auto` picks now (into `pick`) and why (into `why`),
+ * resolved in a forked child so this process loads nothing; `infos` (the
+ * listed backends) add the unavailable ones ranked above the pick. False
+ * when nothing can be picked (`pick` is "", `why` says why). */
+bool auto_pick_explain(const tp_backend_info *infos, int count, char *pick, size_t pick_size,
+                       char *why, size_t why_size);
 /* Prints the scan's file problems (if any) to `out`, one per line, indented. */
 void print_problems(FILE *out);
 
