@@ -6,18 +6,20 @@
 
 #include "tpcommon_text.h"
 
-/* The consumer of a value with exactly one use (-1 if none is a node). */
-static int32_t only_consumer(const tp_plugin_graph *graph, int32_t value, int32_t *operand) {
-    for (int32_t v = value + 1; v < graph->num_values; v++)
-        for (int32_t k = 0; k < graph->values[v].num_operands; k++)
-            if (graph->values[v].operands[k] == value) {
-                *operand = k;
-                return v;
-            }
-    return -1;
+/* consumer[u] / operand_of[u]: the last node reading u and the operand slot
+ * it reads u in (-1 when no node reads u). For a value with exactly one use
+ * that is its only consumer. One pass over the operands. */
+static void find_consumers(const tp_plugin_graph *graph, int32_t *consumer, int32_t *operand_of) {
+    for (int32_t v = 0; v < graph->num_values; v++) consumer[v] = operand_of[v] = -1;
+    for (int32_t v = 0; v < graph->num_values; v++)
+        for (int32_t k = 0; k < graph->values[v].num_operands; k++) {
+            int32_t u = graph->values[v].operands[k];
+            consumer[u] = v;
+            operand_of[u] = k;
+        }
 }
 
-static tpcommon_region_kind kind_of_root(tpcommon_op op) {
+static tpcommon_region_kind kind_of_root(int32_t op) {
     switch (tpcommon_op_kind(op)) {
     case TPCOMMON_KIND_REDUCTION:
         return TPCOMMON_REGION_REDUCTION;
@@ -36,26 +38,27 @@ static tpcommon_region_kind kind_of_root(tpcommon_op op) {
 
 /* root_of[v] for every node: the value whose region v joins (v itself when v
  * is a root). Decided from the last value back, so a consumer is settled
- * before its producers. */
-static void assign_roots(const tp_plugin_graph *graph, const int32_t *uses, int32_t *root_of,
+ * before its producers; one pass, no recursion. */
+static void assign_roots(const tp_plugin_graph *graph, const int32_t *uses,
+                         const int32_t *consumers, const int32_t *operand_of, int32_t *root_of,
                          int32_t *matmul_of_root) {
     for (int32_t v = graph->num_values - 1; v >= 0; v--) {
         const tp_plugin_value *value = &graph->values[v];
         root_of[v] = v;
         matmul_of_root[v] = -1;
         if (!value->op) continue;
-        tpcommon_op op = tpcommon_op_of(value);
-        tpcommon_kind kind = tpcommon_op_kind(op);
-        if ((kind != TPCOMMON_KIND_POINTWISE && kind != TPCOMMON_KIND_MATMUL) || uses[v] != 1 ||
-            tpcommon_is_output(graph, v))
+        tpcommon_kind kind = tpcommon_op_kind(tpcommon_op_of(graph, value));
+        if ((kind != TPCOMMON_KIND_POINTWISE && kind != TPCOMMON_KIND_MATMUL) || uses[v] != 1)
             continue;
-        int32_t operand = -1;
-        int32_t consumer = only_consumer(graph, v, &operand);
+        /* one use that a node makes: v is read once and not returned (uses
+         * counts returns too) */
+        int32_t consumer = consumers[v], operand = operand_of[v];
         if (consumer < 0) continue;
         const tp_plugin_value *user = &graph->values[consumer];
-        tpcommon_kind user_kind = tpcommon_op_kind(tpcommon_op_of(user));
+        tpcommon_kind user_kind = tpcommon_op_kind(tpcommon_op_of(graph, user));
         int32_t user_root = root_of[consumer];
-        tpcommon_kind root_kind = tpcommon_op_kind(tpcommon_op_of(&graph->values[user_root]));
+        tpcommon_kind root_kind =
+            tpcommon_op_kind(tpcommon_op_of(graph, &graph->values[user_root]));
         if (kind == TPCOMMON_KIND_POINTWISE) {
             bool into_pointwise = user_kind == TPCOMMON_KIND_POINTWISE &&
                                   tpcommon_same_shape(&value->type, &user->type);
@@ -93,7 +96,7 @@ static int32_t build_regions(const tp_plugin_graph *graph, const int32_t *root_o
             tpcommon_region *region = &out->regions[out->num_regions];
             region->root = v;
             region->matmul = matmul_of_root[v];
-            tpcommon_op op = tpcommon_op_of(&graph->values[v]);
+            int32_t op = tpcommon_op_of(graph, &graph->values[v]);
             region->kind = region->matmul >= 0 ? TPCOMMON_REGION_MATMUL : kind_of_root(op);
             if (region->kind == TPCOMMON_REGION_MATMUL && region->matmul < 0) region->matmul = v;
             region_of_root[v] = out->num_regions++;
@@ -117,67 +120,25 @@ static int32_t build_regions(const tp_plugin_graph *graph, const int32_t *root_o
     return status;
 }
 
-/* Regions given by the view: grouped by id, root = last member. */
-static int32_t regions_from_view(const tp_plugin_graph *graph, int32_t *root_of,
-                                 int32_t *matmul_of_root) {
-    int32_t n = graph->num_values;
-    for (int32_t v = 0; v < n; v++) {
-        root_of[v] = v;
-        matmul_of_root[v] = -1;
-    }
-    for (int32_t v = n - 1; v >= 0; v--) {
-        const tp_plugin_value *value = &graph->values[v];
-        if (!value->op || root_of[v] != v) continue;
-        for (int32_t u = v - 1; u >= 0; u--) {
-            if (!graph->values[u].op || graph->values[u].fusion_region != value->fusion_region)
-                continue;
-            root_of[u] = v;
-            if (tpcommon_op_kind(tpcommon_op_of(&graph->values[u])) == TPCOMMON_KIND_MATMUL &&
-                matmul_of_root[v] < 0)
-                matmul_of_root[v] = u;
-        }
-    }
-    return TP_PLUGIN_OK;
-}
-
-/* The backends inline every member of a region into its root (the last
- * member), so a region is usable only when no other member is read outside
- * the region or returned. The core's regions may have several outputs; a
- * view whose regions break this is grouped by assign_roots instead. */
-static bool regions_have_single_outputs(const tp_plugin_graph *graph, const int32_t *root_of) {
-    for (int32_t v = 0; v < graph->num_values; v++) {
-        const tp_plugin_value *value = &graph->values[v];
-        for (int32_t k = 0; k < value->num_operands; k++) {
-            int32_t u = value->operands[k];
-            if (root_of[u] != u && root_of[u] != root_of[v]) return false;
-        }
-    }
-    for (int32_t i = 0; i < graph->num_outputs; i++) {
-        int32_t u = graph->outputs[i];
-        if (root_of[u] != u) return false;
-    }
-    return true;
-}
-
 int32_t tpcommon_fusion_compute(const tp_plugin_graph *graph, tpcommon_fusion *out, char *error,
                                 size_t error_size) {
     memset(out, 0, sizeof *out);
     int32_t n = graph->num_values;
     int32_t *uses = tpcommon_count_uses(graph);
-    int32_t *root_of = malloc(sizeof(int32_t) * ((size_t)n + 1));
-    int32_t *matmul_of_root = malloc(sizeof(int32_t) * ((size_t)n + 1));
-    int32_t status = uses && root_of && matmul_of_root ? TP_PLUGIN_OK : TP_PLUGIN_ERROR;
+    size_t count = (size_t)n + 1;
+    int32_t *root_of = malloc(sizeof(int32_t) * count);
+    int32_t *matmul_of_root = malloc(sizeof(int32_t) * count);
+    int32_t *consumers = malloc(sizeof(int32_t) * count);
+    int32_t *operand_of = malloc(sizeof(int32_t) * count);
+    int32_t status = uses && root_of && matmul_of_root && consumers && operand_of ? TP_PLUGIN_OK
+                                                                                  : TP_PLUGIN_ERROR;
     if (status == TP_PLUGIN_OK) {
-        bool from_view = n > 0;
-        for (int32_t v = 0; v < n; v++)
-            if (graph->values[v].op && graph->values[v].fusion_region < 0) from_view = false;
-        if (from_view) {
-            regions_from_view(graph, root_of, matmul_of_root);
-            from_view = regions_have_single_outputs(graph, root_of);
-        }
-        if (!from_view) assign_roots(graph, uses, root_of, matmul_of_root);
+        find_consumers(graph, consumers, operand_of);
+        assign_roots(graph, uses, consumers, operand_of, root_of, matmul_of_root);
         status = build_regions(graph, root_of, matmul_of_root, out);
     }
+    free(consumers);
+    free(operand_of);
     free(uses);
     free(root_of);
     free(matmul_of_root);

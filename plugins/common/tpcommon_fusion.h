@@ -2,9 +2,9 @@
  * computes. Backend-neutral: a backend emits one kernel (LLVM IR, OpenCL C,
  * CUDA C) per region.
  *
- * When the view carries regions (tp_plugin_value.fusion_region >= 0 on every
- * node) they are used as given; otherwise (the core of this release always
- * passes -1) they are computed here:
+ * The view carries no fusion plan (plugin.h: fusion is the backend's own
+ * business), so regions are computed here, in one backward pass over the
+ * values (linear in the graph's size, no recursion):
  *   - a pointwise node is inlined into its consumer when it has exactly one
  *     use (and is not a graph output) and the consumer is pointwise with the
  *     same shape, or is a reduction / row op reading it as its first operand
@@ -46,7 +46,7 @@ typedef struct tpcommon_fusion {
     int32_t *region_of; /* per value: its region, -1 for graph inputs */
 } tpcommon_fusion;
 
-/* Computes (or reads) the regions of `graph`. On failure writes the reason
+/* Computes the regions of `graph`. On failure writes the reason
  * into error and returns TP_PLUGIN_ERROR. Free with tpcommon_fusion_free. */
 int32_t tpcommon_fusion_compute(const tp_plugin_graph *graph, tpcommon_fusion *out, char *error,
                                 size_t error_size);

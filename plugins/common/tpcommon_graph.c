@@ -7,92 +7,114 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct op_entry {
-    const char *name;
-    tpcommon_kind kind;
-    bool composite;
-} op_entry;
-
-/* Indexed by tpcommon_op; names as in core/ops/op_list.def (the public .tpir names). */
-static const op_entry op_entries[TPCOMMON_OP_COUNT] = {
-    [TPCOMMON_OP_NONE] = {"input", TPCOMMON_KIND_INPUT, false},
-    [TPCOMMON_OP_NEG] = {"neg", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_ABS] = {"abs", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_EXP] = {"exp", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_LOG] = {"log", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_SQRT] = {"sqrt", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_RSQRT] = {"rsqrt", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_SIN] = {"sin", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_COS] = {"cos", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_TANH] = {"tanh", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_SIGMOID] = {"sigmoid", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_RELU] = {"relu", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_ERF] = {"erf", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_FLOOR] = {"floor", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_CEIL] = {"ceil", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_SIGN] = {"sign", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_LOGICAL_NOT] = {"logical_not", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_CAST] = {"cast", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_ADD] = {"add", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_SUB] = {"sub", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_MUL] = {"mul", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_DIV] = {"div", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_POW] = {"pow", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_MAXIMUM] = {"maximum", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_MINIMUM] = {"minimum", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_LT] = {"lt", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_LE] = {"le", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_GT] = {"gt", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_GE] = {"ge", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_EQ] = {"eq", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_NE] = {"ne", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_LOGICAL_AND] = {"logical_and", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_LOGICAL_OR] = {"logical_or", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_WHERE] = {"where", TPCOMMON_KIND_POINTWISE, false},
-    [TPCOMMON_OP_SUM] = {"sum", TPCOMMON_KIND_REDUCTION, false},
-    [TPCOMMON_OP_MEAN] = {"mean", TPCOMMON_KIND_REDUCTION, false},
-    [TPCOMMON_OP_MAX] = {"max", TPCOMMON_KIND_REDUCTION, false},
-    [TPCOMMON_OP_MIN] = {"min", TPCOMMON_KIND_REDUCTION, false},
-    [TPCOMMON_OP_ARGMAX] = {"argmax", TPCOMMON_KIND_REDUCTION, false},
-    [TPCOMMON_OP_MATMUL] = {"matmul", TPCOMMON_KIND_MATMUL, false},
-    [TPCOMMON_OP_RESHAPE] = {"reshape", TPCOMMON_KIND_SHAPE, false},
-    [TPCOMMON_OP_PERMUTE] = {"permute", TPCOMMON_KIND_SHAPE, false},
-    [TPCOMMON_OP_TRANSPOSE] = {"transpose", TPCOMMON_KIND_SHAPE, false},
-    [TPCOMMON_OP_EXPAND] = {"expand", TPCOMMON_KIND_SHAPE, false},
-    [TPCOMMON_OP_SLICE] = {"slice", TPCOMMON_KIND_SHAPE, false},
-    [TPCOMMON_OP_CONCAT] = {"concat", TPCOMMON_KIND_SHAPE, false},
-    [TPCOMMON_OP_SQUEEZE] = {"squeeze", TPCOMMON_KIND_SHAPE, false},
-    [TPCOMMON_OP_UNSQUEEZE] = {"unsqueeze", TPCOMMON_KIND_SHAPE, false},
-    [TPCOMMON_OP_CONSTANT] = {"constant", TPCOMMON_KIND_CREATION, false},
-    [TPCOMMON_OP_FULL] = {"full", TPCOMMON_KIND_CREATION, false},
-    [TPCOMMON_OP_ARANGE] = {"arange", TPCOMMON_KIND_CREATION, false},
-    [TPCOMMON_OP_SOFTMAX] = {"softmax", TPCOMMON_KIND_ROW, true},
-    [TPCOMMON_OP_LOG_SOFTMAX] = {"log_softmax", TPCOMMON_KIND_ROW, true},
-    [TPCOMMON_OP_LAYER_NORM] = {"layer_norm", TPCOMMON_KIND_ROW, true},
-    [TPCOMMON_OP_GELU] = {"gelu", TPCOMMON_KIND_POINTWISE, true},
-    [TPCOMMON_OP_SILU] = {"silu", TPCOMMON_KIND_POINTWISE, true},
-    [TPCOMMON_OP_SOFTPLUS] = {"softplus", TPCOMMON_KIND_POINTWISE, true},
-    [TPCOMMON_OP_LINEAR] = {"linear", TPCOMMON_KIND_MATMUL, true},
-    [TPCOMMON_OP_UNKNOWN] = {"?", TPCOMMON_KIND_UNKNOWN, false},
+/* The backend-side kind of every op, indexed by op id (plugin_ops.h). The
+ * core's kind is in each node; this table only adds what a backend needs
+ * beyond it: which kernel a composite lowers to. */
+static const tpcommon_kind op_kinds[] = {
+    [TP_PLUGIN_OP_NEG] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_ABS] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_EXP] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_LOG] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_SQRT] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_RSQRT] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_SIN] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_COS] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_TANH] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_SIGMOID] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_RELU] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_ERF] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_FLOOR] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_CEIL] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_SIGN] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_LOGICAL_NOT] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_CAST] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_ADD] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_SUB] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_MUL] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_DIV] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_POW] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_MAXIMUM] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_MINIMUM] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_LT] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_LE] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_GT] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_GE] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_EQ] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_NE] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_LOGICAL_AND] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_LOGICAL_OR] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_WHERE] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_SUM] = TPCOMMON_KIND_REDUCTION,
+    [TP_PLUGIN_OP_MEAN] = TPCOMMON_KIND_REDUCTION,
+    [TP_PLUGIN_OP_MAX] = TPCOMMON_KIND_REDUCTION,
+    [TP_PLUGIN_OP_MIN] = TPCOMMON_KIND_REDUCTION,
+    [TP_PLUGIN_OP_ARGMAX] = TPCOMMON_KIND_REDUCTION,
+    [TP_PLUGIN_OP_MATMUL] = TPCOMMON_KIND_MATMUL,
+    [TP_PLUGIN_OP_RESHAPE] = TPCOMMON_KIND_SHAPE,
+    [TP_PLUGIN_OP_PERMUTE] = TPCOMMON_KIND_SHAPE,
+    [TP_PLUGIN_OP_TRANSPOSE] = TPCOMMON_KIND_SHAPE,
+    [TP_PLUGIN_OP_EXPAND] = TPCOMMON_KIND_SHAPE,
+    [TP_PLUGIN_OP_SLICE] = TPCOMMON_KIND_SHAPE,
+    [TP_PLUGIN_OP_CONCAT] = TPCOMMON_KIND_SHAPE,
+    [TP_PLUGIN_OP_SQUEEZE] = TPCOMMON_KIND_SHAPE,
+    [TP_PLUGIN_OP_UNSQUEEZE] = TPCOMMON_KIND_SHAPE,
+    [TP_PLUGIN_OP_CONSTANT] = TPCOMMON_KIND_CREATION,
+    [TP_PLUGIN_OP_FULL] = TPCOMMON_KIND_CREATION,
+    [TP_PLUGIN_OP_ARANGE] = TPCOMMON_KIND_CREATION,
+    [TP_PLUGIN_OP_SOFTMAX] = TPCOMMON_KIND_ROW,
+    [TP_PLUGIN_OP_LOG_SOFTMAX] = TPCOMMON_KIND_ROW,
+    [TP_PLUGIN_OP_LAYER_NORM] = TPCOMMON_KIND_ROW,
+    [TP_PLUGIN_OP_GELU] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_SILU] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_SOFTPLUS] = TPCOMMON_KIND_POINTWISE,
+    [TP_PLUGIN_OP_LINEAR] = TPCOMMON_KIND_MATMUL,
 };
+_Static_assert(sizeof op_kinds / sizeof op_kinds[0] == TP_PLUGIN_OP_COUNT,
+               "plugins/common/tpcommon_graph.c: op_kinds[] has no entry for an op of "
+               "include/tensorplay/plugin_ops.h (a new op in core/ops/op_list.def): add "
+               "[TP_PLUGIN_OP_<NAME>] = TPCOMMON_KIND_<kernel kind> at the end of op_kinds, "
+               "then teach each plugin's lowering the op or refuse it in its supports call");
 
-tpcommon_op tpcommon_op_of(const tp_plugin_value *value) {
-    if (!value->op) return TPCOMMON_OP_NONE;
-    for (int op = TPCOMMON_OP_NONE + 1; op < TPCOMMON_OP_UNKNOWN; op++)
-        if (strcmp(op_entries[op].name, value->op) == 0) return (tpcommon_op)op;
-    return TPCOMMON_OP_UNKNOWN;
+/* Names and core kinds, generated from the op list: complete by construction. */
+#define TPCOMMON_OP_NAME(ID, NAME, KIND, MIN_ARITY, MAX_ARITY) [TP_PLUGIN_OP_##ID] = NAME,
+static const char *const op_names[TP_PLUGIN_OP_COUNT] = {TP_PLUGIN_OP_LIST(TPCOMMON_OP_NAME)};
+#undef TPCOMMON_OP_NAME
+#define TPCOMMON_OP_CORE_KIND(ID, NAME, KIND, MIN_ARITY, MAX_ARITY)                                \
+    [TP_PLUGIN_OP_##ID] = TP_PLUGIN_KIND_##KIND,
+static const int32_t op_core_kinds[TP_PLUGIN_OP_COUNT] = {TP_PLUGIN_OP_LIST(TPCOMMON_OP_CORE_KIND)};
+#undef TPCOMMON_OP_CORE_KIND
+
+bool tpcommon_graph_has_nodes(const tp_plugin_graph *graph) {
+    return TP_PLUGIN_HAS_FIELD(graph, tp_plugin_graph, nodes) && graph->nodes != NULL;
 }
 
-const char *tpcommon_op_name(tpcommon_op op) {
-    return (unsigned)op < TPCOMMON_OP_COUNT ? op_entries[op].name : "?";
+const tp_plugin_node *tpcommon_node_of(const tp_plugin_graph *graph, const tp_plugin_value *value) {
+    if (!tpcommon_graph_has_nodes(graph)) return NULL;
+    return &graph->nodes[value - graph->values];
 }
 
-tpcommon_kind tpcommon_op_kind(tpcommon_op op) {
-    return (unsigned)op < TPCOMMON_OP_COUNT ? op_entries[op].kind : TPCOMMON_KIND_UNKNOWN;
+int32_t tpcommon_op_of(const tp_plugin_graph *graph, const tp_plugin_value *value) {
+    if (!value->op) return TPCOMMON_OP_INPUT;
+    const tp_plugin_node *node = tpcommon_node_of(graph, value);
+    return node ? node->op_id : TPCOMMON_OP_UNKNOWN;
 }
 
-bool tpcommon_op_is_composite(tpcommon_op op) {
-    return (unsigned)op < TPCOMMON_OP_COUNT && op_entries[op].composite;
+bool tpcommon_op_known(int32_t op) {
+    return op >= 0 && op < TP_PLUGIN_OP_COUNT;
+}
+
+const char *tpcommon_op_name(int32_t op) {
+    if (op == TPCOMMON_OP_INPUT) return "input";
+    return tpcommon_op_known(op) ? op_names[op] : "?";
+}
+
+tpcommon_kind tpcommon_op_kind(int32_t op) {
+    if (op == TPCOMMON_OP_INPUT) return TPCOMMON_KIND_INPUT;
+    return tpcommon_op_known(op) ? op_kinds[op] : TPCOMMON_KIND_UNKNOWN;
+}
+
+bool tpcommon_op_is_composite(int32_t op) {
+    return tpcommon_op_known(op) && op_core_kinds[op] == TP_PLUGIN_KIND_COMPOSITE;
 }
 
 /* ---- attributes ---- */
@@ -172,74 +194,82 @@ static int32_t float_or_f32(int32_t dtype) {
 }
 
 int32_t tpcommon_compute_dtype(const tp_plugin_graph *graph, const tp_plugin_value *value) {
-    int32_t in[3] = {0, 0, 0};
-    int32_t count = value->num_operands < 3 ? value->num_operands : 3;
-    for (int32_t k = 0; k < count; k++) in[k] = graph->values[value->operands[k]].type.dtype;
-    return tpcommon_op_compute_dtype(tpcommon_op_of(value), in, count, value->type.dtype);
+    const tp_plugin_node *node = tpcommon_node_of(graph, value);
+    return node ? node->compute_dtype : value->type.dtype;
 }
 
-/* lt le gt ge eq ne logical_and logical_or: adjacent in tpcommon_op. */
-static bool is_binary_predicate(tpcommon_op op) {
-    return op >= TPCOMMON_OP_LT && op <= TPCOMMON_OP_LOGICAL_OR;
+static bool is_binary_predicate(int32_t op) {
+    switch (op) {
+    case TP_PLUGIN_OP_LT:
+    case TP_PLUGIN_OP_LE:
+    case TP_PLUGIN_OP_GT:
+    case TP_PLUGIN_OP_GE:
+    case TP_PLUGIN_OP_EQ:
+    case TP_PLUGIN_OP_NE:
+    case TP_PLUGIN_OP_LOGICAL_AND:
+    case TP_PLUGIN_OP_LOGICAL_OR:
+        return true;
+    default:
+        return false;
+    }
 }
 
-int32_t tpcommon_op_compute_dtype(tpcommon_op op, const int32_t *operands, int32_t count,
-                                  int32_t own) {
+int32_t tpcommon_op_compute_dtype(int32_t op, const int32_t *operands, int32_t count, int32_t own) {
     int32_t in[3] = {0, 0, 0};
     for (int32_t k = 0; k < count && k < 3; k++) in[k] = operands[k];
     if (is_binary_predicate(op)) return tpcommon_dtype_promote(in[0], in[1]);
     switch (op) {
-    case TPCOMMON_OP_EXP:
-    case TPCOMMON_OP_LOG:
-    case TPCOMMON_OP_SQRT:
-    case TPCOMMON_OP_RSQRT:
-    case TPCOMMON_OP_SIN:
-    case TPCOMMON_OP_COS:
-    case TPCOMMON_OP_TANH:
-    case TPCOMMON_OP_SIGMOID:
-    case TPCOMMON_OP_ERF:
-    case TPCOMMON_OP_GELU:
-    case TPCOMMON_OP_SILU:
-    case TPCOMMON_OP_SOFTPLUS:
-    case TPCOMMON_OP_SOFTMAX:
-    case TPCOMMON_OP_LOG_SOFTMAX:
+    case TP_PLUGIN_OP_EXP:
+    case TP_PLUGIN_OP_LOG:
+    case TP_PLUGIN_OP_SQRT:
+    case TP_PLUGIN_OP_RSQRT:
+    case TP_PLUGIN_OP_SIN:
+    case TP_PLUGIN_OP_COS:
+    case TP_PLUGIN_OP_TANH:
+    case TP_PLUGIN_OP_SIGMOID:
+    case TP_PLUGIN_OP_ERF:
+    case TP_PLUGIN_OP_GELU:
+    case TP_PLUGIN_OP_SILU:
+    case TP_PLUGIN_OP_SOFTPLUS:
+    case TP_PLUGIN_OP_SOFTMAX:
+    case TP_PLUGIN_OP_LOG_SOFTMAX:
         return float_or_f32(in[0]);
-    case TPCOMMON_OP_LAYER_NORM: {
+    case TP_PLUGIN_OP_LAYER_NORM: {
         int32_t dtype = in[0];
         for (int32_t k = 1; k < count && k < 3; k++) dtype = tpcommon_dtype_promote(dtype, in[k]);
         return float_or_f32(dtype);
     }
-    case TPCOMMON_OP_ADD:
-    case TPCOMMON_OP_SUB:
-    case TPCOMMON_OP_MUL:
-    case TPCOMMON_OP_POW:
-    case TPCOMMON_OP_MAXIMUM:
-    case TPCOMMON_OP_MINIMUM:
-    case TPCOMMON_OP_MATMUL:
-    case TPCOMMON_OP_LINEAR:
+    case TP_PLUGIN_OP_ADD:
+    case TP_PLUGIN_OP_SUB:
+    case TP_PLUGIN_OP_MUL:
+    case TP_PLUGIN_OP_POW:
+    case TP_PLUGIN_OP_MAXIMUM:
+    case TP_PLUGIN_OP_MINIMUM:
+    case TP_PLUGIN_OP_MATMUL:
+    case TP_PLUGIN_OP_LINEAR:
         return tpcommon_dtype_promote(in[0], in[1]);
-    case TPCOMMON_OP_DIV:
+    case TP_PLUGIN_OP_DIV:
         return float_or_f32(tpcommon_dtype_promote(in[0], in[1]));
-    case TPCOMMON_OP_WHERE:
+    case TP_PLUGIN_OP_WHERE:
         return tpcommon_dtype_promote(in[1], in[2]);
-    case TPCOMMON_OP_SUM:
+    case TP_PLUGIN_OP_SUM:
         return tpcommon_dtype_is_float(in[0]) ? in[0] : TP_PLUGIN_I64;
-    case TPCOMMON_OP_MEAN:
+    case TP_PLUGIN_OP_MEAN:
         return float_or_f32(in[0]);
-    case TPCOMMON_OP_NONE:
-    case TPCOMMON_OP_CONSTANT:
-    case TPCOMMON_OP_FULL:
-    case TPCOMMON_OP_ARANGE:
+    case TPCOMMON_OP_INPUT:
+    case TP_PLUGIN_OP_CONSTANT:
+    case TP_PLUGIN_OP_FULL:
+    case TP_PLUGIN_OP_ARANGE:
         return own;
     default: /* neg abs relu floor ceil sign logical_* cast max min argmax, shape ops */
         return count > 0 ? in[0] : own;
     }
 }
 
-int32_t tpcommon_op_result_dtype(tpcommon_op op, int32_t compute, int32_t cast_to) {
-    if (is_binary_predicate(op) || op == TPCOMMON_OP_LOGICAL_NOT) return TP_PLUGIN_BOOL;
-    if (op == TPCOMMON_OP_CAST) return cast_to;
-    return op == TPCOMMON_OP_ARGMAX ? TP_PLUGIN_I64 : compute;
+int32_t tpcommon_op_result_dtype(int32_t op, int32_t compute, int32_t cast_to) {
+    if (is_binary_predicate(op) || op == TP_PLUGIN_OP_LOGICAL_NOT) return TP_PLUGIN_BOOL;
+    if (op == TP_PLUGIN_OP_CAST) return cast_to;
+    return op == TP_PLUGIN_OP_ARGMAX ? TP_PLUGIN_I64 : compute;
 }
 
 /* ---- types ---- */

@@ -1,11 +1,13 @@
 /* plugins/common — reading the plugin graph view (plugin.h) the way every
- * backend needs: what kind of op a node is, its attributes by name, dtype
- * names and sizes, the dtype an op computes in (tensor.h's promotion rules),
- * and how often each value is used.
+ * backend needs: what a node is (its op id, the backend-side kind of the op,
+ * its compute dtype, all read from tp_plugin_graph.nodes), its attributes by
+ * name, dtype names and sizes, and how often each value is used.
  *
- * Built only on include/tensorplay/plugin.h: the op kinds and dtype rules are
- * restated here from the public contract (op names and tensor.h's header
- * comment), never read from the core. Backend-neutral: the LLVM, OpenCL and
+ * Built only on include/tensorplay/plugin.h and plugin_ops.h: op knowledge
+ * comes from the view's nodes (the core's op table), never from op names.
+ * The one per-op table kept here (the backend-side kind, which tells row ops
+ * apart from other composites) is indexed by op id and checked against
+ * TP_PLUGIN_OP_COUNT at build time. Backend-neutral: the LLVM, OpenCL and
  * CUDA backends all compile this file into themselves. */
 #ifndef TPCOMMON_GRAPH_H
 #define TPCOMMON_GRAPH_H
@@ -15,8 +17,10 @@
 #include <stdint.h>
 
 #include "tensorplay/plugin.h"
+#include "tensorplay/plugin_ops.h"
 
-/* What a backend does with a node. */
+/* What a backend does with a node: the core's kind (plugin.h), except that
+ * each composite op is given the kind of kernel it lowers to. */
 typedef enum tpcommon_kind {
     TPCOMMON_KIND_INPUT = 0, /* a graph input */
     TPCOMMON_KIND_POINTWISE, /* elementwise (unary, binary, where, cast, gelu, silu, softplus) */
@@ -25,80 +29,32 @@ typedef enum tpcommon_kind {
     TPCOMMON_KIND_MATMUL,    /* matmul, linear */
     TPCOMMON_KIND_SHAPE,     /* reshape permute transpose expand slice concat squeeze unsqueeze */
     TPCOMMON_KIND_CREATION,  /* constant full arange */
-    TPCOMMON_KIND_UNKNOWN,   /* an op this helper does not know (a newer core) */
+    TPCOMMON_KIND_UNKNOWN,   /* an op newer than plugin_ops.h, or a view without nodes */
 } tpcommon_kind;
 
-/* The op of a value, decoded once. */
-typedef enum tpcommon_op {
-    TPCOMMON_OP_NONE = 0,
-    TPCOMMON_OP_NEG,
-    TPCOMMON_OP_ABS,
-    TPCOMMON_OP_EXP,
-    TPCOMMON_OP_LOG,
-    TPCOMMON_OP_SQRT,
-    TPCOMMON_OP_RSQRT,
-    TPCOMMON_OP_SIN,
-    TPCOMMON_OP_COS,
-    TPCOMMON_OP_TANH,
-    TPCOMMON_OP_SIGMOID,
-    TPCOMMON_OP_RELU,
-    TPCOMMON_OP_ERF,
-    TPCOMMON_OP_FLOOR,
-    TPCOMMON_OP_CEIL,
-    TPCOMMON_OP_SIGN,
-    TPCOMMON_OP_LOGICAL_NOT,
-    TPCOMMON_OP_CAST,
-    TPCOMMON_OP_ADD,
-    TPCOMMON_OP_SUB,
-    TPCOMMON_OP_MUL,
-    TPCOMMON_OP_DIV,
-    TPCOMMON_OP_POW,
-    TPCOMMON_OP_MAXIMUM,
-    TPCOMMON_OP_MINIMUM,
-    TPCOMMON_OP_LT, /* lt ... logical_or stay adjacent (tpcommon_graph.c's predicates) */
-    TPCOMMON_OP_LE,
-    TPCOMMON_OP_GT,
-    TPCOMMON_OP_GE,
-    TPCOMMON_OP_EQ,
-    TPCOMMON_OP_NE,
-    TPCOMMON_OP_LOGICAL_AND,
-    TPCOMMON_OP_LOGICAL_OR,
-    TPCOMMON_OP_WHERE,
-    TPCOMMON_OP_SUM,
-    TPCOMMON_OP_MEAN,
-    TPCOMMON_OP_MAX,
-    TPCOMMON_OP_MIN,
-    TPCOMMON_OP_ARGMAX,
-    TPCOMMON_OP_MATMUL,
-    TPCOMMON_OP_RESHAPE,
-    TPCOMMON_OP_PERMUTE,
-    TPCOMMON_OP_TRANSPOSE,
-    TPCOMMON_OP_EXPAND,
-    TPCOMMON_OP_SLICE,
-    TPCOMMON_OP_CONCAT,
-    TPCOMMON_OP_SQUEEZE,
-    TPCOMMON_OP_UNSQUEEZE,
-    TPCOMMON_OP_CONSTANT,
-    TPCOMMON_OP_FULL,
-    TPCOMMON_OP_ARANGE,
-    TPCOMMON_OP_SOFTMAX,
-    TPCOMMON_OP_LOG_SOFTMAX,
-    TPCOMMON_OP_LAYER_NORM,
-    TPCOMMON_OP_GELU,
-    TPCOMMON_OP_SILU,
-    TPCOMMON_OP_SOFTPLUS,
-    TPCOMMON_OP_LINEAR,
-    TPCOMMON_OP_UNKNOWN,
-    TPCOMMON_OP_COUNT
-} tpcommon_op;
+/* The op id tpcommon_op_of gives a graph input. */
+#define TPCOMMON_OP_INPUT (-1)
+/* The op id tpcommon_op_of gives when the view has no nodes (a revision-1
+ * core); like every id >= TP_PLUGIN_OP_COUNT, tpcommon_op_known is false. */
+#define TPCOMMON_OP_UNKNOWN INT32_MAX
 
-/* Op code of a value's op name (TPCOMMON_OP_NONE for an input, TPCOMMON_OP_UNKNOWN for
- * a name this helper does not know). */
-tpcommon_op tpcommon_op_of(const tp_plugin_value *value);
-const char *tpcommon_op_name(tpcommon_op op);
-tpcommon_kind tpcommon_op_kind(tpcommon_op op);
+/* True when the view carries tp_plugin_graph.nodes (revision 2 on). */
+bool tpcommon_graph_has_nodes(const tp_plugin_graph *graph);
+/* The node of `value`, which points into graph->values; NULL when the view
+ * has no nodes. */
+const tp_plugin_node *tpcommon_node_of(const tp_plugin_graph *graph, const tp_plugin_value *value);
+/* The op id (TP_PLUGIN_OP_*) of `value` (which points into graph->values):
+ * TPCOMMON_OP_INPUT for a graph input, TPCOMMON_OP_UNKNOWN without nodes. */
+int32_t tpcommon_op_of(const tp_plugin_graph *graph, const tp_plugin_value *value);
+/* True for an id of plugin_ops.h (0 .. TP_PLUGIN_OP_COUNT - 1). */
+bool tpcommon_op_known(int32_t op);
+/* The op's .tpir name ("add"), "input" for TPCOMMON_OP_INPUT, "?" otherwise. */
+const char *tpcommon_op_name(int32_t op);
+/* The backend-side kind of an op id (TPCOMMON_KIND_INPUT for
+ * TPCOMMON_OP_INPUT, TPCOMMON_KIND_UNKNOWN for an id this build does not know). */
+tpcommon_kind tpcommon_op_kind(int32_t op);
 /* True for the composite ops of the op table (softmax ... linear). */
-bool tpcommon_op_is_composite(tpcommon_op op);
+bool tpcommon_op_is_composite(int32_t op);
 
 /* ---- attributes by name ---- */
 const tp_plugin_attr *tpcommon_attr_find(const tp_plugin_value *value, const char *name);
@@ -118,17 +74,17 @@ bool tpcommon_dtype_is_integer(int32_t dtype); /* i32 i64, not bool */
 /* tensor.h's promote(a, b): category bool < integer < float, then width;
  * an integer meeting a float gives the float. */
 int32_t tpcommon_dtype_promote(int32_t a, int32_t b);
-/* The dtype a pointwise/reduction/matmul/composite node computes in, from its
- * operand types (tensor.h's rules); the node's result dtype is in its type. */
+/* The dtype `value` (a node of graph->values) computes in, as the view's
+ * node says (for an input: its dtype). */
 int32_t tpcommon_compute_dtype(const tp_plugin_graph *graph, const tp_plugin_value *value);
-/* The same rule from the op and its operand dtypes alone, for nodes a backend
- * makes itself (decompositions): `operands` holds `count` dtypes; `own` is
- * the dtype of an op without operands (creation ops, inputs). */
-int32_t tpcommon_op_compute_dtype(tpcommon_op op, const int32_t *operands, int32_t count,
-                                  int32_t own);
+/* The op table's compute-dtype rule from an op id and its operand dtypes
+ * alone, for nodes a backend makes itself (decompositions), which the view
+ * cannot describe: `operands` holds `count` dtypes; `own` is the dtype of an
+ * op without operands (creation ops, inputs). */
+int32_t tpcommon_op_compute_dtype(int32_t op, const int32_t *operands, int32_t count, int32_t own);
 /* The result dtype of `op` computing in `compute`: bool for comparisons and
  * logical ops, `cast_to` for cast, i64 for argmax, `compute` otherwise. */
-int32_t tpcommon_op_result_dtype(tpcommon_op op, int32_t compute, int32_t cast_to);
+int32_t tpcommon_op_result_dtype(int32_t op, int32_t compute, int32_t cast_to);
 
 /* ---- types ---- */
 int64_t tpcommon_numel(const tp_plugin_type *type); /* -1 when a dim is symbolic */

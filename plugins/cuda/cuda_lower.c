@@ -78,7 +78,7 @@ static cu_node *node_at(lowering *l, int index) {
 }
 
 /* A pointwise node whose shape is the broadcast of its operands'. */
-static int pointwise(lowering *l, tpcommon_op op, const char *name, const int *operands, int count,
+static int pointwise(lowering *l, int32_t op, const char *name, const int *operands, int count,
                      int32_t cast_to) {
     if (l->failed) return -1;
     int64_t dims[CU_MAX_DIMS];
@@ -103,11 +103,11 @@ static int pointwise(lowering *l, tpcommon_op op, const char *name, const int *o
     return index;
 }
 
-static int unary(lowering *l, tpcommon_op op, const char *name, int x) {
+static int unary(lowering *l, int32_t op, const char *name, int x) {
     return pointwise(l, op, name, &x, 1, 0);
 }
 
-static int binary(lowering *l, tpcommon_op op, const char *name, int a, int b) {
+static int binary(lowering *l, int32_t op, const char *name, int a, int b) {
     int operands[2] = {a, b};
     return pointwise(l, op, name, operands, 2, 0);
 }
@@ -127,11 +127,10 @@ static int as_float(lowering *l, const char *name, int x) {
     int32_t dtype = node_at(l, x)->dtype;
     return tpcommon_dtype_is_float(dtype)
                ? x
-               : pointwise(l, TPCOMMON_OP_CAST, name, &x, 1, TP_PLUGIN_F32);
+               : pointwise(l, TP_PLUGIN_OP_CAST, name, &x, 1, TP_PLUGIN_F32);
 }
 
-static int reduce(lowering *l, tpcommon_op op, const char *name, int x, uint32_t mask,
-                  bool keepdim) {
+static int reduce(lowering *l, int32_t op, const char *name, int x, uint32_t mask, bool keepdim) {
     const cu_node *in = node_at(l, x);
     int64_t dims[CU_MAX_DIMS];
     int ndim = 0;
@@ -171,12 +170,12 @@ static int lower_softmax(lowering *l, const tp_plugin_value *value, const int *i
     int x = as_float(l, name, in[0]);
     int ndim = node_at(l, x)->ndim;
     uint32_t mask = ndim ? 1u << normalize_axis(tpcommon_attr_int(value, "axis", -1), ndim) : 0;
-    int max = reduce(l, TPCOMMON_OP_MAX, name, x, mask, true);
-    int shifted = binary(l, TPCOMMON_OP_SUB, name, x, max);
-    int exps = unary(l, TPCOMMON_OP_EXP, name, shifted);
-    int total = reduce(l, TPCOMMON_OP_SUM, name, exps, mask, true);
-    if (!log) return binary(l, TPCOMMON_OP_DIV, name, exps, total);
-    return binary(l, TPCOMMON_OP_SUB, name, shifted, unary(l, TPCOMMON_OP_LOG, name, total));
+    int max = reduce(l, TP_PLUGIN_OP_MAX, name, x, mask, true);
+    int shifted = binary(l, TP_PLUGIN_OP_SUB, name, x, max);
+    int exps = unary(l, TP_PLUGIN_OP_EXP, name, shifted);
+    int total = reduce(l, TP_PLUGIN_OP_SUM, name, exps, mask, true);
+    if (!log) return binary(l, TP_PLUGIN_OP_DIV, name, exps, total);
+    return binary(l, TP_PLUGIN_OP_SUB, name, shifted, unary(l, TP_PLUGIN_OP_LOG, name, total));
 }
 
 static int lower_layer_norm(lowering *l, const tp_plugin_value *value, const int *in) {
@@ -184,38 +183,38 @@ static int lower_layer_norm(lowering *l, const tp_plugin_value *value, const int
     int x = as_float(l, name, in[0]);
     int ndim = node_at(l, x)->ndim;
     uint32_t mask = axes_from(normalize_axis(tpcommon_attr_int(value, "axis", -1), ndim), ndim);
-    int mean = reduce(l, TPCOMMON_OP_MEAN, name, x, mask, true);
-    int centered = binary(l, TPCOMMON_OP_SUB, name, x, mean);
-    int squares = binary(l, TPCOMMON_OP_MUL, name, centered, centered);
-    int variance = reduce(l, TPCOMMON_OP_MEAN, name, squares, mask, true);
+    int mean = reduce(l, TP_PLUGIN_OP_MEAN, name, x, mask, true);
+    int centered = binary(l, TP_PLUGIN_OP_SUB, name, x, mean);
+    int squares = binary(l, TP_PLUGIN_OP_MUL, name, centered, centered);
+    int variance = reduce(l, TP_PLUGIN_OP_MEAN, name, squares, mask, true);
     int eps = scalar_like(l, name, variance, tpcommon_attr_float(value, "eps", 1e-5));
     int inverse =
-        unary(l, TPCOMMON_OP_RSQRT, name, binary(l, TPCOMMON_OP_ADD, name, variance, eps));
-    int y = binary(l, TPCOMMON_OP_MUL, name, centered, inverse);
-    if (value->num_operands > 1) y = binary(l, TPCOMMON_OP_MUL, name, y, in[1]);
-    if (value->num_operands > 2) y = binary(l, TPCOMMON_OP_ADD, name, y, in[2]);
+        unary(l, TP_PLUGIN_OP_RSQRT, name, binary(l, TP_PLUGIN_OP_ADD, name, variance, eps));
+    int y = binary(l, TP_PLUGIN_OP_MUL, name, centered, inverse);
+    if (value->num_operands > 1) y = binary(l, TP_PLUGIN_OP_MUL, name, y, in[1]);
+    if (value->num_operands > 2) y = binary(l, TP_PLUGIN_OP_ADD, name, y, in[2]);
     return y;
 }
 
 static int scale(lowering *l, const char *name, int x, double factor) {
-    return binary(l, TPCOMMON_OP_MUL, name, x, scalar_like(l, name, x, factor));
+    return binary(l, TP_PLUGIN_OP_MUL, name, x, scalar_like(l, name, x, factor));
 }
 
 static int offset(lowering *l, const char *name, int x, double amount) {
-    return binary(l, TPCOMMON_OP_ADD, name, x, scalar_like(l, name, x, amount));
+    return binary(l, TP_PLUGIN_OP_ADD, name, x, scalar_like(l, name, x, amount));
 }
 
 static int lower_gelu(lowering *l, const tp_plugin_value *value, const int *in) {
     const char *name = value->name;
     int x = as_float(l, name, in[0]), curve;
     if (tpcommon_attr_int(value, "approximate", TP_PLUGIN_GELU_NONE) == TP_PLUGIN_GELU_TANH) {
-        int cube = binary(l, TPCOMMON_OP_MUL, name, binary(l, TPCOMMON_OP_MUL, name, x, x), x);
-        int inner = binary(l, TPCOMMON_OP_ADD, name, x, scale(l, name, cube, 0.044715));
-        curve = unary(l, TPCOMMON_OP_TANH, name, scale(l, name, inner, 0.7978845608028654));
+        int cube = binary(l, TP_PLUGIN_OP_MUL, name, binary(l, TP_PLUGIN_OP_MUL, name, x, x), x);
+        int inner = binary(l, TP_PLUGIN_OP_ADD, name, x, scale(l, name, cube, 0.044715));
+        curve = unary(l, TP_PLUGIN_OP_TANH, name, scale(l, name, inner, 0.7978845608028654));
     } else {
-        curve = unary(l, TPCOMMON_OP_ERF, name, scale(l, name, x, 0.7071067811865476));
+        curve = unary(l, TP_PLUGIN_OP_ERF, name, scale(l, name, x, 0.7071067811865476));
     }
-    return binary(l, TPCOMMON_OP_MUL, name, scale(l, name, x, 0.5), offset(l, name, curve, 1.0));
+    return binary(l, TP_PLUGIN_OP_MUL, name, scale(l, name, x, 0.5), offset(l, name, curve, 1.0));
 }
 
 static int lower_softplus(lowering *l, const tp_plugin_value *value, const int *in) {
@@ -224,11 +223,11 @@ static int lower_softplus(lowering *l, const tp_plugin_value *value, const int *
     int x = as_float(l, name, in[0]);
     int scaled = scale(l, name, x, beta);
     int threshold = scalar_like(l, name, scaled, tpcommon_attr_float(value, "threshold", 20.0));
-    int linear_region = binary(l, TPCOMMON_OP_GT, name, scaled, threshold);
-    int logs = unary(l, TPCOMMON_OP_LOG, name,
-                     offset(l, name, unary(l, TPCOMMON_OP_EXP, name, scaled), 1.0));
+    int linear_region = binary(l, TP_PLUGIN_OP_GT, name, scaled, threshold);
+    int logs = unary(l, TP_PLUGIN_OP_LOG, name,
+                     offset(l, name, unary(l, TP_PLUGIN_OP_EXP, name, scaled), 1.0));
     int operands[3] = {linear_region, x, scale(l, name, logs, 1.0 / beta)};
-    return pointwise(l, TPCOMMON_OP_WHERE, name, operands, 3, 0);
+    return pointwise(l, TP_PLUGIN_OP_WHERE, name, operands, 3, 0);
 }
 
 /* A view node of `x` with explicit result dims. */
@@ -268,7 +267,7 @@ static int lower_linear(lowering *l, const tp_plugin_value *value, const int *in
     memcpy(dims, x->dims, sizeof dims);
     dims[ndim - 1] = node_at(l, in[1])->dims[0];
     int product = matmul(l, name, in[0], weight_t, dims, ndim);
-    return value->num_operands > 2 ? binary(l, TPCOMMON_OP_ADD, name, product, in[2]) : product;
+    return value->num_operands > 2 ? binary(l, TP_PLUGIN_OP_ADD, name, product, in[2]) : product;
 }
 
 /* ---- creation ------------------------------------------------------------------------- */
@@ -330,8 +329,7 @@ static bool concrete_type(lowering *l, const tp_plugin_type *type, const int64_t
     return true;
 }
 
-static int lower_reduction(lowering *l, const tp_plugin_value *value, tpcommon_op op,
-                           const int *in) {
+static int lower_reduction(lowering *l, const tp_plugin_value *value, int32_t op, const int *in) {
     const cu_node *x = node_at(l, in[0]);
     int32_t count = 0;
     const int64_t *axes = tpcommon_attr_ints(value, "axes", &count);
@@ -352,11 +350,11 @@ static int lower_argmax(lowering *l, const tp_plugin_value *value, const int *in
     return index;
 }
 
-static int lower_permute(lowering *l, const tp_plugin_value *value, tpcommon_op op, const int *in) {
+static int lower_permute(lowering *l, const tp_plugin_value *value, int32_t op, const int *in) {
     const cu_node *x = node_at(l, in[0]);
     int perm[CU_MAX_DIMS];
     for (int d = 0; d < x->ndim; d++) perm[d] = d;
-    if (op == TPCOMMON_OP_TRANSPOSE) {
+    if (op == TP_PLUGIN_OP_TRANSPOSE) {
         int a = normalize_axis(tpcommon_attr_int(value, "dim0", 0), x->ndim);
         int b = normalize_axis(tpcommon_attr_int(value, "dim1", 0), x->ndim);
         perm[a] = b;
@@ -419,7 +417,7 @@ static int lower_full(lowering *l, const tp_plugin_value *value, const cu_node *
     return index;
 }
 
-static int lower_pointwise(lowering *l, const tp_plugin_value *value, tpcommon_op op, const int *in,
+static int lower_pointwise(lowering *l, const tp_plugin_value *value, int32_t op, const int *in,
                            const cu_node *type) {
     int32_t cast_to = (int32_t)tpcommon_attr_int(value, "dtype", type->dtype);
     int index = pointwise(l, op, value->name, in, value->num_operands, cast_to);
@@ -450,55 +448,55 @@ static int unsupported(lowering *l, const tp_plugin_graph *view, const tp_plugin
 static int lower_value(lowering *l, const tp_plugin_graph *view, const tp_plugin_value *value,
                        const int *in, const cu_node *type) {
     const char *name = value->name;
-    tpcommon_op op = tpcommon_op_of(value);
+    int32_t op = tpcommon_op_of(view, value);
     for (int32_t k = 0; k < value->num_operands; k++)
         if (tpcommon_dtype_size(view->values[value->operands[k]].type.dtype) == 0)
             return unsupported(l, view, value, "an operand has a dtype the cuda backend lacks");
     if (tpcommon_dtype_size(type->dtype) == 0)
         return unsupported(l, view, value, "the result has a dtype the cuda backend lacks");
     switch (op) {
-    case TPCOMMON_OP_SUM:
-    case TPCOMMON_OP_MEAN:
-    case TPCOMMON_OP_MAX:
-    case TPCOMMON_OP_MIN:
+    case TP_PLUGIN_OP_SUM:
+    case TP_PLUGIN_OP_MEAN:
+    case TP_PLUGIN_OP_MAX:
+    case TP_PLUGIN_OP_MIN:
         return lower_reduction(l, value, op, in);
-    case TPCOMMON_OP_ARGMAX:
+    case TP_PLUGIN_OP_ARGMAX:
         return lower_argmax(l, value, in, type);
-    case TPCOMMON_OP_MATMUL:
+    case TP_PLUGIN_OP_MATMUL:
         return matmul(l, name, in[0], in[1], type->dims, type->ndim);
-    case TPCOMMON_OP_RESHAPE:
-    case TPCOMMON_OP_SQUEEZE:
-    case TPCOMMON_OP_UNSQUEEZE:
+    case TP_PLUGIN_OP_RESHAPE:
+    case TP_PLUGIN_OP_SQUEEZE:
+    case TP_PLUGIN_OP_UNSQUEEZE:
         return view_node(l, CU_VIEW_RESHAPE, name, in[0], type->ndim, type->dims);
-    case TPCOMMON_OP_EXPAND:
+    case TP_PLUGIN_OP_EXPAND:
         return view_node(l, CU_VIEW_EXPAND, name, in[0], type->ndim, type->dims);
-    case TPCOMMON_OP_PERMUTE:
-    case TPCOMMON_OP_TRANSPOSE:
+    case TP_PLUGIN_OP_PERMUTE:
+    case TP_PLUGIN_OP_TRANSPOSE:
         return lower_permute(l, value, op, in);
-    case TPCOMMON_OP_SLICE:
+    case TP_PLUGIN_OP_SLICE:
         return lower_slice(l, value, in, type);
-    case TPCOMMON_OP_CONCAT:
+    case TP_PLUGIN_OP_CONCAT:
         return lower_concat(l, value, in, type);
-    case TPCOMMON_OP_CONSTANT:
+    case TP_PLUGIN_OP_CONSTANT:
         return lower_constant(l, value, type);
-    case TPCOMMON_OP_FULL:
+    case TP_PLUGIN_OP_FULL:
         return lower_full(l, value, type);
-    case TPCOMMON_OP_ARANGE:
+    case TP_PLUGIN_OP_ARANGE:
         return lower_arange(l, value, type);
-    case TPCOMMON_OP_SOFTMAX:
-    case TPCOMMON_OP_LOG_SOFTMAX:
-        return lower_softmax(l, value, in, op == TPCOMMON_OP_LOG_SOFTMAX);
-    case TPCOMMON_OP_LAYER_NORM:
+    case TP_PLUGIN_OP_SOFTMAX:
+    case TP_PLUGIN_OP_LOG_SOFTMAX:
+        return lower_softmax(l, value, in, op == TP_PLUGIN_OP_LOG_SOFTMAX);
+    case TP_PLUGIN_OP_LAYER_NORM:
         return lower_layer_norm(l, value, in);
-    case TPCOMMON_OP_GELU:
+    case TP_PLUGIN_OP_GELU:
         return lower_gelu(l, value, in);
-    case TPCOMMON_OP_SILU: {
+    case TP_PLUGIN_OP_SILU: {
         int x = as_float(l, name, in[0]);
-        return binary(l, TPCOMMON_OP_MUL, name, x, unary(l, TPCOMMON_OP_SIGMOID, name, x));
+        return binary(l, TP_PLUGIN_OP_MUL, name, x, unary(l, TP_PLUGIN_OP_SIGMOID, name, x));
     }
-    case TPCOMMON_OP_SOFTPLUS:
+    case TP_PLUGIN_OP_SOFTPLUS:
         return lower_softplus(l, value, in);
-    case TPCOMMON_OP_LINEAR:
+    case TP_PLUGIN_OP_LINEAR:
         return lower_linear(l, value, in);
     default:
         if (tpcommon_op_kind(op) == TPCOMMON_KIND_POINTWISE)

@@ -60,8 +60,8 @@ static int check_ops(ocl_graph *graph, const ocl_device *device, char *error, si
     const tp_plugin_graph *view = graph->view;
     for (int32_t v = 0; v < view->num_values; v++) {
         const tp_plugin_value *value = &view->values[v];
-        tpcommon_op op = tpcommon_op_of(value);
-        if (value->op && op == TPCOMMON_OP_UNKNOWN)
+        int32_t op = tpcommon_op_of(view, value);
+        if (value->op && !tpcommon_op_known(op))
             return tpcommon_error(error, size,
                                   "op '%s' (%%%s) is not supported by the opencl backend",
                                   value->op, value->name);
@@ -157,7 +157,7 @@ static void reduction_axes(region_code *code, int32_t root, reduction_shape *sha
     const tp_plugin_value *value = value_of(code, root);
     const tp_plugin_type *in = type_of(code, value->operands[0]);
     memset(shape, 0, sizeof *shape);
-    if (tpcommon_op_of(value) == TPCOMMON_OP_ARGMAX) {
+    if (tpcommon_op_of(code->codegen->graph.view, value) == TP_PLUGIN_OP_ARGMAX) {
         int64_t axis = tpcommon_attr_int(value, "axis", 0);
         shape->reduced[axis < 0 ? axis + in->ndim : axis] = true;
     } else {
@@ -212,7 +212,7 @@ static const char *reduction_input_index(region_code *code, const tp_plugin_type
 
 /* The accumulator: its dtype, identity and how an element joins it. */
 typedef struct accumulator {
-    tpcommon_op op;
+    int32_t op;
     int32_t in_dtype, acc_dtype, out_dtype;
     char acc_type[16];
     char identity[64];
@@ -220,13 +220,13 @@ typedef struct accumulator {
 
 static void accumulator_of(region_code *code, int32_t root, accumulator *acc) {
     const tp_plugin_value *value = value_of(code, root);
-    acc->op = tpcommon_op_of(value);
+    acc->op = tpcommon_op_of(code->codegen->graph.view, value);
     acc->in_dtype = type_of(code, value->operands[0])->dtype;
     acc->out_dtype = type_of(code, root)->dtype;
     bool floating = tpcommon_dtype_is_float(acc->in_dtype);
     switch (acc->op) {
-    case TPCOMMON_OP_SUM:
-    case TPCOMMON_OP_MEAN:
+    case TP_PLUGIN_OP_SUM:
+    case TP_PLUGIN_OP_MEAN:
         acc->acc_dtype = floating ? acc->in_dtype : TP_PLUGIN_I64;
         snprintf(acc->acc_type, sizeof acc->acc_type, "%s",
                  floating ? ocl_ctype(acc->in_dtype) : "ulong");
@@ -235,7 +235,7 @@ static void accumulator_of(region_code *code, int32_t root, accumulator *acc) {
     default: { /* max, min, argmax */
         acc->acc_dtype = acc->in_dtype;
         snprintf(acc->acc_type, sizeof acc->acc_type, "%s", ocl_ctype(acc->in_dtype));
-        bool low = acc->op != TPCOMMON_OP_MIN;
+        bool low = acc->op != TP_PLUGIN_OP_MIN;
         static const char *const lows[] = {"(-INFINITY)", "(-INFINITY)", "INT_MIN", "LONG_MIN",
                                            "0"};
         static const char *const highs[] = {"INFINITY", "INFINITY", "INT_MAX", "LONG_MAX", "1"};
@@ -252,19 +252,19 @@ static void fold(region_code *code, const accumulator *acc, const char *a, const
     ocl_emitter *e = &code->emitter;
     bool floating = tpcommon_dtype_is_float(acc->in_dtype);
     switch (acc->op) {
-    case TPCOMMON_OP_SUM:
-    case TPCOMMON_OP_MEAN:
+    case TP_PLUGIN_OP_SUM:
+    case TP_PLUGIN_OP_MEAN:
         if (floating)
             ocl_emit_line(e, "%s += %s;", a, x);
         else
             ocl_emit_line(e, "%s += (ulong)(long)%s;", a, x);
         break;
-    case TPCOMMON_OP_MAX:
-    case TPCOMMON_OP_MIN: {
-        const char *cmp = acc->op == TPCOMMON_OP_MAX ? ">" : "<";
+    case TP_PLUGIN_OP_MAX:
+    case TP_PLUGIN_OP_MIN: {
+        const char *cmp = acc->op == TP_PLUGIN_OP_MAX ? ">" : "<";
         if (acc->in_dtype == TP_PLUGIN_BOOL)
             ocl_emit_line(e, "%s = (uchar)(%s %s %s);", a, a,
-                          acc->op == TPCOMMON_OP_MAX ? "|" : "&", x);
+                          acc->op == TP_PLUGIN_OP_MAX ? "|" : "&", x);
         else if (floating)
             ocl_emit_line(e, "%s = (%s %s %s || isnan(%s)) ? %s : %s;", a, x, cmp, a, x, x, a);
         else
@@ -294,13 +294,13 @@ static void finish(region_code *code, const accumulator *acc, const reduction_sh
     ocl_emitter *e = &code->emitter;
     const char *out_type = ocl_ctype(acc->out_dtype);
     switch (acc->op) {
-    case TPCOMMON_OP_SUM:
+    case TP_PLUGIN_OP_SUM:
         if (tpcommon_dtype_is_float(acc->in_dtype))
             ocl_emit_line(e, "const %s %s = %s;", out_type, result, a);
         else
             ocl_emit_line(e, "const long %s = (long)%s;", result, a);
         break;
-    case TPCOMMON_OP_MEAN:
+    case TP_PLUGIN_OP_MEAN:
         if (tpcommon_dtype_is_float(acc->in_dtype))
             ocl_emit_line(e, "const %s %s = %s / (%s)%lld;", out_type, result, a, out_type,
                           (long long)shape->length);
@@ -308,7 +308,7 @@ static void finish(region_code *code, const accumulator *acc, const reduction_sh
             ocl_emit_line(e, "const %s %s = (%s)(long)%s / (%s)%lld;", out_type, result, out_type,
                           a, out_type, (long long)shape->length);
         break;
-    case TPCOMMON_OP_ARGMAX:
+    case TP_PLUGIN_OP_ARGMAX:
         ocl_emit_line(e, "const long %s = %s < 0 ? 0 : %s;", result, ai, ai);
         break;
     default:
@@ -342,7 +342,7 @@ static void reduction_kernel(region_code *code) {
     accumulator acc;
     reduction_axes(code, root, &shape);
     accumulator_of(code, root, &acc);
-    bool argmax = acc.op == TPCOMMON_OP_ARGMAX;
+    bool argmax = acc.op == TP_PLUGIN_OP_ARGMAX;
     /* Many outputs with short rows: one work-item per output is enough. */
     bool serial = shape.length <= 64 || shape.outputs >= 4096;
     size_t local = serial ? local_size(code->device, MAX_LOCAL)
@@ -445,7 +445,7 @@ static void row_kernel(region_code *code) {
     ocl_emitter *e = &code->emitter;
     int32_t root = code->info->root;
     const tp_plugin_value *value = value_of(code, root);
-    tpcommon_op op = tpcommon_op_of(value);
+    int32_t op = tpcommon_op_of(code->codegen->graph.view, value);
     const tp_plugin_type *in = type_of(code, value->operands[0]);
     int32_t dtype = type_of(code, root)->dtype;
     const char *t = ocl_ctype(dtype);
@@ -453,7 +453,7 @@ static void row_kernel(region_code *code) {
     if (axis < 0) axis += in->ndim;
     int64_t outer = 1, length = 1, inner = 1;
     for (int d = 0; d < in->ndim; d++) {
-        bool in_row = op == TPCOMMON_OP_LAYER_NORM ? d >= axis : d == axis;
+        bool in_row = op == TP_PLUGIN_OP_LAYER_NORM ? d >= axis : d == axis;
         int64_t *part = d < axis ? &outer : in_row ? &length : &inner;
         *part *= in->dims[d];
     }
@@ -467,7 +467,7 @@ static void row_kernel(region_code *code) {
     char x_expr[160];
     ocl_emit_scope scope;
     const char *index;
-    if (op == TPCOMMON_OP_LAYER_NORM) {
+    if (op == TP_PLUGIN_OP_LAYER_NORM) {
         double eps = tpcommon_attr_float(value, "eps", 1e-5);
         char eps_text[64];
         ocl_literal(dtype, eps, eps_text, sizeof eps_text);
@@ -518,11 +518,11 @@ static void row_kernel(region_code *code) {
     ocl_emit_line(e, "total += exp(%s - top);", x_expr);
     row_loop_close(code, scope);
     group_combine(e, t, "total", "scratch", local, false);
-    if (op == TPCOMMON_OP_LOG_SOFTMAX) ocl_emit_line(e, "const %s log_total = log(total);", t);
+    if (op == TP_PLUGIN_OP_LOG_SOFTMAX) ocl_emit_line(e, "const %s log_total = log(total);", t);
     index = row_loop_open(code, length, inner, local, &scope);
     ocl_convert(in->dtype, dtype, ocl_emit_value(e, value->operands[0], index), x_expr,
                 sizeof x_expr);
-    if (op == TPCOMMON_OP_LOG_SOFTMAX)
+    if (op == TP_PLUGIN_OP_LOG_SOFTMAX)
         ocl_emit_line(e, "b%d[%s] = (%s - top) - log_total;", (int)root, index, x_expr);
     else
         ocl_emit_line(e, "b%d[%s] = exp(%s - top) / total;", (int)root, index, x_expr);
@@ -543,7 +543,7 @@ static void matmul_shape_of(region_code *code, int32_t mm, matmul_shape *s) {
     const tp_plugin_type *b = type_of(code, value->operands[1]);
     const tp_plugin_type *out = type_of(code, mm);
     memset(s, 0, sizeof *s);
-    s->linear = tpcommon_op_of(value) == TPCOMMON_OP_LINEAR;
+    s->linear = tpcommon_op_of(code->codegen->graph.view, value) == TP_PLUGIN_OP_LINEAR;
     s->k = a->dims[a->ndim - 1];
     s->batches = 1;
     if (s->linear) { /* x [..., k] @ weight[n, k]^T: rows are all leading elements */
@@ -781,7 +781,8 @@ static int emit_region(ocl_codegen *codegen, const ocl_device *device, int32_t r
  * compile) or holds no elements. */
 static bool region_has_kernel(const ocl_codegen *codegen, const tpcommon_region *region) {
     const tp_plugin_value *root = &codegen->graph.view->values[region->root];
-    return tpcommon_op_of(root) != TPCOMMON_OP_CONSTANT && codegen->graph.numel[region->root] > 0;
+    return tpcommon_op_of(codegen->graph.view, root) != TP_PLUGIN_OP_CONSTANT &&
+           codegen->graph.numel[region->root] > 0;
 }
 
 int ocl_codegen_run(const tp_plugin_graph *view, const tp_plugin_tensor_meta *inputs,

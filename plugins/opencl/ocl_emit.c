@@ -301,18 +301,18 @@ static const char *permuted_index(ocl_emitter *emitter, int32_t v, const int64_t
     return finish_index(emitter, &sum);
 }
 
-static const char *shape_operand_index(ocl_emitter *emitter, int32_t v, tpcommon_op op,
+static const char *shape_operand_index(ocl_emitter *emitter, int32_t v, int32_t op,
                                        const char *index) {
     const tp_plugin_value *value = &emitter->graph->view->values[v];
     const tp_plugin_type *out_type = &emitter->graph->types[v];
     const tp_plugin_type *in_type = &emitter->graph->types[value->operands[0]];
     switch (op) {
-    case TPCOMMON_OP_PERMUTE: {
+    case TP_PLUGIN_OP_PERMUTE: {
         int32_t count = 0;
         const int64_t *perm = tpcommon_attr_ints(value, "perm", &count);
         return permuted_index(emitter, v, perm, index);
     }
-    case TPCOMMON_OP_TRANSPOSE: {
+    case TP_PLUGIN_OP_TRANSPOSE: {
         int64_t perm[TP_PLUGIN_MAX_DIMS];
         for (int d = 0; d < in_type->ndim; d++) perm[d] = d;
         int dim0 = normalize_axis(tpcommon_attr_int(value, "dim0", 0), in_type->ndim);
@@ -321,9 +321,9 @@ static const char *shape_operand_index(ocl_emitter *emitter, int32_t v, tpcommon
         perm[dim1] = dim0;
         return permuted_index(emitter, v, perm, index);
     }
-    case TPCOMMON_OP_EXPAND:
+    case TP_PLUGIN_OP_EXPAND:
         return ocl_broadcast_index(emitter, out_type, in_type, index);
-    case TPCOMMON_OP_SLICE: {
+    case TP_PLUGIN_OP_SLICE: {
         int axis = normalize_axis(tpcommon_attr_int(value, "axis", 0), in_type->ndim);
         int64_t size = in_type->dims[axis];
         int64_t start = tpcommon_attr_int(value, "start", 0);
@@ -434,67 +434,67 @@ static void float_fn(char *out, size_t size, const char *fn, const char *a) {
 
 /* The expression of a pointwise op over operands already in `c` (the
  * compute dtype); `where`'s condition keeps its own dtype. */
-static bool pointwise_expr(const tp_plugin_value *value, tpcommon_op op, int32_t c, const char **x,
+static bool pointwise_expr(const tp_plugin_value *value, int32_t op, int32_t c, const char **x,
                            int32_t result_dtype, char *out, size_t size) {
     const char *t = ocl_ctype(c), *u = unsigned_ctype(c);
     bool fl = tpcommon_dtype_is_float(c), in = tpcommon_dtype_is_integer(c);
     const char *a = x[0], *b = x[1];
     switch (op) {
-    case TPCOMMON_OP_NEG:
+    case TP_PLUGIN_OP_NEG:
         if (fl)
             snprintf(out, size, "(-%s)", a);
         else
             snprintf(out, size, "((%s)((%s)0 - (%s)%s))", t, u, u, a);
         return fl || in;
-    case TPCOMMON_OP_ABS:
+    case TP_PLUGIN_OP_ABS:
         if (fl)
             snprintf(out, size, "fabs(%s)", a);
         else
             snprintf(out, size, "(%s < 0 ? (%s)((%s)0 - (%s)%s) : %s)", a, t, u, u, a, a);
         return fl || in;
-    case TPCOMMON_OP_EXP:
+    case TP_PLUGIN_OP_EXP:
         float_fn(out, size, "exp", a);
         return fl;
-    case TPCOMMON_OP_LOG:
+    case TP_PLUGIN_OP_LOG:
         float_fn(out, size, "log", a);
         return fl;
-    case TPCOMMON_OP_SQRT:
+    case TP_PLUGIN_OP_SQRT:
         float_fn(out, size, "sqrt", a);
         return fl;
-    case TPCOMMON_OP_RSQRT:
+    case TP_PLUGIN_OP_RSQRT:
         snprintf(out, size, "((%s)1 / sqrt(%s))", t, a);
         return fl;
-    case TPCOMMON_OP_SIN:
+    case TP_PLUGIN_OP_SIN:
         float_fn(out, size, "sin", a);
         return fl;
-    case TPCOMMON_OP_COS:
+    case TP_PLUGIN_OP_COS:
         float_fn(out, size, "cos", a);
         return fl;
-    case TPCOMMON_OP_TANH:
+    case TP_PLUGIN_OP_TANH:
         float_fn(out, size, "tanh", a);
         return fl;
-    case TPCOMMON_OP_ERF:
+    case TP_PLUGIN_OP_ERF:
         float_fn(out, size, "erf", a);
         return fl;
-    case TPCOMMON_OP_SIGMOID:
+    case TP_PLUGIN_OP_SIGMOID:
         snprintf(out, size,
                  "(%s >= (%s)0 ? (%s)1 / ((%s)1 + exp(-%s)) : exp(%s) / ((%s)1 + exp(%s)))", a, t,
                  t, t, a, a, t, a);
         return fl;
-    case TPCOMMON_OP_RELU:
+    case TP_PLUGIN_OP_RELU:
         if (c == TP_PLUGIN_BOOL)
             snprintf(out, size, "%s", a);
         else
             snprintf(out, size, "(%s < (%s)0 ? (%s)0 : %s)", a, t, t, a);
         return true;
-    case TPCOMMON_OP_FLOOR:
-    case TPCOMMON_OP_CEIL:
+    case TP_PLUGIN_OP_FLOOR:
+    case TP_PLUGIN_OP_CEIL:
         if (fl)
-            float_fn(out, size, op == TPCOMMON_OP_FLOOR ? "floor" : "ceil", a);
+            float_fn(out, size, op == TP_PLUGIN_OP_FLOOR ? "floor" : "ceil", a);
         else
             snprintf(out, size, "%s", a);
         return true;
-    case TPCOMMON_OP_SIGN:
+    case TP_PLUGIN_OP_SIGN:
         if (fl)
             snprintf(out, size,
                      "(%s > (%s)0 ? (%s)1 : %s < (%s)0 ? (%s)-1 : %s == (%s)0 ? (%s)0 : %s)", a, t,
@@ -502,70 +502,70 @@ static bool pointwise_expr(const tp_plugin_value *value, tpcommon_op op, int32_t
         else
             snprintf(out, size, "((%s)((%s > 0) - (%s < 0)))", t, a, a);
         return fl || in;
-    case TPCOMMON_OP_LOGICAL_NOT:
+    case TP_PLUGIN_OP_LOGICAL_NOT:
         snprintf(out, size, "(uchar)(%s == 0)", a);
         return true;
-    case TPCOMMON_OP_CAST:
+    case TP_PLUGIN_OP_CAST:
         ocl_convert(c, result_dtype, a, out, size);
         return true;
-    case TPCOMMON_OP_ADD:
-    case TPCOMMON_OP_SUB:
-    case TPCOMMON_OP_MUL: {
-        const char *sign = op == TPCOMMON_OP_ADD ? "+" : op == TPCOMMON_OP_SUB ? "-" : "*";
+    case TP_PLUGIN_OP_ADD:
+    case TP_PLUGIN_OP_SUB:
+    case TP_PLUGIN_OP_MUL: {
+        const char *sign = op == TP_PLUGIN_OP_ADD ? "+" : op == TP_PLUGIN_OP_SUB ? "-" : "*";
         if (fl)
             snprintf(out, size, "(%s %s %s)", a, sign, b);
         else
             snprintf(out, size, "((%s)((%s)%s %s (%s)%s))", t, u, a, sign, u, b);
         return fl || in;
     }
-    case TPCOMMON_OP_DIV:
+    case TP_PLUGIN_OP_DIV:
         snprintf(out, size, "(%s / %s)", a, b);
         return fl;
-    case TPCOMMON_OP_POW:
+    case TP_PLUGIN_OP_POW:
         if (fl)
             snprintf(out, size, "pow(%s, %s)", a, b);
         else
             snprintf(out, size, "((%s)tp_ipow((long)%s, (long)%s))", t, a, b);
         return fl || in;
-    case TPCOMMON_OP_MAXIMUM:
-    case TPCOMMON_OP_MINIMUM: {
-        const char *cmp = op == TPCOMMON_OP_MAXIMUM ? ">=" : "<=";
+    case TP_PLUGIN_OP_MAXIMUM:
+    case TP_PLUGIN_OP_MINIMUM: {
+        const char *cmp = op == TP_PLUGIN_OP_MAXIMUM ? ">=" : "<=";
         if (c == TP_PLUGIN_BOOL)
-            snprintf(out, size, "(uchar)(%s %s %s)", a, op == TPCOMMON_OP_MAXIMUM ? "|" : "&", b);
+            snprintf(out, size, "(uchar)(%s %s %s)", a, op == TP_PLUGIN_OP_MAXIMUM ? "|" : "&", b);
         else if (fl)
             snprintf(out, size, "((%s %s %s || isnan(%s)) ? %s : %s)", a, cmp, b, a, a, b);
         else
             snprintf(out, size, "(%s %s %s ? %s : %s)", a, cmp, b, a, b);
         return true;
     }
-    case TPCOMMON_OP_LT:
+    case TP_PLUGIN_OP_LT:
         snprintf(out, size, "(uchar)(%s < %s)", a, b);
         return true;
-    case TPCOMMON_OP_LE:
+    case TP_PLUGIN_OP_LE:
         snprintf(out, size, "(uchar)(%s <= %s)", a, b);
         return true;
-    case TPCOMMON_OP_GT:
+    case TP_PLUGIN_OP_GT:
         snprintf(out, size, "(uchar)(%s > %s)", a, b);
         return true;
-    case TPCOMMON_OP_GE:
+    case TP_PLUGIN_OP_GE:
         snprintf(out, size, "(uchar)(%s >= %s)", a, b);
         return true;
-    case TPCOMMON_OP_EQ:
+    case TP_PLUGIN_OP_EQ:
         snprintf(out, size, "(uchar)(%s == %s)", a, b);
         return true;
-    case TPCOMMON_OP_NE:
+    case TP_PLUGIN_OP_NE:
         snprintf(out, size, "(uchar)(%s != %s)", a, b);
         return true;
-    case TPCOMMON_OP_LOGICAL_AND:
+    case TP_PLUGIN_OP_LOGICAL_AND:
         snprintf(out, size, "(uchar)(%s != 0 && %s != 0)", a, b);
         return true;
-    case TPCOMMON_OP_LOGICAL_OR:
+    case TP_PLUGIN_OP_LOGICAL_OR:
         snprintf(out, size, "(uchar)(%s != 0 || %s != 0)", a, b);
         return true;
-    case TPCOMMON_OP_WHERE:
+    case TP_PLUGIN_OP_WHERE:
         snprintf(out, size, "(%s != 0 ? %s : %s)", x[0], x[1], x[2]);
         return true;
-    case TPCOMMON_OP_GELU:
+    case TP_PLUGIN_OP_GELU:
         if (tpcommon_attr_int(value, "approximate", 0) == TP_PLUGIN_GELU_TANH)
             snprintf(out, size,
                      "((%s)0.5 * %s * ((%s)1 + tanh((%s)0.7978845608028654 * (%s + (%s)0.044715 * "
@@ -575,10 +575,10 @@ static bool pointwise_expr(const tp_plugin_value *value, tpcommon_op op, int32_t
             snprintf(out, size, "((%s)0.5 * %s * ((%s)1 + erf(%s * (%s)0.7071067811865476)))", t, a,
                      t, a, t);
         return fl;
-    case TPCOMMON_OP_SILU:
+    case TP_PLUGIN_OP_SILU:
         snprintf(out, size, "(%s / ((%s)1 + exp(-%s)))", a, t, a);
         return fl;
-    case TPCOMMON_OP_SOFTPLUS: {
+    case TP_PLUGIN_OP_SOFTPLUS: {
         char beta[64], threshold[64];
         ocl_literal(c, tpcommon_attr_float(value, "beta", 1.0), beta, sizeof beta);
         ocl_literal(c, tpcommon_attr_float(value, "threshold", 20.0), threshold, sizeof threshold);
@@ -591,12 +591,11 @@ static bool pointwise_expr(const tp_plugin_value *value, tpcommon_op op, int32_t
     }
 }
 
-static const char *emit_pointwise(ocl_emitter *emitter, int32_t v, tpcommon_op op,
-                                  const char *index) {
+static const char *emit_pointwise(ocl_emitter *emitter, int32_t v, int32_t op, const char *index) {
     const ocl_graph *graph = emitter->graph;
     const tp_plugin_value *value = &graph->view->values[v];
     int32_t compute = tpcommon_compute_dtype(graph->view, value);
-    if (op == TPCOMMON_OP_CAST) compute = graph->types[value->operands[0]].dtype;
+    if (op == TP_PLUGIN_OP_CAST) compute = graph->types[value->operands[0]].dtype;
     char operands[3][160];
     const char *names[3] = {"", "", ""};
     for (int32_t k = 0; k < value->num_operands && k < 3; k++) {
@@ -604,7 +603,7 @@ static const char *emit_pointwise(ocl_emitter *emitter, int32_t v, tpcommon_op o
         const char *at =
             ocl_broadcast_index(emitter, &graph->types[v], &graph->types[operand], index);
         const char *local = ocl_emit_value(emitter, operand, at);
-        int32_t target = op == TPCOMMON_OP_WHERE && k == 0 ? graph->types[operand].dtype : compute;
+        int32_t target = op == TP_PLUGIN_OP_WHERE && k == 0 ? graph->types[operand].dtype : compute;
         ocl_convert(graph->types[operand].dtype, target, local, operands[k], sizeof operands[k]);
         names[k] = operands[k];
     }
@@ -635,26 +634,26 @@ const char *ocl_emit_value(ocl_emitter *emitter, int32_t v, const char *index) {
     const ocl_graph *graph = emitter->graph;
     const tp_plugin_value *value = &graph->view->values[v];
     if (!value->op) return emit_load(emitter, v, index);
-    tpcommon_op op = tpcommon_op_of(value);
+    int32_t op = tpcommon_op_of(graph->view, value);
     tpcommon_kind kind = tpcommon_op_kind(op);
     bool here = graph->fusion.region_of[v] == emitter->region;
-    if (op == TPCOMMON_OP_FULL) {
+    if (op == TP_PLUGIN_OP_FULL) {
         char literal[64];
         ocl_literal(graph->types[v].dtype, tpcommon_attr_float(value, "value", 0.0), literal,
                     sizeof literal);
         return memo_add(emitter, v, index, literal);
     }
-    if (op == TPCOMMON_OP_ARANGE) {
+    if (op == TP_PLUGIN_OP_ARANGE) {
         char expr[256], local[16];
         arange_expr(value, graph->types[v].dtype, index, expr, sizeof expr);
         ocl_emit_fresh(emitter, "t", local, sizeof local);
         ocl_emit_line(emitter, "const %s %s = %s;", ocl_ctype(graph->types[v].dtype), local, expr);
         return memo_add(emitter, v, index, local);
     }
-    if (!here || op == TPCOMMON_OP_CONSTANT) return emit_load(emitter, v, index);
+    if (!here || op == TP_PLUGIN_OP_CONSTANT) return emit_load(emitter, v, index);
     if (kind == TPCOMMON_KIND_POINTWISE) return emit_pointwise(emitter, v, op, index);
     if (kind == TPCOMMON_KIND_SHAPE) {
-        if (op == TPCOMMON_OP_CONCAT) return emit_concat(emitter, v, index);
+        if (op == TP_PLUGIN_OP_CONCAT) return emit_concat(emitter, v, index);
         const char *at = shape_operand_index(emitter, v, op, index);
         const char *local = ocl_emit_value(emitter, value->operands[0], at);
         return memo_add(emitter, v, index, local);

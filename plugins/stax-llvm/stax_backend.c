@@ -1,9 +1,10 @@
-/* stax-llvm — the plugin's entry point and backend table (plugin.h): probe,
- * init, compile (options, planning, JIT), run (binding buffers to slots,
- * stepping through kernels on the core's thread pool), release, reset,
- * shutdown. Options: threads=N (at most N threads per kernel; default the
- * core pool's size), opt_level=0..3 (default 3), dump_ir=PATH (optimised
- * LLVM IR), dump_asm=PATH (assembly).
+/* stax-llvm — the plugin's entry point and revision-2 backend table
+ * (plugin.h): init (the context: the host table, a reference on the
+ * process's JIT), supports (stax_claims.c), compile (options, planning, JIT),
+ * run (binding buffers to slots, stepping through kernels on the core's
+ * thread pool), release, reset, shutdown. Options: threads=N (at most N threads per kernel; default
+ * the core pool's size), opt_level=0..3 (default 3), dump_ir=PATH (optimised LLVM IR),
+ * dump_asm=PATH (assembly).
  *
  * Dynamic shapes: when the graph has symbolic dimensions, the executable is
  * compiled once with the sizes as kernel arguments (stax_dynamic.c) and
@@ -19,9 +20,13 @@
 
 #include "stax_dynamic.h"
 
-const tp_plugin_host *stax_host;
+/* What init makes and every call receives: no global holds the host. */
+typedef struct stax_context {
+    const tp_plugin_host *host;
+} stax_context;
 
 struct tp_plugin_executable {
+    const tp_plugin_host *host; /* the compiling context's */
     stax_program program;
     stax_module *module;
     void **kernels;
@@ -41,32 +46,42 @@ struct tp_plugin_executable {
 
 static const char *const known_options[] = {"threads", "opt_level", "dump_ir", "dump_asm"};
 
-static int32_t stax_probe(char *why, size_t why_size) {
-    (void)why;
-    (void)why_size;
-    return TP_PLUGIN_OK;
-}
-
-static int32_t stax_init(const tp_plugin_host *host) {
-    stax_host = host;
+static int32_t stax_init(const tp_plugin_host *host, void **context) {
+    *context = NULL;
     char error[512] = "";
-    if (stax_jit_init(error, sizeof error) != TP_PLUGIN_OK) {
-        if (host && host->set_error) host->set_error(host, error);
+    stax_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) {
+        host->set_error(host, "stax: out of memory creating the backend context");
         return TP_PLUGIN_ERROR;
     }
+    if (stax_jit_init(error, sizeof error) != TP_PLUGIN_OK) {
+        free(ctx);
+        host->set_error(host, error);
+        return TP_PLUGIN_ERROR;
+    }
+    ctx->host = host;
+    *context = ctx;
     return TP_PLUGIN_OK;
 }
 
-static void free_aligned(void *p) {
+static int32_t stax_supports(void *context, const tp_plugin_graph *graph, int32_t value) {
+    const stax_context *ctx = context;
+    char reason[512] = "";
+    int32_t status = stax_node_supported(graph, value, reason, sizeof reason);
+    if (status != TP_PLUGIN_OK) ctx->host->set_error(ctx->host, reason);
+    return status;
+}
+
+static void free_aligned(const tp_plugin_host *host, void *p) {
     if (!p) return;
-    if (stax_host && stax_host->aligned_free)
-        stax_host->aligned_free(p);
+    if (host && host->aligned_free)
+        host->aligned_free(p);
     else
         free(p);
 }
 
-int64_t stax_grain(int64_t count, int64_t min_grain, int64_t threads) {
-    int64_t pool = stax_host && stax_host->num_threads ? stax_host->num_threads() : 1;
+int64_t stax_grain(const tp_plugin_host *host, int64_t count, int64_t min_grain, int64_t threads) {
+    int64_t pool = host && host->num_threads ? host->num_threads() : 1;
     if (threads <= 1) return count > min_grain ? count : min_grain;
     /* a few chunks per thread: the caller starts at once and a worker that
      * wakes late takes what is left instead of being waited for; with fewer
@@ -76,24 +91,24 @@ int64_t stax_grain(int64_t count, int64_t min_grain, int64_t threads) {
     return grain > min_grain ? grain : min_grain;
 }
 
-static int32_t run_error(const char *message) {
-    if (stax_host && stax_host->set_error) stax_host->set_error(stax_host, message);
+static int32_t run_error(const tp_plugin_host *host, const char *message) {
+    host->set_error(host, message);
     return TP_PLUGIN_ERROR;
 }
 
-static void *alloc_aligned(size_t bytes) {
-    if (stax_host && stax_host->aligned_alloc) return stax_host->aligned_alloc(bytes);
+static void *alloc_aligned(const tp_plugin_host *host, size_t bytes) {
+    if (host && host->aligned_alloc) return host->aligned_alloc(bytes);
     return aligned_alloc(64, (bytes + 63) / 64 * 64);
 }
 
-static void stax_release(tp_plugin_executable *exe) {
+static void release_executable(tp_plugin_executable *exe) {
     if (!exe) return;
     stax_module_release(exe->module);
     stax_program_free(&exe->program);
     free(exe->kernels);
     free(exe->slot_mem);
-    free_aligned(exe->workspace);
-    for (int32_t s = 0; s < exe->scratch_count; s++) free_aligned(exe->scratch[s]);
+    free_aligned(exe->host, exe->workspace);
+    for (int32_t s = 0; s < exe->scratch_count; s++) free_aligned(exe->host, exe->scratch[s]);
     free(exe->scratch);
     free(exe->scratch_bytes);
     free(exe->bind);
@@ -128,9 +143,9 @@ static int32_t bind_program(tp_plugin_executable *exe) {
         slot_data[s] = slot->data;
         if (!exe->dyn || slot->kind != STAX_SLOT_SCRATCH) continue;
         if (exe->scratch_bytes[s] < slot->bytes) {
-            free_aligned(exe->scratch[s]);
+            free_aligned(exe->host, exe->scratch[s]);
             exe->scratch_bytes[s] = 0;
-            exe->scratch[s] = alloc_aligned(slot->bytes);
+            exe->scratch[s] = alloc_aligned(exe->host, slot->bytes);
             if (!exe->scratch[s]) return TP_PLUGIN_ERROR;
             memset(exe->scratch[s], 0, slot->bytes);
             exe->scratch_bytes[s] = slot->bytes;
@@ -145,9 +160,9 @@ static int32_t bind_program(tp_plugin_executable *exe) {
                 if (need > bytes) bytes = need;
             }
         if (bytes > exe->workspace_bytes) {
-            free_aligned(exe->workspace);
+            free_aligned(exe->host, exe->workspace);
             exe->workspace_bytes = 0;
-            exe->workspace = alloc_aligned(bytes);
+            exe->workspace = alloc_aligned(exe->host, bytes);
             if (!exe->workspace) return TP_PLUGIN_ERROR;
             exe->workspace_bytes = bytes;
         }
@@ -155,11 +170,23 @@ static int32_t bind_program(tp_plugin_executable *exe) {
     return TP_PLUGIN_OK;
 }
 
-static void log_line(int32_t level, const char *graph, const char *what) {
-    if (!stax_host || !stax_host->log) return;
+static void log_line(const tp_plugin_host *host, int32_t level, const char *graph,
+                     const char *what) {
+    if (!host->log) return;
     char line[256];
     snprintf(line, sizeof line, "dynamic graph '%s': %s", graph ? graph : "?", what);
-    stax_host->log(stax_host, level, line);
+    host->log(host, level, line);
+}
+
+/* Binds the symbols from compile's metadata; a symbol no input names gets
+ * 1 (planning ignores it). */
+static int32_t bind_symbols(const tp_plugin_graph *graph, const tp_plugin_tensor_meta *inputs,
+                            int32_t num_inputs, int64_t *symbols, char *error, size_t error_size) {
+    int32_t status =
+        tpcommon_bind_symbols_from_metas(graph, inputs, num_inputs, symbols, error, error_size);
+    for (int32_t s = 0; status == TP_PLUGIN_OK && s < graph->num_symbols; s++)
+        if (symbols[s] < 0) symbols[s] = 1;
+    return status;
 }
 
 /* Dynamic compile: the template IR and the program for the metadata's
@@ -169,38 +196,27 @@ static int32_t compile_dynamic(tp_plugin_executable *exe, const tp_plugin_graph 
                                char **template_ir, char *error, size_t error_size) {
     exe->dyn = calloc(1, sizeof *exe->dyn);
     if (!exe->dyn) return tpcommon_error(error, error_size, "stax: out of memory");
+    exe->dyn->host = exe->host;
     int32_t status = stax_dynamic_prepare(graph, stax_jit_cpu(), stax_jit_features(), exe->dyn,
                                           template_ir, error, error_size);
     if (status != TP_PLUGIN_OK) {
         free(exe->dyn);
         exe->dyn = NULL;
         if (status == TP_PLUGIN_UNAVAILABLE)
-            log_line(TP_PLUGIN_LOG_DEBUG, graph->name,
+            log_line(exe->host, TP_PLUGIN_LOG_DEBUG, graph->name,
                      "sizes change its structure: compiled for "
                      "the metadata's sizes only");
         return status;
     }
-    log_line(TP_PLUGIN_LOG_DEBUG, graph->name, "one object for every size of its symbols");
-    int32_t n = num_inputs > 0 ? num_inputs : 1;
-    int32_t *dtypes = calloc((size_t)n, sizeof *dtypes), *ndims = calloc((size_t)n, sizeof *ndims);
-    const int64_t **dims = calloc((size_t)n, sizeof *dims);
+    log_line(exe->host, TP_PLUGIN_LOG_DEBUG, graph->name,
+             "one object for every size of its symbols");
     exe->bind = calloc((size_t)graph->num_symbols + 1, sizeof *exe->bind);
-    if (!dtypes || !ndims || !dims || !exe->bind)
-        status = tpcommon_error(error, error_size, "stax: out of memory");
-    for (int32_t i = 0; status == TP_PLUGIN_OK && i < num_inputs; i++) {
-        dtypes[i] = inputs[i].dtype;
-        ndims[i] = inputs[i].ndim;
-        dims[i] = inputs[i].dims;
-    }
+    if (!exe->bind) status = tpcommon_error(error, error_size, "stax: out of memory");
     if (status == TP_PLUGIN_OK)
-        status = stax_bind_symbols(&exe->dyn->graph, num_inputs, dtypes, ndims, dims, exe->bind,
-                                   error, error_size);
+        status = bind_symbols(&exe->dyn->graph, inputs, num_inputs, exe->bind, error, error_size);
     if (status == TP_PLUGIN_OK)
         status = stax_dynamic_plan(exe->dyn, exe->bind, stax_jit_cpu(), stax_jit_features(),
                                    &exe->program, error, error_size);
-    free(dtypes);
-    free(ndims);
-    free(dims);
     return status;
 }
 
@@ -218,25 +234,26 @@ static int32_t read_options(const tp_plugin_option *options, int32_t count, int6
     return status;
 }
 
-static int32_t stax_compile(const tp_plugin_graph *graph, const tp_plugin_tensor_meta *inputs,
-                            int32_t num_inputs, const tp_plugin_option *options,
-                            int32_t num_options, tp_plugin_executable **executable, char *error,
-                            size_t error_size) {
+static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *graph,
+                             const tp_plugin_tensor_meta *inputs, int32_t num_inputs,
+                             const tp_plugin_option *options, int32_t num_options,
+                             tp_plugin_executable **executable, char *error, size_t error_size) {
     *executable = NULL;
-    int64_t threads = stax_host && stax_host->num_threads ? stax_host->num_threads() : 1;
+    int64_t threads = host->num_threads ? host->num_threads() : 1;
     stax_jit_options jit = {3, NULL, NULL};
     int32_t status = read_options(options, num_options, &threads, &jit, error, error_size);
     if (status != TP_PLUGIN_OK) return status;
     tp_plugin_executable *exe = calloc(1, sizeof *exe);
     if (!exe) return tpcommon_error(error, error_size, "stax: out of memory");
+    exe->host = host;
     exe->threads = threads;
     char *template_ir = NULL;
     status = TP_PLUGIN_UNAVAILABLE;
     if (stax_graph_is_dynamic(graph))
         status = compile_dynamic(exe, graph, inputs, num_inputs, &template_ir, error, error_size);
     if (status == TP_PLUGIN_UNAVAILABLE)
-        status = stax_program_build(graph, inputs, num_inputs, stax_jit_cpu(), stax_jit_features(),
-                                    NULL, &exe->program, error, error_size);
+        status = stax_program_build(host, graph, inputs, num_inputs, stax_jit_cpu(),
+                                    stax_jit_features(), NULL, &exe->program, error, error_size);
     stax_program *prog = &exe->program;
     int32_t num_names = prog->num_kernels + (prog->uses_gemm ? 2 : 0);
     const char **names = NULL;
@@ -268,8 +285,20 @@ static int32_t stax_compile(const tp_plugin_graph *graph, const tp_plugin_tensor
         prog->ir = NULL;
         *executable = exe;
     } else {
-        stax_release(exe);
+        release_executable(exe);
     }
+    return status;
+}
+
+static int32_t stax_compile(void *context, const tp_plugin_graph *graph,
+                            const tp_plugin_tensor_meta *inputs, int32_t num_inputs,
+                            const tp_plugin_option *options, int32_t num_options,
+                            tp_plugin_executable **executable) {
+    const stax_context *ctx = context;
+    char error[1024] = "";
+    int32_t status = compile_graph(ctx->host, graph, inputs, num_inputs, options, num_options,
+                                   executable, error, sizeof error);
+    if (status != TP_PLUGIN_OK) ctx->host->set_error(ctx->host, error);
     return status;
 }
 
@@ -287,37 +316,32 @@ static void kernel_range(void *context, int64_t begin, int64_t end) {
 static int32_t rebind(tp_plugin_executable *exe, const tp_plugin_buffer *inputs,
                       int32_t num_inputs) {
     stax_dynamic *d = exe->dyn;
-    int32_t dtypes[64], ndims[64];
-    const int64_t *dims[64];
     char error[512] = "";
-    if (num_inputs > 64) return run_error("stax: more than 64 inputs in a dynamic graph");
-    for (int32_t i = 0; i < num_inputs; i++) {
-        dtypes[i] = inputs[i].dtype;
-        ndims[i] = inputs[i].ndim;
-        dims[i] = inputs[i].dims;
-    }
-    if (stax_bind_symbols(&d->graph, num_inputs, dtypes, ndims, dims, exe->bind, error,
-                          sizeof error) != TP_PLUGIN_OK)
-        return run_error(error);
+    if (tpcommon_bind_symbols_from_buffers(&d->graph, inputs, num_inputs, exe->bind, error,
+                                           sizeof error) != TP_PLUGIN_OK)
+        return run_error(exe->host, error);
+    for (int32_t s = 0; s < d->graph.num_symbols; s++)
+        if (exe->bind[s] < 0) exe->bind[s] = 1; /* as at compile */
     size_t bytes = sizeof *exe->bind * (size_t)d->graph.num_symbols;
     if (d->bound && !memcmp(exe->bind, d->symbols, bytes)) return TP_PLUGIN_OK;
     stax_program program;
     if (stax_dynamic_plan(d, exe->bind, stax_jit_cpu(), stax_jit_features(), &program, error,
                           sizeof error) != TP_PLUGIN_OK) {
         d->bound = false;
-        return run_error(error);
+        return run_error(exe->host, error);
     }
     stax_program_free(&exe->program);
     exe->program = program;
     if (bind_program(exe) != TP_PLUGIN_OK) {
         d->bound = false;
-        return run_error("stax: out of memory sizing buffers for new sizes");
+        return run_error(exe->host, "stax: out of memory sizing buffers for new sizes");
     }
     return TP_PLUGIN_OK;
 }
 
-static int32_t stax_run(tp_plugin_executable *exe, const tp_plugin_buffer *inputs,
+static int32_t stax_run(void *context, tp_plugin_executable *exe, const tp_plugin_buffer *inputs,
                         int32_t num_inputs, tp_plugin_buffer *outputs, int32_t num_outputs) {
+    (void)context; /* the executable keeps its context's host */
     if (exe->dyn && rebind(exe, inputs, num_inputs) != TP_PLUGIN_OK) return TP_PLUGIN_ERROR;
     stax_program *prog = &exe->program;
     for (int32_t s = 0; s < prog->num_slots; s++) {
@@ -326,13 +350,14 @@ static int32_t stax_run(tp_plugin_executable *exe, const tp_plugin_buffer *input
         bool input = slot->kind == STAX_SLOT_INPUT;
         int32_t count = input ? num_inputs : num_outputs;
         if (slot->index >= count)
-            return run_error("stax: run got fewer buffers than the graph has inputs/outputs");
+            return run_error(exe->host,
+                             "stax: run got fewer buffers than the graph has inputs/outputs");
         const tp_plugin_buffer *buffer = input ? &inputs[slot->index] : &outputs[slot->index];
         if (buffer->nbytes < (slot->bytes > 1 ? slot->bytes : 0)) {
             char message[160];
             snprintf(message, sizeof message, "stax: %s %d has %zu bytes, the executable needs %zu",
                      input ? "input" : "output", (int)slot->index, buffer->nbytes, slot->bytes);
-            return run_error(message);
+            return run_error(exe->host, message);
         }
         exe->slot_data[s] = buffer->data;
     }
@@ -344,44 +369,57 @@ static int32_t stax_run(tp_plugin_executable *exe, const tp_plugin_buffer *input
                 step->gemm.epilogue >= 0
                     ? (stax_kernel_fn)(uintptr_t)exe->kernels[step->gemm.epilogue]
                     : NULL;
-            stax_gemm_run(&step->gemm, exe->slot_data, exe->workspace, exe->ukernels, epilogue,
-                          threads);
+            stax_gemm_run(exe->host, &step->gemm, exe->slot_data, exe->workspace, exe->ukernels,
+                          epilogue, threads);
             continue;
         }
         kernel_call call = {(stax_kernel_fn)(uintptr_t)exe->kernels[step->kernel], exe->slot_data};
-        int64_t grain = stax_grain(step->count, step->grain, threads);
-        if (threads <= 1 || step->count <= grain || !stax_host || !stax_host->parallel_for)
+        int64_t grain = stax_grain(exe->host, step->count, step->grain, threads);
+        if (threads <= 1 || step->count <= grain || !exe->host->parallel_for)
             call.fn(call.slots, 0, step->count);
         else
-            stax_host->parallel_for(step->count, grain, kernel_range, &call);
+            exe->host->parallel_for(step->count, grain, kernel_range, &call);
     }
     return TP_PLUGIN_OK;
 }
 
-static void stax_reset(void) {
+static void stax_release(void *context, tp_plugin_executable *exe) {
+    (void)context;
+    release_executable(exe);
+}
+
+static void stax_reset(void *context) {
+    (void)context;
     stax_jit_drop_memory_cache();
 }
 
-static void stax_shutdown(void) {
+static void stax_shutdown(void *context) {
     stax_jit_shutdown();
-    stax_host = NULL;
+    free(context);
 }
 
 static const tp_plugin_backend stax_table = {
     .struct_size = sizeof(tp_plugin_backend),
-    .contract_version = 1, /* revision-1 table */
+    .contract_version = 2,
     .name = "stax",
     .version = STAX_VERSION,
     .description = "LLVM 19 ORC JIT for CPUs: fused loop nests, packed AVX2/FMA matmul",
-    .probe = stax_probe,
-    .init = stax_init,
-    .compile = stax_compile,
-    .run = stax_run,
-    .release = stax_release,
-    .reset = stax_reset,
-    .shutdown = stax_shutdown,
+    .calls =
+        {
+            .probe = NULL, /* always available: LLVM is linked in */
+            .init = stax_init,
+            .supports = stax_supports,
+            .compile = stax_compile,
+            .run = stax_run,
+            .release = stax_release,
+            .reset = stax_reset,
+            .shutdown = stax_shutdown,
+            .get_extension = NULL,
+        },
 };
 
-TP_PLUGIN_EXPORT const tp_plugin_backend *tp_stax_backend(void) {
-    return &stax_table;
+/* The core passes the highest revision both sides speak; stax speaks only
+ * revision 2 (the INI says contract = 2, min_contract = 2). */
+TP_PLUGIN_EXPORT const tp_plugin_backend *tp_stax_backend(uint32_t revision) {
+    return revision >= 2 ? &stax_table : NULL;
 }

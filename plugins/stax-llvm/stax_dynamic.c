@@ -43,6 +43,7 @@ void stax_graph_free(tp_plugin_graph *g) {
         free(attrs);
     }
     free(values);
+    free((tp_plugin_node *)g->nodes);
     free((char *)g->name);
     free((int32_t *)g->inputs);
     free((int32_t *)g->outputs);
@@ -88,6 +89,10 @@ int32_t stax_graph_copy(const tp_plugin_graph *src, tp_plugin_graph *dst) {
                  (fa->type != TP_PLUGIN_ATTR_TENSOR || !fa->nbytes || !fa->data || attrs[a].data);
         }
     }
+    if (ok && tpcommon_graph_has_nodes(src)) {
+        dst->nodes = dup_bytes(src->nodes, sizeof(tp_plugin_node) * (size_t)src->num_values);
+        ok = !src->num_values || dst->nodes;
+    }
     if (ok) {
         dst->num_inputs = src->num_inputs;
         dst->inputs = dup_bytes(src->inputs, sizeof(int32_t) * (size_t)src->num_inputs);
@@ -118,49 +123,6 @@ bool stax_graph_is_dynamic(const tp_plugin_graph *g) {
         for (int32_t d = 0; d < g->values[v].type.ndim; d++)
             if (g->values[v].type.dims[d] < 0) return true;
     return false;
-}
-
-int32_t stax_bind_symbols(const tp_plugin_graph *g, int32_t num_inputs, const int32_t *dtypes,
-                          const int32_t *ndims, const int64_t *const *dims, int64_t *symbols,
-                          char *error, size_t error_size) {
-    for (int32_t s = 0; s < g->num_symbols; s++) symbols[s] = -1;
-    if (num_inputs != g->num_inputs)
-        return tpcommon_error(error, error_size, "stax: graph '%s' has %d inputs, got %d", g->name,
-                              (int)g->num_inputs, (int)num_inputs);
-    for (int32_t i = 0; i < num_inputs; i++) {
-        const tp_plugin_value *input = &g->values[g->inputs[i]];
-        const tp_plugin_type *declared = &input->type;
-        char text[128];
-        if (dtypes[i] != declared->dtype || ndims[i] != declared->ndim)
-            return tpcommon_error(
-                error, error_size, "stax: input %d (%%%s) is declared %s but is %s with %d dims",
-                (int)i, input->name, tpcommon_type_text(g, declared, text, sizeof text),
-                tpcommon_dtype_name(dtypes[i]), (int)ndims[i]);
-        for (int32_t d = 0; d < declared->ndim; d++) {
-            int64_t want = declared->dims[d], got = dims[i][d];
-            if (want >= 0 && want != got)
-                return tpcommon_error(
-                    error, error_size, "stax: input %d (%%%s) is declared %s but dim %d is %lld",
-                    (int)i, input->name, tpcommon_type_text(g, declared, text, sizeof text), (int)d,
-                    (long long)got);
-            if (want >= 0) continue;
-            int64_t s = -want - 1;
-            if (s >= g->num_symbols || got < 0)
-                return tpcommon_error(error, error_size, "stax: input %d (%%%s) has a bad dim %d",
-                                      (int)i, input->name, (int)d);
-            if (symbols[s] >= 0 && symbols[s] != got)
-                return tpcommon_error(
-                    error, error_size,
-                    "stax: symbol '%s' is %lld in an earlier input but %lld in input "
-                    "%d (%%%s) dim %d: sizes bound to one symbol must agree",
-                    g->symbols[s], (long long)symbols[s], (long long)got, (int)i, input->name,
-                    (int)d);
-            symbols[s] = got;
-        }
-    }
-    for (int32_t s = 0; s < g->num_symbols; s++)
-        if (symbols[s] < 0) symbols[s] = 1; /* a symbol no input uses: planning ignores it */
-    return TP_PLUGIN_OK;
 }
 
 /* ---- IR text: integers and the rest ---- */
@@ -261,10 +223,11 @@ int32_t stax_dynamic_prepare(const tp_plugin_graph *graph, const char *cpu, cons
         d->decisions.mode = 1;
         second.mode = 1;
         stax_build_mode m1 = {g1, &d->decisions}, m2 = {g2, &second};
-        status = stax_program_build(&d->graph, NULL, 0, cpu, features, &m1, &p1, error, error_size);
+        status = stax_program_build(d->host, &d->graph, NULL, 0, cpu, features, &m1, &p1, error,
+                                    error_size);
         if (status == TP_PLUGIN_OK)
-            status =
-                stax_program_build(&d->graph, NULL, 0, cpu, features, &m2, &p2, error, error_size);
+            status = stax_program_build(d->host, &d->graph, NULL, 0, cpu, features, &m2, &p2, error,
+                                        error_size);
     }
     bool same = status == TP_PLUGIN_OK && !d->decisions.failed && !second.failed &&
                 second.count == d->decisions.count &&
@@ -337,8 +300,8 @@ int32_t stax_dynamic_plan(stax_dynamic *d, const int64_t *symbols, const char *c
     d->decisions.cursor = 0;
     d->decisions.failed = false;
     stax_build_mode mode = {symbols, &d->decisions};
-    int32_t status =
-        stax_program_build(&d->graph, NULL, 0, cpu, features, &mode, out, error, error_size);
+    int32_t status = stax_program_build(d->host, &d->graph, NULL, 0, cpu, features, &mode, out,
+                                        error, error_size);
     if (status != TP_PLUGIN_OK) return status;
     tpcommon_buf skeleton;
     tpcommon_buf_init(&skeleton);

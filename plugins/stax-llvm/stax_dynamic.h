@@ -5,13 +5,15 @@
 #define STAX_DYNAMIC_H
 
 #include "stax_internal.h"
+#include "tpcommon_symbols.h"
 
 typedef struct stax_dynamic {
-    tp_plugin_graph graph;    /* owned copy */
-    stax_decisions decisions; /* recorded at the generic binding */
-    char *skeleton;           /* the generic IR with every integer replaced by \x01 */
-    int64_t *numbers;         /* the generic IR's integers */
-    uint8_t *is_param;        /* per integer: a size argument */
+    const tp_plugin_host *host; /* the context's, set before prepare */
+    tp_plugin_graph graph;      /* owned copy */
+    stax_decisions decisions;   /* recorded at the generic binding */
+    char *skeleton;             /* the generic IR with every integer replaced by \x01 */
+    int64_t *numbers;           /* the generic IR's integers */
+    uint8_t *is_param;          /* per integer: a size argument */
     int32_t num_numbers, num_params;
     int64_t *params;  /* the size arguments for `symbols` */
     int64_t *symbols; /* the binding the current program is for */
@@ -22,12 +24,6 @@ typedef struct stax_dynamic {
 bool stax_graph_is_dynamic(const tp_plugin_graph *g);
 int32_t stax_graph_copy(const tp_plugin_graph *src, tp_plugin_graph *dst);
 void stax_graph_free(tp_plugin_graph *g);
-
-/* Binds every symbol of `g` from the inputs' dtypes and dims (checking the
- * static dims and that each symbol gets one size). */
-int32_t stax_bind_symbols(const tp_plugin_graph *g, int32_t num_inputs, const int32_t *dtypes,
-                          const int32_t *ndims, const int64_t *const *dims, int64_t *symbols,
-                          char *error, size_t error_size);
 
 /* Plans `graph` at two generic bindings and builds the template IR (size
  * integers as arguments) into *template_ir. TP_PLUGIN_UNAVAILABLE: the plans

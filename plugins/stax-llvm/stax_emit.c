@@ -48,7 +48,7 @@ static bool loads_flat(stax_emit_graph *g, int32_t v, int32_t region_matmul, int
     const stax_value *info = &g->values[v];
     if (!top && info->view.slot >= 0) return flat_compatible(g, &info->view, numel);
     const tp_plugin_value *value = &g->graph->values[v];
-    if (tpcommon_op_kind(tpcommon_op_of(value)) == TPCOMMON_KIND_MATMUL) {
+    if (tpcommon_op_kind(tpcommon_op_of(g->graph, value)) == TPCOMMON_KIND_MATMUL) {
         if (!flat_compatible(g, &info->raw, numel)) return false;
         if (value->num_operands > 2 && !loads_flat(g, value->operands[2], -1, numel, false))
             return false;
@@ -138,10 +138,11 @@ static void decompose(fn_ctx *f, ir_val flat, const int32_t *which, int32_t coun
     }
 }
 
-static int32_t reduced_axes(const tp_plugin_value *value, int32_t ndim, bool *reduced) {
-    tpcommon_op op = tpcommon_op_of(value);
+static int32_t reduced_axes(const tp_plugin_graph *graph, const tp_plugin_value *value,
+                            int32_t ndim, bool *reduced) {
+    int32_t op = tpcommon_op_of(graph, value);
     for (int32_t d = 0; d < STAX_MAX_DIMS; d++) reduced[d] = false;
-    if (op == TPCOMMON_OP_ARGMAX) {
+    if (op == TP_PLUGIN_OP_ARGMAX) {
         int64_t axis = tpcommon_attr_int(value, "axis", 0);
         if (axis < 0) axis += ndim;
         if (axis >= 0 && axis < ndim) reduced[axis] = true;
@@ -201,9 +202,9 @@ int32_t stax_emit_reduction(stax_emit_graph *g, const char *name, int32_t root, 
     const stax_value *info = &g->values[root];
     int32_t x = value->operands[0];
     const tp_plugin_type *xt = &g->values[x].type;
-    tpcommon_op op = tpcommon_op_of(value);
+    int32_t op = tpcommon_op_of(g->graph, value);
     bool reduced[STAX_MAX_DIMS];
-    reduced_axes(value, xt->ndim, reduced);
+    reduced_axes(g->graph, value, xt->ndim, reduced);
     int64_t length = reduced_count(xt, reduced);
     int64_t rows = 1;
     for (int32_t d = 0; d < xt->ndim; d++)
@@ -216,48 +217,48 @@ int32_t stax_emit_reduction(stax_emit_graph *g, const char *name, int32_t root, 
     snprintf(row_index, sizeof row_index, "%%li%d", row_loop);
     int32_t in_t = xt->dtype;
     bool fl = tpcommon_dtype_is_float(in_t);
-    int32_t acc_t = op == TPCOMMON_OP_SUM    ? (fl ? TP_PLUGIN_F64 : TP_PLUGIN_I64)
-                    : op == TPCOMMON_OP_MEAN ? TP_PLUGIN_F64
-                                             : in_t;
+    int32_t acc_t = op == TP_PLUGIN_OP_SUM    ? (fl ? TP_PLUGIN_F64 : TP_PLUGIN_I64)
+                    : op == TP_PLUGIN_OP_MEAN ? TP_PLUGIN_F64
+                                              : in_t;
     ir_val init;
-    if (op == TPCOMMON_OP_SUM || op == TPCOMMON_OP_MEAN)
+    if (op == TP_PLUGIN_OP_SUM || op == TP_PLUGIN_OP_MEAN)
         init = tpcommon_dtype_is_float(acc_t) ? lit_float(acc_t, 0.0) : lit_int(acc_t, 0);
     else if (fl)
-        init = lit_float(acc_t, op == TPCOMMON_OP_MIN ? INFINITY : -INFINITY);
+        init = lit_float(acc_t, op == TP_PLUGIN_OP_MIN ? INFINITY : -INFINITY);
     else if (in_t == TP_PLUGIN_BOOL)
-        init = lit_int(acc_t, op == TPCOMMON_OP_MIN ? 1 : 0);
+        init = lit_int(acc_t, op == TP_PLUGIN_OP_MIN ? 1 : 0);
     else if (in_t == TP_PLUGIN_I32)
-        init = lit_int(acc_t, op == TPCOMMON_OP_MIN ? INT32_MAX : INT32_MIN);
+        init = lit_int(acc_t, op == TP_PLUGIN_OP_MIN ? INT32_MAX : INT32_MIN);
     else
-        init = lit_int(acc_t, op == TPCOMMON_OP_MIN ? INT64_MAX : INT64_MIN);
+        init = lit_int(acc_t, op == TP_PLUGIN_OP_MIN ? INT64_MAX : INT64_MIN);
     ir_val acc = var_new(&f, acc_t, init);
     ir_val best_index = var_new(&f, TP_PLUGIN_I64, lit_int(TP_PLUGIN_I64, 0));
     int ids[STAX_MAX_DIMS];
     int32_t open = open_axes(&f, reduced, ids);
     ir_val v = lower_value(&f, x);
     ir_val a = var_get(&f, acc);
-    if (op == TPCOMMON_OP_SUM || op == TPCOMMON_OP_MEAN) {
+    if (op == TP_PLUGIN_OP_SUM || op == TP_PLUGIN_OP_MEAN) {
         ir_val xv = conv(&f, v, acc_t);
         var_set(&f, acc,
                 tpcommon_dtype_is_float(acc_t) ? bin(&f, "fadd reassoc contract", a, xv)
                                                : bin(&f, "add", a, xv));
     } else {
-        const char *pred = fl ? (op == TPCOMMON_OP_MIN ? "fcmp olt" : "fcmp ogt")
+        const char *pred = fl ? (op == TP_PLUGIN_OP_MIN ? "fcmp olt" : "fcmp ogt")
                            : in_t == TP_PLUGIN_BOOL
-                               ? (op == TPCOMMON_OP_MIN ? "icmp ult" : "icmp ugt")
-                               : (op == TPCOMMON_OP_MIN ? "icmp slt" : "icmp sgt");
+                               ? (op == TP_PLUGIN_OP_MIN ? "icmp ult" : "icmp ugt")
+                               : (op == TP_PLUGIN_OP_MIN ? "icmp slt" : "icmp sgt");
         ir_val better = cmp(&f, pred, v, a);
         if (fl) {
             ir_val nan = cmp(&f, "fcmp uno", v, v);
             better = bin(&f, "or", better, nan);
-            if (op == TPCOMMON_OP_ARGMAX) { /* a NaN best stays: the first NaN wins */
+            if (op == TP_PLUGIN_OP_ARGMAX) { /* a NaN best stays: the first NaN wins */
                 ir_val best_nan = cmp(&f, "fcmp uno", a, a);
                 ir_val keep = bin(&f, "xor", best_nan, (ir_val){.s = "true", .t = STAX_I1});
                 better = bin(&f, "and", better, keep);
             }
         }
         var_set(&f, acc, sel(&f, better, v, a));
-        if (op == TPCOMMON_OP_ARGMAX) {
+        if (op == TP_PLUGIN_OP_ARGMAX) {
             /* flat position along the reduced axis: argmax reduces exactly one axis */
             ir_val pos = {.t = TP_PLUGIN_I64};
             for (int32_t d = 0; d < xt->ndim; d++)
@@ -266,8 +267,8 @@ int32_t stax_emit_reduction(stax_emit_graph *g, const char *name, int32_t root, 
         }
     }
     close_axes(&f, ids, open);
-    ir_val result = var_get(&f, op == TPCOMMON_OP_ARGMAX ? best_index : acc);
-    if (op == TPCOMMON_OP_MEAN)
+    ir_val result = var_get(&f, op == TP_PLUGIN_OP_ARGMAX ? best_index : acc);
+    if (op == TP_PLUGIN_OP_MEAN)
         result = bin(&f, "fdiv", result, size_float(&f, TP_PLUGIN_F64, length));
     result = conv(&f, result, value->type.dtype);
     /* the root's storage is contiguous: element `row` */
@@ -288,27 +289,27 @@ int32_t stax_emit_reduction(stax_emit_graph *g, const char *name, int32_t root, 
 int32_t stax_emit_row(stax_emit_graph *g, const char *name, int32_t root, int64_t *count) {
     const tp_plugin_value *value = &g->graph->values[root];
     const stax_value *info = &g->values[root];
-    tpcommon_op op = tpcommon_op_of(value);
+    int32_t op = tpcommon_op_of(g->graph, value);
     int32_t x = value->operands[0];
     const tp_plugin_type *xt = &g->values[x].type;
     int64_t axis = tpcommon_attr_int(value, "axis", -1);
     if (axis < 0) axis += xt->ndim;
     bool reduced[STAX_MAX_DIMS] = {false};
     for (int32_t d = 0; d < xt->ndim; d++)
-        reduced[d] = op == TPCOMMON_OP_LAYER_NORM ? d >= axis : d == axis;
+        reduced[d] = op == TP_PLUGIN_OP_LAYER_NORM ? d >= axis : d == axis;
     int64_t length = reduced_count(xt, reduced);
     *count = 1;
     for (int32_t d = 0; d < xt->ndim; d++)
         if (!reduced[d]) *count *= xt->dims[d];
-    int32_t t = info->compute;                                        /* f32 or f64 */
-    int32_t acc_t = op == TPCOMMON_OP_LAYER_NORM ? TP_PLUGIN_F64 : t; /* statistics */
+    int32_t t = info->compute;                                         /* f32 or f64 */
+    int32_t acc_t = op == TP_PLUGIN_OP_LAYER_NORM ? TP_PLUGIN_F64 : t; /* statistics */
     fn_ctx f;
     fn_init(&f, g);
     int row_loop = open_rows(&f, xt, reduced);
     int ids[STAX_MAX_DIMS];
     int32_t open;
     ir_val out_value;
-    if (op == TPCOMMON_OP_LAYER_NORM) {
+    if (op == TP_PLUGIN_OP_LAYER_NORM) {
         ir_val sum = var_new(&f, acc_t, lit_float(acc_t, 0.0));
         open = open_axes(&f, reduced, ids);
         ir_val v = conv(&f, lower_value(&f, x), acc_t);
@@ -350,7 +351,7 @@ int32_t stax_emit_row(stax_emit_graph *g, const char *name, int32_t root, int64_
         ir_val m = var_get(&f, max);
         /* softmax into its own dtype: exp once per element, stored, then the
          * row (in L1/L2 by then) is scaled in place */
-        bool store_exp = op == TPCOMMON_OP_SOFTMAX && value->type.dtype == t;
+        bool store_exp = op == TP_PLUGIN_OP_SOFTMAX && value->type.dtype == t;
         ir_val sum = var_new(&f, t, lit_float(t, 0.0));
         open = open_axes(&f, reduced, ids);
         ir_val e = lower_exp(&f, bin(&f, "fsub", conv(&f, lower_value(&f, x), t), m));
@@ -370,11 +371,11 @@ int32_t stax_emit_row(stax_emit_graph *g, const char *name, int32_t root, int64_
         }
         ir_val s = var_get(&f, sum);
         ir_val scale =
-            op == TPCOMMON_OP_SOFTMAX ? bin(&f, "fdiv", lit_float(t, 1.0), s) : lower_log(&f, s);
+            op == TP_PLUGIN_OP_SOFTMAX ? bin(&f, "fdiv", lit_float(t, 1.0), s) : lower_log(&f, s);
         open = open_axes(&f, reduced, ids);
         ir_val shifted = bin(&f, "fsub", conv(&f, lower_value(&f, x), t), m);
-        out_value = op == TPCOMMON_OP_SOFTMAX ? bin(&f, "fmul", lower_exp(&f, shifted), scale)
-                                              : bin(&f, "fsub", shifted, scale);
+        out_value = op == TP_PLUGIN_OP_SOFTMAX ? bin(&f, "fmul", lower_exp(&f, shifted), scale)
+                                               : bin(&f, "fsub", shifted, scale);
     }
     store_view(&f, &info->view, conv(&f, out_value, value->type.dtype));
     close_axes(&f, ids, open);

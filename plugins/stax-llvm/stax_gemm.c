@@ -200,7 +200,7 @@ static void columns_range(void *context, int64_t begin, int64_t end) {
     }
 }
 
-void stax_gemm_run(const stax_gemm *g, void **slots, float *workspace,
+void stax_gemm_run(const tp_plugin_host *host, const stax_gemm *g, void **slots, float *workspace,
                    const stax_ukernel_fn ukernels[2], stax_kernel_fn epilogue, int64_t threads) {
     const float *a_base = (const float *)slots[g->a_slot] + g->a_offset;
     const float *b_base = (const float *)slots[g->b_slot] + g->b_offset;
@@ -213,9 +213,9 @@ void stax_gemm_run(const stax_gemm *g, void **slots, float *workspace,
     }
     row_blocks rb = split_rows(g->m);
     int64_t blocks = rb.count, panels = (g->n + NR - 1) / NR;
-    int64_t grain = stax_grain(blocks, 1, threads);
+    int64_t grain = stax_grain(host, blocks, 1, threads);
     bool by_columns =
-        threads > 1 && g->m <= 256 && panels >= 2 * threads && stax_host && stax_host->parallel_for;
+        threads > 1 && g->m <= 256 && panels >= 2 * threads && host && host->parallel_for;
     if (grain < 1) grain = 1;
     for (int64_t batch = 0; batch < g->batch; batch++) {
         int64_t a_off = 0, b_off = 0, rest = batch;
@@ -236,7 +236,7 @@ void stax_gemm_run(const stax_gemm *g, void **slots, float *workspace,
                                .c = c_base + batch * g->m * g->n,
                                .packed = workspace,
                                .batch_row = batch * g->m};
-            stax_host->parallel_for(panels, stax_grain(panels, 1, threads), columns_range, &ct);
+            host->parallel_for(panels, stax_grain(host, panels, 1, threads), columns_range, &ct);
             continue;
         }
         for (int64_t pc = 0; pc < g->k; pc += KC) {
@@ -256,8 +256,8 @@ void stax_gemm_run(const stax_gemm *g, void **slots, float *workspace,
                 .first = pc == 0,
                 .last = pc + KC >= g->k,
             };
-            if (threads > 1 && blocks > 1 && stax_host && stax_host->parallel_for)
-                stax_host->parallel_for(blocks, grain, rows_task, &task);
+            if (threads > 1 && blocks > 1 && host && host->parallel_for)
+                host->parallel_for(blocks, grain, rows_task, &task);
             else
                 rows_task(&task, 0, blocks);
         }

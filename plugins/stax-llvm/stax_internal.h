@@ -21,8 +21,6 @@
 #define STAX_MAX_DIMS TP_PLUGIN_MAX_DIMS
 
 extern const char *const stax_mathlib_ir;
-/* The host table given to init (NULL before). */
-extern const tp_plugin_host *stax_host;
 
 /* ---- memory: slots and strided views ---- */
 
@@ -92,6 +90,7 @@ typedef struct stax_program {
     char **kernel_names;
     char *ir; /* the LLVM module's text */
     bool uses_gemm;
+    const tp_plugin_host *host; /* allocates and frees the SCRATCH/CONST slots */
 } stax_program;
 
 /* Dynamic shapes (stax_dynamic.c). The planner and the emitters take some
@@ -117,11 +116,19 @@ typedef struct stax_build_mode {
 /* Builds the program (and its IR text) for graph + inputs. With `mode`, the
  * symbols come from mode->symbols, inputs are not read and scratch slots are
  * left unallocated (the executable provides them). */
-int32_t stax_program_build(const tp_plugin_graph *graph, const tp_plugin_tensor_meta *inputs,
-                           int32_t num_inputs, const char *cpu, const char *features,
-                           const stax_build_mode *mode, stax_program *out, char *error,
-                           size_t error_size);
+int32_t stax_program_build(const tp_plugin_host *host, const tp_plugin_graph *graph,
+                           const tp_plugin_tensor_meta *inputs, int32_t num_inputs, const char *cpu,
+                           const char *features, const stax_build_mode *mode, stax_program *out,
+                           char *error, size_t error_size);
 void stax_program_free(stax_program *program);
+
+/* ---- claims (stax_claims.c) ---- */
+
+/* Whether stax lowers node `value` of `graph` natively (its op id and compute
+ * dtype; composites with a native kernel included): TP_PLUGIN_OK, or
+ * TP_PLUGIN_UNSUPPORTED with the reason in error[0..error_size). */
+int32_t stax_node_supported(const tp_plugin_graph *graph, int32_t value, char *error,
+                            size_t error_size);
 
 /* ---- IR emission (stax_emit.c) ---- */
 
@@ -174,6 +181,9 @@ typedef struct stax_jit_options {
 
 typedef struct stax_module stax_module; /* a loaded object, shared and refcounted */
 
+/* The JIT is one per process (an LLJIT and the loaded objects, behind a
+ * lock), shared by every context: init takes a reference, shutdown drops it
+ * and the last one disposes of the JIT. */
 int32_t stax_jit_init(char *error, size_t error_size);
 void stax_jit_shutdown(void);
 const char *stax_jit_cpu(void);
@@ -192,11 +202,13 @@ void stax_cache_write(const char *key, const void *data, size_t size);
 
 /* ---- running ---- */
 
-/* The parallel_for grain for `count` indices on at most `threads` threads. */
-int64_t stax_grain(int64_t count, int64_t min_grain, int64_t threads);
+/* The parallel_for grain for `count` indices on at most `threads` threads of
+ * host's pool. */
+int64_t stax_grain(const tp_plugin_host *host, int64_t count, int64_t min_grain, int64_t threads);
 size_t stax_gemm_workspace_bytes(const stax_gemm *gemm);
 /* ukernels: [0] the 6-row micro-kernel, [1] the 4-row one. */
-void stax_gemm_run(const stax_gemm *gemm, void **slots, float *workspace,
-                   const stax_ukernel_fn ukernels[2], stax_kernel_fn epilogue, int64_t threads);
+void stax_gemm_run(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
+                   float *workspace, const stax_ukernel_fn ukernels[2], stax_kernel_fn epilogue,
+                   int64_t threads);
 
 #endif

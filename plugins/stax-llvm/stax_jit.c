@@ -35,6 +35,7 @@ static pthread_mutex_t jit_lock = PTHREAD_MUTEX_INITIALIZER;
 static LLVMOrcLLJITRef jit;
 static char *host_triple, *host_cpu, *host_features;
 static stax_module *loaded;
+static int32_t jit_users; /* contexts holding the JIT (stax_jit_init - stax_jit_shutdown) */
 
 const char *stax_jit_cpu(void) {
     return host_cpu ? host_cpu : "generic";
@@ -76,12 +77,17 @@ int32_t stax_jit_init(char *error, size_t error_size) {
                 LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), generator);
         }
     }
+    if (status == TP_PLUGIN_OK) jit_users++;
     pthread_mutex_unlock(&jit_lock);
     return status;
 }
 
 void stax_jit_shutdown(void) {
     pthread_mutex_lock(&jit_lock);
+    if (jit_users > 0 && --jit_users > 0) { /* another context still uses it */
+        pthread_mutex_unlock(&jit_lock);
+        return;
+    }
     while (loaded) { /* executables were released: nothing should remain */
         stax_module *next = loaded->next;
         LLVMOrcReleaseResourceTracker(loaded->tracker);

@@ -92,11 +92,11 @@ static ir_val lower_minmax(fn_ctx *f, bool is_max, ir_val x, ir_val y) {
     return sel(f, cmp(f, is_max ? "icmp sge" : "icmp sle", x, y), x, y);
 }
 
-static ir_val lower_compare(fn_ctx *f, tpcommon_op op, ir_val x, ir_val y) {
+static ir_val lower_compare(fn_ctx *f, int32_t op, ir_val x, ir_val y) {
     static const char *const fpred[] = {"olt", "ole", "ogt", "oge", "oeq", "une"};
     static const char *const spred[] = {"slt", "sle", "sgt", "sge", "eq", "ne"};
     static const char *const upred[] = {"ult", "ule", "ugt", "uge", "eq", "ne"};
-    int k = (int)(op - TPCOMMON_OP_LT);
+    int k = (int)(op - TP_PLUGIN_OP_LT);
     char predicate[32];
     if (tpcommon_dtype_is_float(x.t))
         snprintf(predicate, sizeof predicate, "fcmp %s", fpred[k]);
@@ -147,79 +147,79 @@ static ir_val lower_softplus(fn_ctx *f, const tp_plugin_value *value, ir_val x) 
 }
 
 /* The node's result from its operands, already converted to `compute`. */
-static ir_val lower_op(fn_ctx *f, const tp_plugin_value *value, tpcommon_op op, const ir_val *in) {
+static ir_val lower_op(fn_ctx *f, const tp_plugin_value *value, int32_t op, const ir_val *in) {
     ir_val x = in[0], y = in[1];
     bool fl = tpcommon_dtype_is_float(x.t);
     switch (op) {
-    case TPCOMMON_OP_NEG:
+    case TP_PLUGIN_OP_NEG:
         return lower_neg(f, x);
-    case TPCOMMON_OP_ABS:
+    case TP_PLUGIN_OP_ABS:
         return fl ? intrinsic1(f, "fabs", x)
                   : sel(f, cmp(f, "icmp slt", x, lit_int(x.t, 0)), lower_neg(f, x), x);
-    case TPCOMMON_OP_EXP:
+    case TP_PLUGIN_OP_EXP:
         return lower_exp(f, x);
-    case TPCOMMON_OP_LOG:
+    case TP_PLUGIN_OP_LOG:
         return lower_log(f, x);
-    case TPCOMMON_OP_SQRT:
+    case TP_PLUGIN_OP_SQRT:
         return intrinsic1(f, "sqrt", x);
-    case TPCOMMON_OP_RSQRT:
+    case TP_PLUGIN_OP_RSQRT:
         return f_op(f, "fdiv", fk(x, 1.0), intrinsic1(f, "sqrt", x));
-    case TPCOMMON_OP_SIN:
+    case TP_PLUGIN_OP_SIN:
         return call1(f, is_f32(x) ? "stax_sinf" : "sin", x);
-    case TPCOMMON_OP_COS:
+    case TP_PLUGIN_OP_COS:
         return call1(f, is_f32(x) ? "stax_cosf" : "cos", x);
-    case TPCOMMON_OP_TANH:
+    case TP_PLUGIN_OP_TANH:
         return lower_tanh(f, x);
-    case TPCOMMON_OP_SIGMOID:
+    case TP_PLUGIN_OP_SIGMOID:
         return lower_sigmoid(f, x);
-    case TPCOMMON_OP_ERF:
+    case TP_PLUGIN_OP_ERF:
         return lower_erf(f, x);
-    case TPCOMMON_OP_RELU:
+    case TP_PLUGIN_OP_RELU:
         if (x.t == TP_PLUGIN_BOOL) return x;
         return fl ? sel(f, cmp(f, "fcmp olt", x, fk(x, 0.0)), fk(x, 0.0), x)
                   : sel(f, cmp(f, "icmp slt", x, lit_int(x.t, 0)), lit_int(x.t, 0), x);
-    case TPCOMMON_OP_FLOOR:
+    case TP_PLUGIN_OP_FLOOR:
         return fl ? intrinsic1(f, "floor", x) : x;
-    case TPCOMMON_OP_CEIL:
+    case TP_PLUGIN_OP_CEIL:
         return fl ? intrinsic1(f, "ceil", x) : x;
-    case TPCOMMON_OP_SIGN:
+    case TP_PLUGIN_OP_SIGN:
         return lower_sign(f, x);
-    case TPCOMMON_OP_LOGICAL_NOT:
+    case TP_PLUGIN_OP_LOGICAL_NOT:
         return bool_of(f,
                        cmp(f, fl ? "fcmp oeq" : "icmp eq", x, fl ? fk(x, 0.0) : lit_int(x.t, 0)));
-    case TPCOMMON_OP_CAST:
+    case TP_PLUGIN_OP_CAST:
         return conv(f, x, value->type.dtype);
-    case TPCOMMON_OP_ADD:
+    case TP_PLUGIN_OP_ADD:
         return fl ? f_op(f, "fadd", x, y) : bin(f, "add", x, y);
-    case TPCOMMON_OP_SUB:
+    case TP_PLUGIN_OP_SUB:
         return fl ? f_op(f, "fsub", x, y) : bin(f, "sub", x, y);
-    case TPCOMMON_OP_MUL:
+    case TP_PLUGIN_OP_MUL:
         return fl ? f_op(f, "fmul", x, y) : bin(f, "mul", x, y);
-    case TPCOMMON_OP_DIV:
+    case TP_PLUGIN_OP_DIV:
         return bin(f, "fdiv", x, y);
-    case TPCOMMON_OP_POW:
+    case TP_PLUGIN_OP_POW:
         return lower_pow(f, x, y);
-    case TPCOMMON_OP_MAXIMUM:
-    case TPCOMMON_OP_MINIMUM:
-        return lower_minmax(f, op == TPCOMMON_OP_MAXIMUM, x, y);
-    case TPCOMMON_OP_LT:
-    case TPCOMMON_OP_LE:
-    case TPCOMMON_OP_GT:
-    case TPCOMMON_OP_GE:
-    case TPCOMMON_OP_EQ:
-    case TPCOMMON_OP_NE:
+    case TP_PLUGIN_OP_MAXIMUM:
+    case TP_PLUGIN_OP_MINIMUM:
+        return lower_minmax(f, op == TP_PLUGIN_OP_MAXIMUM, x, y);
+    case TP_PLUGIN_OP_LT:
+    case TP_PLUGIN_OP_LE:
+    case TP_PLUGIN_OP_GT:
+    case TP_PLUGIN_OP_GE:
+    case TP_PLUGIN_OP_EQ:
+    case TP_PLUGIN_OP_NE:
         return lower_compare(f, op, x, y);
-    case TPCOMMON_OP_LOGICAL_AND:
+    case TP_PLUGIN_OP_LOGICAL_AND:
         return bool_of(f, bin(f, "and", to_i1(f, x), to_i1(f, y)));
-    case TPCOMMON_OP_LOGICAL_OR:
+    case TP_PLUGIN_OP_LOGICAL_OR:
         return bool_of(f, bin(f, "or", to_i1(f, x), to_i1(f, y)));
-    case TPCOMMON_OP_WHERE:
+    case TP_PLUGIN_OP_WHERE:
         return sel(f, to_i1(f, in[0]), in[1], in[2]);
-    case TPCOMMON_OP_GELU:
+    case TP_PLUGIN_OP_GELU:
         return lower_gelu(f, value, x);
-    case TPCOMMON_OP_SILU:
+    case TP_PLUGIN_OP_SILU:
         return f_op(f, "fmul", x, lower_sigmoid(f, x));
-    case TPCOMMON_OP_SOFTPLUS:
+    case TP_PLUGIN_OP_SOFTPLUS:
         return lower_softplus(f, value, x);
     default:
         f->failed = true;
@@ -232,7 +232,7 @@ static ir_val lower_product(fn_ctx *f, int32_t v) {
     const stax_value *info = &f->g->values[v];
     ir_val r = load_view(f, &info->raw, info->type.dtype);
     const tp_plugin_value *value = &f->g->graph->values[v];
-    if (tpcommon_op_of(value) == TPCOMMON_OP_LINEAR && value->num_operands > 2) {
+    if (tpcommon_op_of(f->g->graph, value) == TP_PLUGIN_OP_LINEAR && value->num_operands > 2) {
         ir_val bias = conv(f, lower_value(f, value->operands[2]), r.t);
         r = tpcommon_dtype_is_float(r.t) ? f_op(f, "fadd", r, bias) : bin(f, "add", r, bias);
     }
@@ -241,14 +241,14 @@ static ir_val lower_product(fn_ctx *f, int32_t v) {
 
 ir_val lower_compute(fn_ctx *f, int32_t v) {
     const tp_plugin_value *value = &f->g->graph->values[v];
-    tpcommon_op op = tpcommon_op_of(value);
+    int32_t op = tpcommon_op_of(f->g->graph, value);
     if (tpcommon_op_kind(op) == TPCOMMON_KIND_MATMUL) return lower_product(f, v);
     int32_t compute = f->g->values[v].compute;
     ir_val in[3];
     memset(in, 0, sizeof in);
     for (int32_t k = 0; k < value->num_operands && k < 3; k++) {
         ir_val operand = lower_value(f, value->operands[k]);
-        bool keep = op == TPCOMMON_OP_CAST || (op == TPCOMMON_OP_WHERE && k == 0);
+        bool keep = op == TP_PLUGIN_OP_CAST || (op == TP_PLUGIN_OP_WHERE && k == 0);
         in[k] = keep ? operand : conv(f, operand, compute);
     }
     if (tpcommon_op_kind(op) != TPCOMMON_KIND_POINTWISE) {

@@ -55,9 +55,9 @@ static int32_t add_slot(planner *p, stax_slot_kind kind, int32_t index, size_t b
     slot->index = index;
     slot->bytes = bytes ? bytes : 1;
     if ((kind == STAX_SLOT_SCRATCH && !p->mode) || kind == STAX_SLOT_CONST) {
-        slot->data = stax_host && stax_host->aligned_alloc
-                         ? stax_host->aligned_alloc(slot->bytes)
-                         : aligned_alloc(64, (slot->bytes + 63) / 64 * 64);
+        const tp_plugin_host *host = prog->host;
+        slot->data = host && host->aligned_alloc ? host->aligned_alloc(slot->bytes)
+                                                 : aligned_alloc(64, (slot->bytes + 63) / 64 * 64);
         if (!slot->data) return -1;
         memset(slot->data, 0, slot->bytes);
     }
@@ -181,73 +181,11 @@ static int32_t bind_types(planner *p, const tp_plugin_tensor_meta *inputs, int32
     return TP_PLUGIN_OK;
 }
 
-/* Whether stax can lower `op` computing in `dtype` (tensor.h's rules). */
-static bool supported(tpcommon_op op, int32_t dtype) {
-    bool is_bool = dtype == TP_PLUGIN_BOOL;
-    switch (tpcommon_op_kind(op)) {
-    case TPCOMMON_KIND_UNKNOWN:
-        return false;
-    case TPCOMMON_KIND_INPUT:
-    case TPCOMMON_KIND_SHAPE:
-    case TPCOMMON_KIND_CREATION:
-    case TPCOMMON_KIND_REDUCTION:
-        return dtype >= TP_PLUGIN_F32 && dtype <= TP_PLUGIN_BOOL;
-    case TPCOMMON_KIND_ROW:
-        return tpcommon_dtype_is_float(dtype);
-    case TPCOMMON_KIND_MATMUL:
-        return !is_bool;
-    default:
-        break;
-    }
-    switch (op) {
-    case TPCOMMON_OP_NEG:
-    case TPCOMMON_OP_ABS:
-    case TPCOMMON_OP_SIGN:
-    case TPCOMMON_OP_ADD:
-    case TPCOMMON_OP_SUB:
-    case TPCOMMON_OP_MUL:
-    case TPCOMMON_OP_POW:
-        return !is_bool && dtype >= TP_PLUGIN_F32 && dtype <= TP_PLUGIN_I64;
-    case TPCOMMON_OP_EXP:
-    case TPCOMMON_OP_LOG:
-    case TPCOMMON_OP_SQRT:
-    case TPCOMMON_OP_RSQRT:
-    case TPCOMMON_OP_SIN:
-    case TPCOMMON_OP_COS:
-    case TPCOMMON_OP_TANH:
-    case TPCOMMON_OP_SIGMOID:
-    case TPCOMMON_OP_ERF:
-    case TPCOMMON_OP_DIV:
-    case TPCOMMON_OP_GELU:
-    case TPCOMMON_OP_SILU:
-    case TPCOMMON_OP_SOFTPLUS:
-        return tpcommon_dtype_is_float(dtype);
-    default:
-        return dtype >= TP_PLUGIN_F32 && dtype <= TP_PLUGIN_BOOL;
-    }
-}
-
 static int32_t check_ops(planner *p) {
     for (int32_t v = 0; v < p->graph->num_values; v++) {
-        const tp_plugin_value *value = &p->graph->values[v];
-        if (!value->op) continue;
-        tpcommon_op op = tpcommon_op_of(value);
-        int32_t dtype = p->values[v].compute;
-        if (op == TPCOMMON_OP_UNKNOWN)
-            return tpcommon_error(
-                p->error, p->error_size,
-                "unsupported: op '%s' (%%%s) on %s operands: stax %s does not know "
-                "this op",
-                value->op, value->name, tpcommon_dtype_name(p->values[v].compute), STAX_VERSION);
-        if (!supported(op, dtype))
-            return tpcommon_error(
-                p->error, p->error_size,
-                "unsupported: op '%s' (%%%s) on %s operands: stax cannot lower it "
-                "for dtype %s",
-                value->op, value->name, tpcommon_dtype_name(dtype), tpcommon_dtype_name(dtype));
-        if (value->type.ndim > STAX_MAX_DIMS)
-            return tpcommon_error(p->error, p->error_size, "stax: %%%s has too many dimensions",
-                                  value->name);
+        if (!p->graph->values[v].op) continue;
+        int32_t status = stax_node_supported(p->graph, v, p->error, p->error_size);
+        if (status != TP_PLUGIN_OK) return status;
     }
     return TP_PLUGIN_OK;
 }
@@ -307,16 +245,16 @@ static int64_t slice_start(int64_t start, int64_t length) {
 static int32_t plan_shape(planner *p, int32_t region, int32_t v) {
     const tp_plugin_value *value = &p->graph->values[v];
     stax_value *info = &p->values[v];
-    tpcommon_op op = tpcommon_op_of(value);
+    int32_t op = tpcommon_op_of(p->graph, value);
     int32_t x = value->operands[0];
     stax_view in = p->values[x].view;
     const tp_plugin_type *type = &info->type;
     stax_view view = {.slot = in.slot, .offset = in.offset, .ndim = type->ndim};
     for (int32_t d = 0; d < type->ndim; d++) view.dims[d] = type->dims[d];
     switch (op) {
-    case TPCOMMON_OP_RESHAPE:
-    case TPCOMMON_OP_SQUEEZE:
-    case TPCOMMON_OP_UNSQUEEZE: {
+    case TP_PLUGIN_OP_RESHAPE:
+    case TP_PLUGIN_OP_SQUEEZE:
+    case TP_PLUGIN_OP_UNSQUEEZE: {
         bool contiguous = true;
         int64_t expect = 1;
         for (int32_t d = in.ndim - 1; d >= 0; d--) {
@@ -334,11 +272,11 @@ static int32_t plan_shape(planner *p, int32_t region, int32_t v) {
         view = contiguous_view(in.slot, in.offset, type);
         break;
     }
-    case TPCOMMON_OP_PERMUTE:
-    case TPCOMMON_OP_TRANSPOSE: {
+    case TP_PLUGIN_OP_PERMUTE:
+    case TP_PLUGIN_OP_TRANSPOSE: {
         int64_t perm[STAX_MAX_DIMS];
         for (int32_t d = 0; d < in.ndim; d++) perm[d] = d;
-        if (op == TPCOMMON_OP_PERMUTE) {
+        if (op == TP_PLUGIN_OP_PERMUTE) {
             int32_t count = 0;
             const int64_t *given = tpcommon_attr_ints(value, "perm", &count);
             for (int32_t d = 0; d < count && d < in.ndim; d++)
@@ -356,7 +294,7 @@ static int32_t plan_shape(planner *p, int32_t region, int32_t v) {
         for (int32_t d = 0; d < type->ndim; d++) view.strides[d] = in.strides[perm[d]];
         break;
     }
-    case TPCOMMON_OP_EXPAND: {
+    case TP_PLUGIN_OP_EXPAND: {
         int32_t shift = type->ndim - in.ndim;
         for (int32_t d = 0; d < type->ndim; d++) {
             int32_t src = d - shift;
@@ -367,7 +305,7 @@ static int32_t plan_shape(planner *p, int32_t region, int32_t v) {
         }
         break;
     }
-    case TPCOMMON_OP_SLICE: {
+    case TP_PLUGIN_OP_SLICE: {
         int64_t axis = tpcommon_attr_int(value, "axis", 0);
         if (axis < 0) axis += in.ndim;
         int64_t step = tpcommon_attr_int(value, "step", 1);
@@ -377,7 +315,7 @@ static int32_t plan_shape(planner *p, int32_t region, int32_t v) {
         view.strides[axis] = in.strides[axis] * step;
         break;
     }
-    case TPCOMMON_OP_CONCAT: {
+    case TP_PLUGIN_OP_CONCAT: {
         int32_t status = home_for(p, v, &view);
         if (status != TP_PLUGIN_OK) return status;
         int64_t axis = tpcommon_attr_int(value, "axis", 0);
@@ -450,13 +388,13 @@ static void store_scalar(void *data, int32_t dtype, double value) {
 static int32_t plan_creation(planner *p, int32_t v) {
     const tp_plugin_value *value = &p->graph->values[v];
     stax_value *info = &p->values[v];
-    tpcommon_op op = tpcommon_op_of(value);
+    int32_t op = tpcommon_op_of(p->graph, value);
     size_t bytes =
-        op == TPCOMMON_OP_FULL ? tpcommon_dtype_size(info->type.dtype) : type_bytes(&info->type);
+        op == TP_PLUGIN_OP_FULL ? tpcommon_dtype_size(info->type.dtype) : type_bytes(&info->type);
     int32_t slot = add_slot(p, STAX_SLOT_CONST, -1, bytes);
     if (slot < 0) return oom(p);
     void *data = p->program->slots[slot].data;
-    if (op == TPCOMMON_OP_CONSTANT) {
+    if (op == TP_PLUGIN_OP_CONSTANT) {
         const tp_plugin_attr *attr = tpcommon_attr_find(value, "value");
         if (!attr || attr->type != TP_PLUGIN_ATTR_TENSOR) attr = NULL;
         for (int32_t i = 0; !attr && i < value->num_attrs; i++)
@@ -467,7 +405,7 @@ static int32_t plan_creation(planner *p, int32_t v) {
                                   type_bytes(&info->type));
         memcpy(data, attr->data, attr->nbytes);
         info->view = contiguous_view(slot, 0, &info->type);
-    } else if (op == TPCOMMON_OP_FULL) {
+    } else if (op == TP_PLUGIN_OP_FULL) {
         store_scalar(data, info->type.dtype, tpcommon_attr_float(value, "value", 0.0));
         info->view = contiguous_view(slot, 0, &info->type);
         for (int32_t d = 0; d < info->view.ndim; d++) info->view.strides[d] = 0;
@@ -485,7 +423,7 @@ static void describe_gemm(planner *p, int32_t v) {
     stax_gemm *gm = &p->gemms[v];
     memset(gm, 0, sizeof *gm);
     stax_view a = p->values[value->operands[0]].view, b = p->values[value->operands[1]].view;
-    if (tpcommon_op_of(value) == TPCOMMON_OP_LINEAR &&
+    if (tpcommon_op_of(p->graph, value) == TP_PLUGIN_OP_LINEAR &&
         b.ndim == 2) { /* weight [out, in] -> [in, out] */
         int64_t d0 = b.dims[0], s0 = b.strides[0];
         b.dims[0] = b.dims[1];
@@ -527,7 +465,7 @@ static int32_t plan_matmul_region(planner *p, int32_t r) {
     const tpcommon_region *region = &p->fusion.regions[r];
     int32_t mm = region->matmul, root = region->root;
     const tp_plugin_value *node = &p->graph->values[mm];
-    bool has_bias = tpcommon_op_of(node) == TPCOMMON_OP_LINEAR && node->num_operands > 2;
+    bool has_bias = tpcommon_op_of(p->graph, node) == TP_PLUGIN_OP_LINEAR && node->num_operands > 2;
     bool epilogue = root != mm || has_bias;
     int32_t status = home_for(p, root, &p->values[root].view);
     if (status != TP_PLUGIN_OK) return status;
@@ -686,11 +624,12 @@ static int32_t plan_all(planner *p, const tp_plugin_tensor_meta *inputs, int32_t
     return p->program->ir ? TP_PLUGIN_OK : oom(p);
 }
 
-int32_t stax_program_build(const tp_plugin_graph *graph, const tp_plugin_tensor_meta *inputs,
-                           int32_t num_inputs, const char *cpu, const char *features,
-                           const stax_build_mode *mode, stax_program *out, char *error,
-                           size_t error_size) {
+int32_t stax_program_build(const tp_plugin_host *host, const tp_plugin_graph *graph,
+                           const tp_plugin_tensor_meta *inputs, int32_t num_inputs, const char *cpu,
+                           const char *features, const stax_build_mode *mode, stax_program *out,
+                           char *error, size_t error_size) {
     memset(out, 0, sizeof *out);
+    out->host = host;
     planner p;
     memset(&p, 0, sizeof p);
     p.graph = graph;
@@ -726,8 +665,8 @@ int32_t stax_program_build(const tp_plugin_graph *graph, const tp_plugin_tensor_
 void stax_program_free(stax_program *program) {
     for (int32_t s = 0; s < program->num_slots; s++)
         if (program->slots[s].data) {
-            if (stax_host && stax_host->aligned_free)
-                stax_host->aligned_free(program->slots[s].data);
+            if (program->host && program->host->aligned_free)
+                program->host->aligned_free(program->slots[s].data);
             else
                 free(program->slots[s].data);
         }

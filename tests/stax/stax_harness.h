@@ -14,6 +14,7 @@
 #include "tensorplay/backend.h"
 #include "tensorplay/graph.h"
 #include "tensorplay/plugin.h"
+#include "tensorplay/plugin_ops.h"
 #include "tensorplay/tensor.h"
 #include "tp_test.h"
 
@@ -151,34 +152,99 @@ static inline void stax_direct_set_error(const tp_plugin_host *host, const char 
     (void)host;
     snprintf(stax_direct_error, sizeof stax_direct_error, "%s", message);
 }
+static inline const char *stax_direct_getenv(const char *name) {
+    return getenv(name);
+}
 static inline void *stax_direct_alloc(size_t size) {
     return aligned_alloc(64, (size + 63) / 64 * 64);
 }
 
-/* Opens stax-llvm.so with dlopen (not through the registry) and inits it with
- * a minimal host table whose parallel_for and num_threads the test chooses. */
-static inline const tp_plugin_backend *
-stax_open_direct(void **handle, void (*parallel_for)(int64_t, int64_t, tp_plugin_range_fn, void *),
+/* One opened plugin: the library, its revision-2 table, the context its
+ * init made and the host table that context was given. */
+typedef struct stax_direct {
+    void *handle;
+    const tp_plugin_backend *table;
+    void *context;
+    tp_plugin_host host;
+} stax_direct;
+
+/* Opens stax-llvm.so with dlopen (not through the registry), negotiates
+ * revision 2 and inits it with a minimal host table whose parallel_for and
+ * num_threads the test chooses. `d` must stay put while open (the context
+ * keeps &d->host). */
+static inline void
+stax_open_direct(stax_direct *d, void (*parallel_for)(int64_t, int64_t, tp_plugin_range_fn, void *),
                  int32_t (*num_threads)(void)) {
     char path[4300];
     snprintf(path, sizeof path, "%s/plugins/stax-llvm.so", tp_test_build_dir());
-    *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    ck_assert_msg(*handle != NULL, "%s", dlerror());
-    tp_plugin_entry_fn entry = (tp_plugin_entry_fn)dlsym(*handle, "tp_stax_backend");
+    d->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(d->handle != NULL, "%s", dlerror());
+    tp_plugin_entry2_fn entry = (tp_plugin_entry2_fn)dlsym(d->handle, "tp_stax_backend");
     ck_assert_ptr_nonnull(entry);
-    static tp_plugin_host host;
-    host = (tp_plugin_host){.struct_size = sizeof(tp_plugin_host),
-                            .contract_version = 1, /* revision-1 table */
-                            .core_version = "0.1.0",
-                            .log = stax_direct_log,
-                            .set_error = stax_direct_set_error,
-                            .parallel_for = parallel_for,
-                            .num_threads = num_threads,
-                            .aligned_alloc = stax_direct_alloc,
-                            .aligned_free = free};
-    const tp_plugin_backend *table = entry();
-    ck_assert_int_eq(table->init(&host), TP_PLUGIN_OK);
-    return table;
+    d->host = (tp_plugin_host){.struct_size = sizeof(tp_plugin_host),
+                               .contract_version = 2,
+                               .core_version = "0.1.0",
+                               .log = stax_direct_log,
+                               .set_error = stax_direct_set_error,
+                               .parallel_for = parallel_for,
+                               .num_threads = num_threads,
+                               .aligned_alloc = stax_direct_alloc,
+                               .aligned_free = free,
+                               .getenv = stax_direct_getenv};
+    d->table = entry(2);
+    ck_assert_ptr_nonnull(d->table);
+    ck_assert_int_eq(d->table->contract_version, 2);
+    ck_assert_int_eq(d->table->calls.init(&d->host, &d->context), TP_PLUGIN_OK);
+}
+
+static inline void stax_close_direct(stax_direct *d) {
+    if (d->table->calls.shutdown) d->table->calls.shutdown(d->context);
+    dlclose(d->handle);
+}
+
+/* calls.compile; on failure the reason the plugin set is copied to `error`. */
+static inline int32_t stax_direct_compile(stax_direct *d, const tp_plugin_graph *graph,
+                                          const tp_plugin_tensor_meta *meta, int32_t num_inputs,
+                                          tp_plugin_executable **exe, char *error, size_t size) {
+    stax_direct_error[0] = 0;
+    int32_t status = d->table->calls.compile(d->context, graph, meta, num_inputs, NULL, 0, exe);
+    if (status != TP_PLUGIN_OK && size) snprintf(error, size, "%s", stax_direct_error);
+    return status;
+}
+
+static inline int32_t stax_direct_run(stax_direct *d, tp_plugin_executable *exe,
+                                      const tp_plugin_buffer *inputs, int32_t num_inputs,
+                                      tp_plugin_buffer *outputs, int32_t num_outputs) {
+    stax_direct_error[0] = 0;
+    return d->table->calls.run(d->context, exe, inputs, num_inputs, outputs, num_outputs);
+}
+
+static inline void stax_direct_release(stax_direct *d, tp_plugin_executable *exe) {
+    d->table->calls.release(d->context, exe);
+}
+
+/* The op id of an op name, as the core's view would give it; an unknown
+ * name gets TP_PLUGIN_OP_COUNT (an op newer than this plugin_ops.h). */
+static inline int32_t stax_direct_op_id(const char *name) {
+#define STAX_DIRECT_OP_NAME(ID, NAME, KIND, MIN, MAX) NAME,
+    static const char *const names[] = {TP_PLUGIN_OP_LIST(STAX_DIRECT_OP_NAME)};
+#undef STAX_DIRECT_OP_NAME
+    for (int32_t op = 0; op < TP_PLUGIN_OP_COUNT; op++)
+        if (strcmp(names[op], name) == 0) return op;
+    return TP_PLUGIN_OP_COUNT;
+}
+
+/* Fills nodes[] for a hand-made view whose nodes compute in their result
+ * dtype (true of every view these tests build). */
+static inline void stax_direct_fill_nodes(const tp_plugin_value *values, int32_t num_values,
+                                          tp_plugin_node *nodes) {
+    for (int32_t v = 0; v < num_values; v++) {
+        bool input = values[v].op == NULL;
+        nodes[v] = (tp_plugin_node){.op_id = input ? -1 : stax_direct_op_id(values[v].op),
+                                    .kind = -1,
+                                    .compute_dtype = values[v].type.dtype,
+                                    .result_dtype = values[v].type.dtype};
+    }
 }
 
 #endif

@@ -16,8 +16,8 @@ static int32_t host_threads(void) {
     return 2;
 }
 
-static const tp_plugin_backend *open_plugin(void **handle) {
-    return stax_open_direct(handle, host_parallel_for, host_threads);
+static void open_plugin(stax_direct *d) {
+    stax_open_direct(d, host_parallel_for, host_threads);
 }
 
 /* The same graph as text (for eager) and as a hand-made view (for the table). */
@@ -33,8 +33,8 @@ static const char graph_text[] = "graph dynview(%x: f32[n, 8], %b: f32[8], %w: f
 
 enum { NUM_OUT = 4 };
 
-static int32_t compile_view(const tp_plugin_backend *table, int64_t n, tp_plugin_executable **exe,
-                            char *error, size_t size) {
+static int32_t compile_view(stax_direct *d, int64_t n, tp_plugin_executable **exe, char *error,
+                            size_t size) {
     static const int32_t add_ops[2] = {0, 1}, tanh_ops[1] = {3}, sum_ops[1] = {4},
                          mm_ops[2] = {4, 2}, relu_ops[1] = {6}, sm_ops[1] = {0};
     static const int32_t inputs[3] = {0, 1, 2}, outputs[NUM_OUT] = {4, 5, 7, 8};
@@ -74,6 +74,8 @@ static int32_t compile_view(const tp_plugin_backend *table, int64_t n, tp_plugin
     };
 #undef T
     for (int v = 3; v < 9; v++) values[v].fusion_region = -1;
+    tp_plugin_node nodes[9];
+    stax_direct_fill_nodes(values, 9, nodes);
     tp_plugin_graph graph = {.struct_size = sizeof graph,
                              .name = "dynview",
                              .num_values = 9,
@@ -83,11 +85,12 @@ static int32_t compile_view(const tp_plugin_backend *table, int64_t n, tp_plugin
                              .num_outputs = NUM_OUT,
                              .outputs = outputs,
                              .num_symbols = 1,
-                             .symbols = symbols};
+                             .symbols = symbols,
+                             .nodes = nodes};
     tp_plugin_tensor_meta meta[3] = {{.dtype = TP_PLUGIN_F32, .ndim = 2, .dims = {n, 8}},
                                      {.dtype = TP_PLUGIN_F32, .ndim = 1, .dims = {8}},
                                      {.dtype = TP_PLUGIN_F32, .ndim = 2, .dims = {8, 3}}};
-    return table->compile(&graph, meta, 3, NULL, 0, exe, error, size);
+    return stax_direct_compile(d, &graph, meta, 3, exe, error, size);
 }
 
 static tp_plugin_buffer buffer_of(tp_tensor *t) {
@@ -104,11 +107,11 @@ START_TEST(one_compile_serves_every_size_of_the_symbol) {
     tp_graph *g = NULL;
     tp_status status = tp_graph_parse(graph_text, sizeof graph_text - 1, "dynview.tpir", &g);
     ck_assert_msg(status == TP_OK, "%s", tp_last_error());
-    void *handle;
-    const tp_plugin_backend *table = open_plugin(&handle);
+    stax_direct d;
+    open_plugin(&d);
     char error[512] = "";
     tp_plugin_executable *exe = NULL;
-    ck_assert_msg(compile_view(table, 5, &exe, error, sizeof error) == TP_PLUGIN_OK, "%s", error);
+    ck_assert_msg(compile_view(&d, 5, &exe, error, sizeof error) == TP_PLUGIN_OK, "%s", error);
     static const int64_t ns[] = {1, 5, 1023, 0, 7};
     for (int i = 0; i < 5; i++) {
         int64_t xs[2] = {ns[i], 8}, bs[1] = {8}, ws[2] = {8, 3};
@@ -127,8 +130,8 @@ START_TEST(one_compile_serves_every_size_of_the_symbol) {
                              TP_OK);
             outputs[k] = buffer_of(got[k]);
         }
-        ck_assert_msg(table->run(exe, inputs, 3, outputs, NUM_OUT) == TP_PLUGIN_OK, "n=%lld: %s",
-                      (long long)ns[i], stax_direct_error);
+        ck_assert_msg(stax_direct_run(&d, exe, inputs, 3, outputs, NUM_OUT) == TP_PLUGIN_OK,
+                      "n=%lld: %s", (long long)ns[i], stax_direct_error);
         for (int k = 0; k < NUM_OUT; k++) {
             char what[64];
             snprintf(what, sizeof what, "n=%lld output %d", (long long)ns[i], k);
@@ -138,20 +141,19 @@ START_TEST(one_compile_serves_every_size_of_the_symbol) {
         }
         for (int k = 0; k < 3; k++) tp_tensor_release(in[k]);
     }
-    table->release(exe);
-    table->shutdown();
-    dlclose(handle);
+    stax_direct_release(&d, exe);
+    stax_close_direct(&d);
     tp_graph_destroy(g);
 }
 END_TEST
 
 START_TEST(run_refuses_a_static_dim_that_disagrees) {
     stax_test_cache_dir();
-    void *handle;
-    const tp_plugin_backend *table = open_plugin(&handle);
+    stax_direct d;
+    open_plugin(&d);
     char error[512] = "";
     tp_plugin_executable *exe = NULL;
-    ck_assert_msg(compile_view(table, 4, &exe, error, sizeof error) == TP_PLUGIN_OK, "%s", error);
+    ck_assert_msg(compile_view(&d, 4, &exe, error, sizeof error) == TP_PLUGIN_OK, "%s", error);
     static float x[4 * 8], b[7], w[24], o[4 * 8], s[4], r[12], e[32];
     tp_plugin_buffer inputs[3] = {
         {.data = x, .nbytes = sizeof x, .dtype = TP_PLUGIN_F32, .ndim = 2, .dims = {4, 8}},
@@ -163,12 +165,11 @@ START_TEST(run_refuses_a_static_dim_that_disagrees) {
         {.data = r, .nbytes = sizeof r, .dtype = TP_PLUGIN_F32, .ndim = 2, .dims = {4, 3}},
         {.data = e, .nbytes = sizeof e, .dtype = TP_PLUGIN_F32, .ndim = 2, .dims = {4, 8}}};
     stax_direct_error[0] = 0;
-    ck_assert_int_eq(table->run(exe, inputs, 3, outputs, NUM_OUT), TP_PLUGIN_ERROR);
+    ck_assert_int_eq(stax_direct_run(&d, exe, inputs, 3, outputs, NUM_OUT), TP_PLUGIN_ERROR);
     ck_assert_msg(strstr(stax_direct_error, "input 1") && strstr(stax_direct_error, "%b"), "%s",
                   stax_direct_error);
-    table->release(exe);
-    table->shutdown();
-    dlclose(handle);
+    stax_direct_release(&d, exe);
+    stax_close_direct(&d);
 }
 END_TEST
 
