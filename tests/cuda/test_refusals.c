@@ -5,15 +5,29 @@
  * hand here, so the ops and dtypes can be ones no core would produce. */
 #include <string.h>
 
+#include "tensorplay/plugin_ops.h"
+
 #include "cuda_harness.h"
 
 /* One input %x: f32[4] and one node %y = op(%x) of result dtype `dtype`. */
 typedef struct one_node_graph {
     tp_plugin_value values[2];
+    tp_plugin_node nodes[2];
     int32_t operands[1], inputs[1], outputs[1];
     tp_plugin_graph graph;
     tp_plugin_tensor_meta meta;
 } one_node_graph;
+
+/* The op id the core's view gives `name`; TP_PLUGIN_OP_COUNT (an op newer
+ * than plugin_ops.h) for a name the op list lacks. */
+static int32_t op_id_of(const char *name) {
+#define OP_NAME(ID, NAME, KIND, MIN, MAX) NAME,
+    static const char *const names[] = {TP_PLUGIN_OP_LIST(OP_NAME)};
+#undef OP_NAME
+    for (int32_t op = 0; op < TP_PLUGIN_OP_COUNT; op++)
+        if (strcmp(names[op], name) == 0) return op;
+    return TP_PLUGIN_OP_COUNT;
+}
 
 static void build(one_node_graph *g, const char *op, int32_t dtype) {
     memset(g, 0, sizeof *g);
@@ -29,6 +43,9 @@ static void build(one_node_graph *g, const char *op, int32_t dtype) {
     g->values[1].type.dtype = dtype;
     g->inputs[0] = 0;
     g->outputs[0] = 1;
+    /* the op computes in its operand's dtype (f32) on every case here */
+    g->nodes[0] = (tp_plugin_node){-1, -1, TP_PLUGIN_F32, TP_PLUGIN_F32};
+    g->nodes[1] = (tp_plugin_node){op_id_of(op), -1, TP_PLUGIN_F32, dtype};
     g->graph = (tp_plugin_graph){.struct_size = sizeof(tp_plugin_graph),
                                  .name = "refusal",
                                  .num_values = 2,
@@ -36,7 +53,8 @@ static void build(one_node_graph *g, const char *op, int32_t dtype) {
                                  .num_inputs = 1,
                                  .inputs = g->inputs,
                                  .num_outputs = 1,
-                                 .outputs = g->outputs};
+                                 .outputs = g->outputs,
+                                 .nodes = g->nodes};
     g->meta = (tp_plugin_tensor_meta){.dtype = TP_PLUGIN_F32, .ndim = 1, .dims = {4}};
 }
 
