@@ -833,9 +833,10 @@ static tp_status convert_slice(onnx_importer *im) {
     return bind_output(im, 0, x);
 }
 
-/* Gather with indices known at import time: slices (and a concat) along the
- * axis; a scalar index drops the axis. */
-static tp_status convert_gather(onnx_importer *im) {
+/* Gather with indices known at import time (a scalar or a short list, as in
+ * x[:, 0]): slices (and a concat) along the axis, which every backend runs;
+ * a scalar index drops the axis. */
+static tp_status gather_by_slices(onnx_importer *im) {
     onnx_handle x, pieces[TP_ONNX_MAX_CONCAT];
     int64_t axis, indices[TP_ONNX_MAX_CONCAT];
     int count;
@@ -848,10 +849,6 @@ static tp_status convert_gather(onnx_importer *im) {
     const tp_tensor *index_tensor = im->values[index_handle].constant
                                         ? im->values[index_handle].constant
                                         : im->values[index_handle].known;
-    if (!index_tensor || tp_tensor_ndim(index_tensor) > 1)
-        return onnx_node_error(im, TP_ERR_UNSUPPORTED,
-                               "Gather needs its indices at import time, as a scalar or a 1-D "
-                               "tensor (run-time indices need the gather op)");
     TP_TRY(onnx_constant_ints(im, 1, "indices", indices, TP_ONNX_MAX_CONCAT, &count));
     int64_t length = type.dims[axis];
     for (int i = 0; i < count; i++) {
@@ -878,6 +875,38 @@ static tp_status convert_gather(onnx_importer *im) {
     if (count == 0)
         return onnx_node_error(im, TP_ERR_UNSUPPORTED, "Gather with no indices is not supported");
     return emit_output(im, "concat", pieces, count, &attrs);
+}
+
+static bool indices_fit_slices(const onnx_importer *im, onnx_handle data, onnx_handle indices) {
+    const onnx_value *value = &im->values[indices];
+    const tp_tensor *known = value->constant ? value->constant : value->known;
+    if (im->values[data].constant) return false; /* folds through the gather kernel */
+    return known && tp_tensor_ndim(known) <= 1 && tp_tensor_numel(known) >= 1 &&
+           tp_tensor_numel(known) <= 8;
+}
+
+/* Gather: the gather op, or slices for a few indices known at import time. */
+static tp_status convert_gather(onnx_importer *im) {
+    onnx_handle operands[2];
+    int64_t axis;
+    TP_TRY(onnx_required_input(im, 0, &operands[0]));
+    TP_TRY(onnx_required_input(im, 1, &operands[1]));
+    if (indices_fit_slices(im, operands[0], operands[1])) return gather_by_slices(im);
+    TP_TRY(onnx_attr_int(im, "axis", 0, &axis));
+    tp_attrs attrs = TP_ATTRS_INIT;
+    attrs.axis = axis;
+    return emit_output(im, "gather", operands, 2, &attrs);
+}
+
+static tp_status convert_gather_elements(onnx_importer *im) {
+    onnx_handle operands[2];
+    int64_t axis;
+    TP_TRY(onnx_required_input(im, 0, &operands[0]));
+    TP_TRY(onnx_required_input(im, 1, &operands[1]));
+    TP_TRY(onnx_attr_int(im, "axis", 0, &axis));
+    tp_attrs attrs = TP_ATTRS_INIT;
+    attrs.axis = axis;
+    return emit_output(im, "gather_elements", operands, 2, &attrs);
 }
 
 /* Tile with repeats known at import time: a concat of copies per axis. */
@@ -1005,6 +1034,7 @@ static const struct {
     {"Flatten", convert_flatten},
     {"Floor", convert_floor},
     {"Gather", convert_gather},
+    {"GatherElements", convert_gather_elements},
     {"Gelu", convert_gelu},
     {"Gemm", convert_gemm},
     {"Greater", convert_greater},

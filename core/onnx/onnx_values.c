@@ -198,7 +198,8 @@ static bool fold_is_small(onnx_importer *im, const char *op_name, const onnx_han
     const tp_op_def *op = tp_op_find(op_name);
     tp_type types[TP_IR_MAX_OPERANDS], result;
     for (int i = 0; i < count; i++) onnx_value_type(im, operands[i], &types[i]);
-    if (!op || tp_op_infer(op, types, count, attrs, &result) != TP_OK) return true; /* fold reports */
+    if (!op || tp_op_infer(op, types, count, attrs, &result) != TP_OK)
+        return true; /* fold reports */
     int64_t numel = 1;
     for (int d = 0; d < result.ndim; d++) {
         if (result.dims[d] < 0 || (result.dims[d] && numel > TP_ONNX_MAX_FOLD / result.dims[d]))

@@ -26,8 +26,8 @@ static int64_t index_at(const tp_tensor *indices, int64_t position) {
 }
 
 /* Index `position` of `indices` resolved against an axis of `length`. */
-static tp_status resolve_index(const char *op, const tp_tensor *indices, int64_t position,
-                               int axis, int64_t length, int64_t *out) {
+static tp_status resolve_index(const char *op, const tp_tensor *indices, int64_t position, int axis,
+                               int64_t length, int64_t *out) {
     int64_t index = index_at(indices, position);
     int64_t resolved = index < 0 ? index + length : index;
     if (resolved < 0 || resolved >= length)
@@ -53,8 +53,9 @@ tp_status tp_op_GATHER_infer(const tp_type *inputs, int num_inputs, const tp_att
     TP_TRY(tp_axis_normalize("gather", "axis", attrs->axis, data->ndim, data, &axis));
     int rank = data->ndim - 1 + indices->ndim;
     if (rank > TP_MAX_DIMS)
-        return tp_error_set(TP_ERR_SHAPE, "gather: the result would have %d dimensions (at most %d)",
-                            rank, TP_MAX_DIMS);
+        return tp_error_set(TP_ERR_SHAPE,
+                            "gather: the result would have %d dimensions (at most %d)", rank,
+                            TP_MAX_DIMS);
     out->dtype = data->dtype;
     out->ndim = rank;
     int at = 0;
@@ -87,8 +88,8 @@ tp_status tp_op_GATHER_kernel(tp_tensor *const *inputs, int num_inputs, const tp
 
 /* ---- gather_elements ---------------------------------------------------------------- */
 
-tp_status tp_op_GATHER_ELEMENTS_infer(const tp_type *inputs, int num_inputs,
-                                      const tp_attrs *attrs, tp_type *out) {
+tp_status tp_op_GATHER_ELEMENTS_infer(const tp_type *inputs, int num_inputs, const tp_attrs *attrs,
+                                      tp_type *out) {
     const tp_type *data = &inputs[0], *indices = &inputs[1];
     char data_text[TP_DESCRIBE_MAX], indices_text[TP_DESCRIBE_MAX];
     TP_TRY(check_indices("gather_elements", indices));
@@ -102,9 +103,7 @@ tp_status tp_op_GATHER_ELEMENTS_infer(const tp_type *inputs, int num_inputs,
     for (int d = 0; d < data->ndim; d++) {
         if (d == axis) continue;
         int64_t want = indices->dims[d], have = data->dims[d];
-        bool fits = TP_DIM_IS_SYMBOL(want) || TP_DIM_IS_SYMBOL(have)
-                        ? want == have
-                        : want <= have;
+        bool fits = TP_DIM_IS_SYMBOL(want) || TP_DIM_IS_SYMBOL(have) ? want == have : want <= have;
         if (!fits)
             return tp_error_set(TP_ERR_SHAPE,
                                 "gather_elements: dimension %d of the indices %s exceeds the "
