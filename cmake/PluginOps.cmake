@@ -39,6 +39,7 @@ function(_tp_ops_generate out_text out_ids)
     list(APPEND ids "${id}=${index}")
     math(EXPR index "${index} + 1")
   endforeach()
+  string(REGEX REPLACE " \\\\\n$" "\n" list_entries "${list_entries}")
   set(text "/* TensorPlay — the op ids plugins see (tp_plugin_node.op_id).
  *
  * GENERATED from the core's op table by cmake/PluginOps.cmake; do not edit.
@@ -56,12 +57,14 @@ function(_tp_ops_generate out_text out_ids)
  */
 #ifndef TENSORPLAY_PLUGIN_OPS_H
 #define TENSORPLAY_PLUGIN_OPS_H
+/* clang-format off */
 
 ${defines}
 #define TP_PLUGIN_OP_COUNT ${index}
 
 #define TP_PLUGIN_OP_LIST(X) \\
 ${list_entries}
+/* clang-format on */
 #endif
 ")
   set(${out_text} "${text}" PARENT_SCOPE)

@@ -1,5 +1,6 @@
 /* The process-wide log handler and level. The level starts from TP_LOG
  * (error|warn|info|debug, default warn) and can be changed by the API. */
+#include "base/env.h"
 #include "log.h"
 
 #include <pthread.h>
@@ -14,7 +15,7 @@ static void *log_user_data;
 static atomic_int log_level = -1;
 
 static int level_from_environment(void) {
-    const char *text = getenv("TP_LOG");
+    const char *text = tp_env_get("TP_LOG");
     if (!text || !*text) return TP_LOG_WARN;
     static const char *const names[] = {"error", "warn", "info", "debug"};
     for (int i = 0; i < 4; i++)
@@ -47,17 +48,23 @@ int tp_log_enabled(tp_log_level level) {
     return (int)level <= (int)tp_get_log_level();
 }
 
-void tp_logv(tp_log_level level, const char *format, va_list args) {
-    if (!tp_log_enabled(level)) return;
-    char message[4096];
-    vsnprintf(message, sizeof message, format, args);
+/* The one place the library writes to stderr: the default handler. */
+void tp_log_deliver(tp_log_level level, const char *message) {
     static const char *const prefixes[] = {"error", "warning", "info", "debug"};
+    if ((int)level < 0 || (int)level > TP_LOG_DEBUG) level = TP_LOG_DEBUG;
     pthread_mutex_lock(&log_lock);
     if (log_handler)
         log_handler(level, message, log_user_data);
     else
         fprintf(stderr, "tensorplay: %s: %s\n", prefixes[level], message);
     pthread_mutex_unlock(&log_lock);
+}
+
+void tp_logv(tp_log_level level, const char *format, va_list args) {
+    if (!tp_log_enabled(level)) return;
+    char message[4096];
+    vsnprintf(message, sizeof message, format, args);
+    tp_log_deliver(level, message);
 }
 
 void tp_log_message(tp_log_level level, const char *format, ...) {

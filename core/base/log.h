@@ -9,5 +9,9 @@ void tp_log_message(tp_log_level level, const char *format, ...) TP_PRINTF(2, 3)
 void tp_logv(tp_log_level level, const char *format, va_list args);
 /* True when a message at `level` would be delivered (skip costly formatting). */
 int tp_log_enabled(tp_log_level level);
+/* Hands `message` to the installed handler (or the default one, which writes
+ * to stderr) whatever the level: for output a variable asked for explicitly,
+ * such as TP_LOADER_DEBUG. */
+void tp_log_deliver(tp_log_level level, const char *message);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/env.h"
 #include "../base/error.h"
 #include "../base/log.h"
 #include "../tensor/tensor_internal.h"
@@ -70,7 +71,7 @@ static void memo_store(tp_compiled *compiled, const tp_arg *args, int num_args,
 }
 
 static bool recompiles_are_logged(const tp_compiled *compiled) {
-    const char *flag = getenv("TP_LOG_RECOMPILES");
+    const char *flag = tp_env_get("TP_LOG_RECOMPILES");
     return compiled->policy.verbose || (flag && *flag && strcmp(flag, "0") != 0);
 }
 
@@ -171,7 +172,9 @@ static tp_status run_variant(tp_variant *variant, const tp_arg *args, int num_ar
     for (int i = 0; i < num_args; i++)
         if (args[i].kind == TP_ARG_TENSOR) inputs[num_inputs++] = args[i].tensor;
     pthread_mutex_lock(&variant->run_lock);
-    tp_status status = tp_executable_run(variant->executable, inputs, num_inputs, outputs);
+    tp_status status = variant->partitioned
+                           ? tp_partitioned_run(variant->partitioned, inputs, num_inputs, outputs)
+                           : tp_executable_run(variant->executable, inputs, num_inputs, outputs);
     pthread_mutex_unlock(&variant->run_lock);
     if (inputs != small) free(inputs);
     return status;

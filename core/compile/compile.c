@@ -113,6 +113,8 @@ static tp_status copy_strings(tp_compiled *compiled, const tp_compile_options *o
                  NULL;
         compiled->num_backend_options = count;
     }
+    if (ok && options->fallback_backend)
+        ok = (compiled->fallback_backend = strdup(options->fallback_backend)) != NULL;
     return ok ? TP_OK : tp_error_set(TP_ERR_OUT_OF_MEMORY, "tp_compile: out of memory");
 }
 
@@ -124,6 +126,8 @@ static void free_strings(tp_compiled *compiled) {
     for (int i = 0; compiled->backend_options && i < compiled->num_backend_options; i++)
         free(compiled->backend_options[i]);
     free(compiled->backend_options);
+    free(compiled->fallback_backend);
+    free(compiled->last_partition);
 }
 
 tp_status tp_compile(tp_fn fn, const tp_compile_options *given, tp_compiled **out) {
@@ -265,6 +269,25 @@ tp_status tp_compiled_last_recompile_reasons(const tp_compiled *compiled, char *
     tp_status status = tp_reasons_copy_out(&compiled->last_reasons, reasons_out, count_out);
     pthread_mutex_unlock(&mutable_compiled->lock);
     return status;
+}
+
+tp_status tp_compiled_last_partition(const tp_compiled *compiled,
+                                     tp_partition_region_info **regions_out, int *count_out) {
+    if (!compiled || !regions_out || !count_out)
+        return tp_error_set(TP_ERR_INVALID_ARGUMENT, "tp_compiled_last_partition: NULL argument");
+    *regions_out = NULL;
+    *count_out = 0;
+    tp_compiled *mutable_compiled = (tp_compiled *)compiled;
+    pthread_mutex_lock(&mutable_compiled->lock);
+    int count = compiled->last_partition_count;
+    tp_partition_region_info *copy = count ? malloc((size_t)count * sizeof *copy) : NULL;
+    if (copy) memcpy(copy, compiled->last_partition, (size_t)count * sizeof *copy);
+    pthread_mutex_unlock(&mutable_compiled->lock);
+    if (count && !copy)
+        return tp_error_set(TP_ERR_OUT_OF_MEMORY, "tp_compiled_last_partition: out of memory");
+    *regions_out = copy;
+    *count_out = count;
+    return TP_OK;
 }
 
 const char *tp_compiled_uncompiled_reason(const tp_compiled *compiled) {

@@ -19,10 +19,12 @@
 
 #include "capture/capture.h"
 #include "config.h"
+#include "partition.h"
 #include "reasons.h"
 #include "tensorplay/backend.h"
 #include "tensorplay/compile.h"
 #include "tensorplay/graph.h"
+#include "tensorplay/passes.h"
 
 /* Dynamic-mode dimension codes: size 0 and 1 are kept (broadcasting depends
  * on them); any other size is coded as TP_DIM_CODE_FIRST + the flat position
@@ -45,8 +47,9 @@ typedef struct tp_arg_signature {
  * entry compiles once per shape set; the backend contract makes every
  * executable shape-specialized). */
 typedef struct tp_variant {
-    int64_t *shapes; /* num_tensor_inputs * TP_MAX_DIMS sizes */
-    tp_executable *executable;
+    int64_t *shapes;             /* num_tensor_inputs * TP_MAX_DIMS sizes */
+    tp_executable *executable;   /* the backend claimed every node */
+    tp_partitioned *partitioned; /* otherwise: one executable per region */
     pthread_mutex_t run_lock;
 } tp_variant;
 
@@ -96,6 +99,7 @@ struct tp_compiled {
     char **backend_options; /* "key=value", mode first as "mode=..." */
     int num_backend_options;
     tp_compile_policy policy;
+    char *fallback_backend; /* per-call option, else NULL (policy.fallback_backend) */
 
     pthread_mutex_t lock;
     tp_cache_entry *entries; /* newest first */
@@ -104,6 +108,8 @@ struct tp_compiled {
     tp_reason_list last_reasons;
     char *uncompiled_reason; /* set once: the wrapper runs eagerly from then on */
     tp_call_memo memo;
+    tp_partition_region_info *last_partition; /* of the last backend compile */
+    int last_partition_count;
 
     struct tp_compiled *live_prev, *live_next; /* every live wrapper (reset_all) */
 };
@@ -143,6 +149,10 @@ tp_status tp_pipeline_build_entry(tp_compiled *compiled, const tp_arg *args, int
 /* The entry's executable for these inputs' shapes, compiled on first use. */
 tp_status tp_entry_variant(tp_compiled *compiled, tp_cache_entry *entry, const tp_arg *args,
                            int num_args, tp_variant **out);
+
+/* The pass options tp_compile uses for `backend`: decompose keeps the
+ * composites it claims (when it has claims). */
+void tp_pipeline_pass_options(tp_backend *backend, tp_pass_options *options);
 
 /* ---- symbolize.c ---- */
 

@@ -3,6 +3,7 @@
  * the config lock). Owns nothing else; wrappers copy the policy at
  * tp_compile (config.h). */
 #define _GNU_SOURCE
+#include "base/env.h"
 #include "config.h"
 
 #include <errno.h>
@@ -63,6 +64,11 @@ static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
 static knob_setting api_layer[KNOB_COUNT];
 static knob_setting env_layer[KNOB_COUNT];
 static knob_setting ini_layer[KNOB_COUNT];
+/* The one text knob, fallback_backend (a backend name, or "none"): "" when
+ * the layer does not set it. It has no API setter: tp_compile_options'
+ * fallback_backend is the per-call layer. */
+static char env_fallback_backend[TP_FALLBACK_BACKEND_MAX];
+static char ini_fallback_backend[TP_FALLBACK_BACKEND_MAX];
 static bool files_loaded;
 /* A bad environment or ini value, reported by every snapshot until reload. */
 static tp_status load_status = TP_OK;
@@ -127,8 +133,10 @@ static void remember_load_error(tp_status status) {
 }
 
 static void load_environment(void) {
+    const char *fallback = getenv("TP_FALLBACK_BACKEND");
+    if (fallback) snprintf(env_fallback_backend, sizeof env_fallback_backend, "%s", fallback);
     for (int i = 0; i < KNOB_COUNT; i++) {
-        const char *text = getenv(knobs[i].env);
+        const char *text = tp_env_get(knobs[i].env);
         if (!text || !*text) continue;
         char source[96];
         snprintf(source, sizeof source, "environment variable %s", knobs[i].env);
@@ -151,6 +159,10 @@ static int ini_entry(void *user, const char *section, const char *name, const ch
     if (strcmp(section, "compile") != 0) return 1; /* other sections belong to others */
     char source[TP_ERROR_MESSAGE_MAX / 2];
     snprintf(source, sizeof source, "%s: [compile] %s", context->path, name);
+    if (strcmp(name, "fallback_backend") == 0) {
+        snprintf(ini_fallback_backend, sizeof ini_fallback_backend, "%s", value);
+        return 1;
+    }
     int index = find_knob(name);
     if (index < 0) {
         unknown_knob(name);
@@ -171,14 +183,14 @@ static int ini_entry(void *user, const char *section, const char *name, const ch
 /* TP_CONFIG, else $XDG_CONFIG_HOME (or ~/.config)/tensorplay/tensorplay.ini,
  * else /etc/tensorplay/tensorplay.ini; the first that exists. */
 static bool find_ini_file(char *path, size_t size, bool *explicit_out) {
-    const char *explicit_path = secure_getenv("TP_CONFIG");
+    const char *explicit_path = tp_env_get("TP_CONFIG");
     *explicit_out = explicit_path && *explicit_path;
     if (*explicit_out) {
         snprintf(path, size, "%s", explicit_path);
         return true;
     }
-    const char *xdg = secure_getenv("XDG_CONFIG_HOME");
-    const char *home = secure_getenv("HOME");
+    const char *xdg = tp_env_get("XDG_CONFIG_HOME");
+    const char *home = tp_env_get("HOME");
     if (xdg && *xdg)
         snprintf(path, size, "%s/tensorplay/tensorplay.ini", xdg);
     else if (home && *home)
@@ -234,6 +246,8 @@ tp_status tp_config_snapshot(tp_compile_policy *out) {
         tp_error_set(status, "%s", load_error);
     } else {
         out->recompile_limit = (int)effective_value(KNOB_RECOMPILE_LIMIT);
+        snprintf(out->fallback_backend, sizeof out->fallback_backend, "%s",
+                 *env_fallback_backend ? env_fallback_backend : ini_fallback_backend);
         out->accumulated_recompile_limit = (int)effective_value(KNOB_ACCUMULATED_RECOMPILE_LIMIT);
         out->fail_on_recompile_limit_hit = effective_value(KNOB_FAIL_ON_RECOMPILE_LIMIT_HIT) != 0;
         out->force_disable_caches = effective_value(KNOB_FORCE_DISABLE_CACHES) != 0;
@@ -320,6 +334,7 @@ void tp_config_reload(void) {
     memset(api_layer, 0, sizeof api_layer);
     memset(env_layer, 0, sizeof env_layer);
     memset(ini_layer, 0, sizeof ini_layer);
+    env_fallback_backend[0] = ini_fallback_backend[0] = '\0';
     files_loaded = false;
     load_status = TP_OK;
     load_error[0] = '\0';

@@ -7,6 +7,8 @@
 
 #include "tensorplay/status.h"
 
+#define TP_FALLBACK_BACKEND_MAX 128
+
 typedef struct tp_compile_policy {
     int recompile_limit;
     int accumulated_recompile_limit;
@@ -15,6 +17,9 @@ typedef struct tp_compile_policy {
     bool assume_static_by_default;
     bool verbose;
     int dynamic_shapes; /* -1 unset, 0 false, 1 true */
+    /* Environment TP_FALLBACK_BACKEND > ini [compile] fallback_backend; ""
+     * when neither sets it (then: stax, or eager where stax is unavailable). */
+    char fallback_backend[TP_FALLBACK_BACKEND_MAX];
 } tp_compile_policy;
 
 /* The policy in force now (API > environment > ini > defaults). Fails, naming

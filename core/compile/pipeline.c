@@ -9,12 +9,15 @@
 #include "../base/log.h"
 #include "../tensor/tensor_internal.h"
 #include "compile_internal.h"
+#include "ops/op_table.h"
+#include "registry/registry_internal.h"
 #include "tensorplay/passes.h"
 
 static void entry_free(tp_cache_entry *entry) {
     if (!entry) return;
     for (int i = 0; i < entry->num_variants; i++) {
         tp_executable_destroy(entry->variants[i].executable);
+        tp_partitioned_destroy(entry->variants[i].partitioned);
         pthread_mutex_destroy(&entry->variants[i].run_lock);
         free(entry->variants[i].shapes);
     }
@@ -92,9 +95,33 @@ static void make_symbolic(tp_compiled *compiled, tp_cache_entry *entry, const tp
         if (args[i].kind == TP_ARG_TENSOR) entry->shape_guarded[i] = true;
 }
 
-static tp_status run_passes(tp_cache_entry *entry) {
+/* decompose keeps the composites the chosen backend claims (a backend
+ * without claims, revision 1, gets every composite decomposed as before). */
+static tp_status keep_claimed_composites(const tp_graph *graph, bool *keep, void *user) {
+    tp_backend *backend = user;
+    TP_TRY(tp_backend_claims(backend, graph, keep, NULL));
+    int count = tp_graph_num_values(graph);
+    for (tp_value_id v = 0; v < count; v++) {
+        const char *name = tp_graph_value_op(graph, v);
+        const tp_op_def *op = name ? tp_op_find(name) : NULL;
+        if (!op || op->kind != TP_KIND_COMPOSITE) keep[v] = false;
+    }
+    return TP_OK;
+}
+
+void tp_pipeline_pass_options(tp_backend *backend, tp_pass_options *options) {
+    *options = (tp_pass_options)TP_PASS_OPTIONS_INIT;
+    if (tp_backend_has_claims(backend)) {
+        options->keep_composites = keep_claimed_composites;
+        options->keep_user = backend;
+    }
+}
+
+static tp_status run_passes(tp_compiled *compiled, tp_cache_entry *entry) {
     tp_graph *optimized = NULL;
-    tp_status status = tp_pass_pipeline_run(entry->graph, NULL, &optimized, NULL);
+    tp_pass_options options;
+    tp_pipeline_pass_options(compiled->backend, &options);
+    tp_status status = tp_pass_pipeline_run(entry->graph, &options, &optimized);
     if (status != TP_OK) return status;
     tp_graph_destroy(entry->graph);
     entry->graph = optimized;
@@ -148,7 +175,7 @@ tp_status tp_pipeline_build_entry(tp_compiled *compiled, const tp_arg *args, int
     tp_capture_result_clear(&capture);
 
     if (compiled->dynamic) make_symbolic(compiled, entry, args);
-    status = run_passes(entry);
+    status = run_passes(compiled, entry);
     tp_variant *variant;
     if (status == TP_OK) status = tp_entry_variant(compiled, entry, args, num_args, &variant);
     if (status != TP_OK) {
@@ -188,9 +215,27 @@ static tp_status add_variant(tp_compiled *compiled, tp_cache_entry *entry, tp_te
         memcpy(&shapes[i * TP_MAX_DIMS], inputs[i]->shape,
                (size_t)inputs[i]->ndim * sizeof(int64_t));
     tp_executable *executable = NULL;
-    tp_status status = tp_backend_compile(compiled->backend, entry->graph, inputs, num_inputs,
-                                          (const char *const *)compiled->backend_options,
-                                          compiled->num_backend_options, &executable);
+    tp_partitioned *partitioned = NULL;
+    tp_partition_region_info *summary = NULL;
+    int summary_count = 0;
+    const char *fallback =
+        compiled->fallback_backend ? compiled->fallback_backend : compiled->policy.fallback_backend;
+    tp_partition_request request = {.function_name = compiled->name,
+                                    .graph = entry->graph,
+                                    .backend = compiled->backend,
+                                    .fallback_name = fallback,
+                                    .fullgraph = compiled->fullgraph,
+                                    .inputs = inputs,
+                                    .num_inputs = num_inputs,
+                                    .options = (const char *const *)compiled->backend_options,
+                                    .num_options = compiled->num_backend_options};
+    tp_status status =
+        tp_partitioned_compile(&request, &executable, &partitioned, &summary, &summary_count);
+    if (status == TP_OK) { /* compiled->lock is held by the caller */
+        free(compiled->last_partition);
+        compiled->last_partition = summary;
+        compiled->last_partition_count = summary_count;
+    }
     if (status != TP_OK) {
         free(shapes);
         return tp_error_prefix(status, "'%s': backend '%s' failed to compile: ", compiled->name,
@@ -199,6 +244,7 @@ static tp_status add_variant(tp_compiled *compiled, tp_cache_entry *entry, tp_te
     tp_variant *variant = &entry->variants[entry->num_variants++];
     variant->shapes = shapes;
     variant->executable = executable;
+    variant->partitioned = partitioned;
     pthread_mutex_init(&variant->run_lock, NULL);
     *out = variant;
     return TP_OK;

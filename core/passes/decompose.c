@@ -14,18 +14,21 @@
  */
 #include "pass_internal.h"
 
+#include <stdlib.h>
+
 #include "base/error.h"
 #include "base/log.h"
 
 #define TP_DECOMPOSE_MAX_ROUNDS 8
 
-static tp_status decompose_node(tp_rewrite *rewrite, tp_value_id old, bool *changed) {
+static tp_status decompose_node(tp_rewrite *rewrite, tp_value_id old, const bool *keep,
+                                bool *changed) {
     const tp_op_def *op = tp_pass_value_op(rewrite->in, old);
     if (!op)
         return tp_error_set(TP_ERR_INVALID_GRAPH, "value %%%s has unknown op '%s'",
                             tp_graph_value_name(rewrite->in, old),
                             tp_graph_value_op(rewrite->in, old));
-    if (op->kind != TP_KIND_COMPOSITE) return tp_rewrite_node(rewrite, old, NULL);
+    if (op->kind != TP_KIND_COMPOSITE || keep[old]) return tp_rewrite_node(rewrite, old, NULL);
     if (!op->decompose) {
         tp_log_message(TP_LOG_WARN, "decompose: %s has no decomposition; %%%s stays a composite",
                        op->name, tp_graph_value_name(rewrite->in, old));
@@ -62,11 +65,12 @@ static tp_status decompose_node(tp_rewrite *rewrite, tp_value_id old, bool *chan
 }
 
 /* One sweep over `in`. */
-static tp_status decompose_once(const tp_graph *in, tp_graph **out, bool *changed) {
+static tp_status decompose_once(const tp_graph *in, const bool *keep, tp_graph **out,
+                                bool *changed) {
     tp_rewrite rewrite;
     TP_TRY(tp_rewrite_begin(in, &rewrite));
     for (tp_value_id v = 0; v < rewrite.num_values; v++) {
-        tp_status status = tp_graph_value_op(in, v) ? decompose_node(&rewrite, v, changed)
+        tp_status status = tp_graph_value_op(in, v) ? decompose_node(&rewrite, v, keep, changed)
                                                     : tp_rewrite_input(&rewrite, v);
         if (status != TP_OK) {
             tp_rewrite_abort(&rewrite);
@@ -76,14 +80,30 @@ static tp_status decompose_once(const tp_graph *in, tp_graph **out, bool *change
     return tp_rewrite_finish(&rewrite, out);
 }
 
-/* Whether any node of `graph` is a composite that has a decomposition. */
-static bool has_decomposable(const tp_graph *graph) {
+/* Whether any node of `graph` is a composite that has a decomposition and
+ * is not kept. */
+static bool has_decomposable(const tp_graph *graph, const bool *keep) {
     int count = tp_graph_num_values(graph);
     for (tp_value_id v = 0; v < count; v++) {
         const tp_op_def *op = tp_pass_value_op(graph, v);
-        if (op && op->kind == TP_KIND_COMPOSITE && op->decompose) return true;
+        if (op && op->kind == TP_KIND_COMPOSITE && op->decompose && !keep[v]) return true;
     }
     return false;
+}
+
+/* keep[v] for this round's graph (a new array): what the caller keeps. */
+static tp_status composites_to_keep(const tp_graph *graph, const tp_pass_context *context,
+                                    bool **keep) {
+    *keep = calloc((size_t)tp_graph_num_values(graph) + 1, sizeof **keep);
+    if (!*keep) return tp_error_set(TP_ERR_OUT_OF_MEMORY, "decompose: out of memory");
+    if (!context->keep_composites) return TP_OK;
+    tp_status status = context->keep_composites(graph, *keep, context->keep_user);
+    if (status != TP_OK) {
+        free(*keep);
+        *keep = NULL;
+        return tp_error_prefix(status, "decompose: asking which composites to keep: ");
+    }
+    return TP_OK;
 }
 
 tp_status tp_pass_decompose(const tp_graph *in, const tp_pass_context *context, tp_graph **out,
@@ -92,14 +112,25 @@ tp_status tp_pass_decompose(const tp_graph *in, const tp_pass_context *context, 
     *changed = false;
     const tp_graph *current = in;
     tp_graph *owned = NULL; /* current, once a round has made it */
-    for (int round = 0; round < TP_DECOMPOSE_MAX_ROUNDS && has_decomposable(current); round++) {
+    bool *keep = NULL;
+    for (int round = 0;; round++) {
+        tp_status status = composites_to_keep(current, context, &keep);
+        if (status != TP_OK) {
+            tp_graph_destroy(owned);
+            return status;
+        }
+        if (round == TP_DECOMPOSE_MAX_ROUNDS || !has_decomposable(current, keep)) break;
         tp_graph *next = NULL;
-        tp_status status = decompose_once(current, &next, changed);
+        status = decompose_once(current, keep, &next, changed);
+        free(keep);
+        keep = NULL;
         tp_graph_destroy(owned);
         if (status != TP_OK) return status;
         current = owned = next;
     }
-    if (has_decomposable(current)) {
+    bool remaining = has_decomposable(current, keep);
+    free(keep);
+    if (remaining) {
         tp_graph_destroy(owned);
         return tp_error_set(TP_ERR_INTERNAL,
                             "decompose: composites still remain after %d rounds (a decomposition "

@@ -16,6 +16,8 @@
 /* Resolved options every pass reads. */
 typedef struct tp_pass_context {
     int64_t constfold_max_elements;
+    tp_status (*keep_composites)(const tp_graph *graph, bool *keep, void *user); /* may be NULL */
+    void *keep_user;
 } tp_pass_context;
 
 /* A pass: builds *out from `in` (never modifies it); *changed tells whether

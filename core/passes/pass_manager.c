@@ -1,12 +1,10 @@
 /* The pass manager: the pipeline's order, pass names, options, the per-pass
  * callback (what `tpc print --passes` shows) and the hand-over of the final
- * graph and its fusion plan. Owns no rewrite itself.
+ * graph. Owns no rewrite itself.
  *
  * Each pass is functional (graph in, new graph out, a changed flag), so the
  * manager keeps only the current graph and destroys the previous one after
- * each step; the caller's graph is never touched. The fusion pass computes
- * the plan and passes the graph through; shapeprop, which follows it, keeps
- * every value id so the plan stays valid for the final graph.
+ * each step; the caller's graph is never touched.
  */
 #include "pass_internal.h"
 
@@ -23,7 +21,6 @@ static const char *const pass_names[TP_PASS_COUNT] = {
     [TP_PASS_DECOMPOSE] = "decompose",
     [TP_PASS_CSE] = "cse",
     [TP_PASS_DCE] = "dce",
-    [TP_PASS_FUSION] = "fusion",
     [TP_PASS_SHAPEPROP] = "shapeprop",
 };
 
@@ -40,7 +37,7 @@ tp_status tp_pass_from_name(const char *name, tp_pass_id *out) {
     }
     return tp_error_set(TP_ERR_NOT_FOUND,
                         "unknown pass '%s' (passes: normalize, constfold, decompose, cse, dce, "
-                        "fusion, shapeprop)",
+                        "shapeprop)",
                         name ? name : "(null)");
 }
 
@@ -60,16 +57,12 @@ static tp_status read_options(const tp_pass_options *given, tp_pass_options *opt
 }
 
 static tp_pass_context make_context(const tp_pass_options *options) {
-    tp_pass_context context = {.constfold_max_elements = options->constfold_max_elements};
+    tp_pass_context context = {.constfold_max_elements = options->constfold_max_elements,
+                               .keep_composites = options->keep_composites,
+                               .keep_user = options->keep_user};
     if (context.constfold_max_elements <= 0)
         context.constfold_max_elements = TP_CONSTFOLD_DEFAULT_MAX_ELEMENTS;
     return context;
-}
-
-static tp_status pass_through(const tp_graph *in, const tp_pass_context *context, tp_graph **out,
-                              bool *changed) {
-    *changed = false;
-    return tp_graph_clone(in, out);
 }
 
 static const tp_pass_fn pass_functions[TP_PASS_COUNT] = {
@@ -78,7 +71,6 @@ static const tp_pass_fn pass_functions[TP_PASS_COUNT] = {
     [TP_PASS_DECOMPOSE] = tp_pass_decompose,
     [TP_PASS_CSE] = tp_pass_cse,
     [TP_PASS_DCE] = tp_pass_dce,
-    [TP_PASS_FUSION] = pass_through,
     [TP_PASS_SHAPEPROP] = tp_pass_shapeprop,
 };
 
@@ -119,10 +111,8 @@ tp_status tp_pass_run(tp_pass_id pass, const tp_graph *in, const tp_pass_options
     return TP_OK;
 }
 
-tp_status tp_pass_pipeline_run(const tp_graph *in, const tp_pass_options *options, tp_graph **out,
-                               tp_fusion_plan **plan_out) {
+tp_status tp_pass_pipeline_run(const tp_graph *in, const tp_pass_options *options, tp_graph **out) {
     if (out) *out = NULL;
-    if (plan_out) *plan_out = NULL;
     if (!in || !out)
         return tp_error_set(TP_ERR_INVALID_ARGUMENT, "tp_pass_pipeline_run: graph or out is NULL");
     tp_pass_options resolved;
@@ -133,31 +123,23 @@ tp_status tp_pass_pipeline_run(const tp_graph *in, const tp_pass_options *option
      * it (NULL while it is still the caller's `in`). */
     const tp_graph *current = in;
     tp_graph *owned = NULL;
-    tp_fusion_plan *plan = NULL;
     tp_status status = TP_OK;
     for (int pass = 0; pass < TP_PASS_COUNT && status == TP_OK; pass++) {
         if (resolved.skip & TP_PASS_BIT(pass)) continue;
         bool changed = false;
-        if (pass == TP_PASS_FUSION) {
-            /* The graph passes through; only the plan is computed. */
-            if (plan_out) status = tp_fusion_plan_build(current, &plan);
-        } else {
-            tp_graph *next = NULL;
-            status = run_pass((tp_pass_id)pass, current, &resolved, &context, &next, &changed);
-            if (status != TP_OK) break;
-            tp_graph_destroy(owned);
-            current = owned = next;
-        }
-        if (status == TP_OK && resolved.after_pass)
+        tp_graph *next = NULL;
+        status = run_pass((tp_pass_id)pass, current, &resolved, &context, &next, &changed);
+        if (status != TP_OK) break;
+        tp_graph_destroy(owned);
+        current = owned = next;
+        if (resolved.after_pass)
             resolved.after_pass(tp_pass_name((tp_pass_id)pass), current, changed, resolved.user);
     }
     if (status == TP_OK && !owned) status = tp_graph_clone(in, &owned);
     if (status != TP_OK) {
         tp_graph_destroy(owned);
-        tp_fusion_plan_free(plan);
         return status;
     }
     *out = owned;
-    if (plan_out) *plan_out = plan;
     return TP_OK;
 }

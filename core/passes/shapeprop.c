@@ -3,10 +3,9 @@
  * infers each node's type from its operands), so the graph handed to a
  * backend carries types computed from its final structure.
  *
- * Advisory: the rebuilt graph keeps every value id, so a fusion plan computed
- * before stays valid. When a rule fails, or a re-derived type differs from
- * the stored one, the pass logs a warning naming the value and keeps its
- * input unchanged; it never fails the pipeline.
+ * Advisory: the rebuilt graph keeps every value id. When a rule fails, or a re-derived type differs
+ * from the stored one, the pass logs a warning naming the value and keeps its input unchanged; it
+ * never fails the pipeline.
  */
 #include "pass_internal.h"
 

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/error.h"
 #include "registry_internal.h"
 
@@ -39,19 +40,99 @@ static int compare_versions(const int a[3], const int b[3]) {
     return 0;
 }
 
-char *tp_file_trust_problem(const char *path, const char *what) {
-    struct stat info;
-    if (stat(path, &info) != 0) return NULL; /* absence is reported elsewhere */
+/* Why `info` (of `path`, a file or folder) may not be trusted, or NULL:
+ * owned by root or by the effective user, and writable by nobody else. */
+static char *owner_and_mode_problem(const char *path, const struct stat *info, const char *what) {
     uid_t user = geteuid();
-    if (info.st_uid != 0 && info.st_uid != user)
+    if (info->st_uid != 0 && info->st_uid != user)
         return tp_format("%s %s is refused: it is owned by uid %u, neither root nor you (uid %u)",
-                         what, path, (unsigned)info.st_uid, (unsigned)user);
-    if (info.st_mode & (S_IWGRP | S_IWOTH))
+                         what, path, (unsigned)info->st_uid, (unsigned)user);
+    if (info->st_mode & (S_IWGRP | S_IWOTH))
         return tp_format("%s %s is refused: it is writable by %s (mode %04o); fix with "
                          "chmod go-w %s",
-                         what, path, (info.st_mode & S_IWOTH) ? "others" : "its group",
-                         (unsigned)(info.st_mode & 07777), path);
+                         what, path, (info->st_mode & S_IWOTH) ? "others" : "its group",
+                         (unsigned)(info->st_mode & 07777), path);
     return NULL;
+}
+
+/* Every folder from `resolved`'s parent up to / must be owned by root or the
+ * user and not writable by others, as OpenSSH's StrictModes checks: a
+ * sticky folder writable by others (/tmp) is accepted only when the file
+ * itself belongs to the user, since then nobody else can rename or remove it. */
+static char *ancestor_problem(const char *resolved, const char *shown, const struct stat *file,
+                              const char *what) {
+    char *folder = tp_strdup(resolved);
+    if (!folder) return NULL;
+    char *problem = NULL;
+    bool file_is_users = file->st_uid == geteuid();
+    for (;;) {
+        char *slash = strrchr(folder, '/');
+        if (!slash) break;
+        if (slash == folder)
+            slash[1] = '\0';
+        else
+            *slash = '\0';
+        struct stat info;
+        if (stat(folder, &info) != 0) {
+            problem = tp_format("%s %s is refused: its folder %s cannot be checked: %s", what,
+                                shown, folder, strerror(errno));
+            break;
+        }
+        bool sticky_ok = (info.st_mode & S_ISVTX) && file_is_users;
+        if (info.st_uid != 0 && info.st_uid != geteuid()) {
+            problem = tp_format("%s %s is refused: its folder %s is owned by uid %u, neither "
+                                "root nor you (uid %u)",
+                                what, shown, folder, (unsigned)info.st_uid, (unsigned)geteuid());
+            break;
+        }
+        if ((info.st_mode & (S_IWGRP | S_IWOTH)) && !sticky_ok) {
+            problem = tp_format(
+                "%s %s is refused: its folder %s is writable by %s (mode %04o)%s; fix with "
+                "chmod go-w %s",
+                what, shown, folder, (info.st_mode & S_IWOTH) ? "others" : "its group",
+                (unsigned)(info.st_mode & 07777),
+                (info.st_mode & S_ISVTX) ? ", and sticky folders are trusted only for files you own"
+                                         : "",
+                folder);
+            break;
+        }
+        if (strcmp(folder, "/") == 0) break;
+    }
+    free(folder);
+    return problem;
+}
+
+char *tp_file_trust_problem(const char *path, const char *what) {
+    char *resolved = realpath(path, NULL);
+    if (!resolved) return NULL; /* absence is reported elsewhere */
+    struct stat info;
+    char *problem = NULL;
+    if (stat(resolved, &info) == 0) {
+        problem = owner_and_mode_problem(path, &info, what);
+        if (!problem) problem = ancestor_problem(resolved, path, &info, what);
+    }
+    free(resolved);
+    return problem;
+}
+
+char *tp_open_trust_problem(int fd, const char *path, const char *what) {
+    struct stat info;
+    if (fstat(fd, &info) != 0)
+        return tp_format("%s %s cannot be checked: %s", what, path, strerror(errno));
+    if (!S_ISREG(info.st_mode)) return tp_format("%s %s is not a file", what, path);
+    char *problem = owner_and_mode_problem(path, &info, what);
+    if (problem) return problem;
+    char *resolved = realpath(path, NULL);
+    if (!resolved) return tp_format("%s %s cannot be resolved: %s", what, path, strerror(errno));
+    /* The folders are checked by path: the opened file must still be the one
+     * that path names now, else the check would be about another file. */
+    struct stat named;
+    if (stat(resolved, &named) != 0 || named.st_dev != info.st_dev || named.st_ino != info.st_ino)
+        problem = tp_format("%s %s was replaced while being opened; refused", what, path);
+    else
+        problem = ancestor_problem(resolved, path, &info, what);
+    free(resolved);
+    return problem;
 }
 
 static char *core_range_problem(const tp_backend *backend) {
@@ -90,17 +171,7 @@ static char *library_problem(const tp_backend *backend) {
         return tp_format("library %s cannot be read: %s", backend->library, strerror(errno));
     }
     if (!S_ISREG(info.st_mode)) return tp_format("library %s is not a file", backend->library);
-    char *problem = tp_file_trust_problem(backend->library, "plugin file");
-    if (problem) return problem;
-    char *folder = tp_format("%s", backend->library);
-    if (!folder) return NULL;
-    char *slash = strrchr(folder, '/');
-    if (slash) {
-        *(slash == folder ? slash + 1 : slash) = '\0';
-        problem = tp_file_trust_problem(folder, "plugin folder");
-    }
-    free(folder);
-    return problem;
+    return tp_file_trust_problem(backend->library, "plugin file");
 }
 
 static char *requires_problem(tp_backend *backend) {

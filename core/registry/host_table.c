@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/env.h"
 #include "base/alloc.h"
 #include "base/log.h"
 #include "registry_internal.h"
@@ -63,7 +64,7 @@ static int32_t host_num_threads(void) {
 /* Environment reads for plugins follow the core's rule: nothing from the
  * environment in a privileged process. */
 static const char *host_getenv(const char *name) {
-    return name ? secure_getenv(name) : NULL;
+    return tp_env_get(name);
 }
 
 void tp_host_put_error(const char *message) {

@@ -34,6 +34,8 @@ static char *shadow_reason(const tp_backend *winner) {
 }
 
 static tp_backend_state claim_state(const tp_backend *claim, const tp_backend *winner) {
+    if (claim->refused)
+        return TP_BACKEND_UNAVAILABLE; /* it shadows nothing and is shadowed by nothing */
     if (winner != claim) return TP_BACKEND_SHADOWED;
     int load_state = atomic_load(&claim->load_state);
     if (load_state == TP_LOAD_DONE) return TP_BACKEND_LOADED;

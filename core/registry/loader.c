@@ -7,8 +7,12 @@
  * start at the table checks. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/error.h"
@@ -113,13 +117,35 @@ static const tp_plugin_backend *call_entry(const tp_backend *backend, void *symb
 
 static char *open_library(tp_backend *backend, const tp_plugin_backend **table_out,
                           char **where_out) {
-    tp_loader_debug("'%s': dlopen %s", backend->name, backend->library);
-    atomic_fetch_add(&dlopen_calls, 1);
-    void *handle = dlopen(backend->library, RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-        const char *text = dlerror();
-        return tp_format("dlopen: %s", text ? text : "unknown error");
+    /* The file checked is the file loaded: open it once, check what was
+     * opened (fstat) and load it through that descriptor, so a file swapped
+     * after the scan-time check, or between this check and dlopen, is never
+     * the one mapped. */
+    int fd = open(backend->library, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return tp_format("cannot open library %s: %s", backend->library, strerror(errno));
+    char *distrust = tp_open_trust_problem(fd, backend->library, "plugin file");
+    if (distrust) {
+        close(fd);
+        return distrust;
     }
+    char by_descriptor[64];
+    snprintf(by_descriptor, sizeof by_descriptor, "/proc/self/fd/%d", fd);
+    tp_loader_debug("'%s': dlopen %s (as %s)", backend->name, backend->library, by_descriptor);
+    atomic_fetch_add(&dlopen_calls, 1);
+    void *handle = dlopen(by_descriptor, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        close(fd);
+        const char *text = dlerror();
+        if (!text) text = "unknown error";
+        size_t prefix = strlen(by_descriptor);
+        if (strncmp(text, by_descriptor, prefix) == 0 && text[prefix] == ':')
+            return tp_format("dlopen: %s%s", backend->library, text + prefix);
+        return tp_format("dlopen: %s", text);
+    }
+    /* The descriptor stays open for the life of the process: the dynamic
+     * linker knows the library by the name /proc/self/fd/N, and a later
+     * dlopen of another library through a reused N would be answered with
+     * this one. One descriptor per loaded plugin. */
     dlerror();
     void *entry = dlsym(handle, backend->entry_symbol);
     if (!entry) {

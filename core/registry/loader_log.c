@@ -1,7 +1,8 @@
 /* TP_LOADER_DEBUG: when set to 1, every registry and loader decision (file
  * read, entry accepted or rejected and why, dlopen, symbol, probe, init) is
- * written to stderr. This is the one place the library writes to stderr on
- * its own, because the variable asks for exactly that. */
+ * handed to the log handler as a debug message, whatever the log level (the
+ * variable asks for exactly these lines); with no handler installed they go
+ * to stderr as every log message does. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdarg.h>
@@ -9,13 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/env.h"
+#include "base/log.h"
 #include "registry_internal.h"
 
 static pthread_once_t debug_once = PTHREAD_ONCE_INIT;
 static bool debug_enabled;
 
 static void read_debug_variable(void) {
-    const char *value = secure_getenv("TP_LOADER_DEBUG");
+    const char *value = tp_env_get("TP_LOADER_DEBUG");
     debug_enabled = value && *value && strcmp(value, "0") != 0;
 }
 
@@ -29,7 +32,8 @@ void tp_loader_debug(const char *format, ...) {
     char line[4096];
     va_list args;
     va_start(args, format);
-    vsnprintf(line, sizeof line, format, args);
+    int prefix = snprintf(line, sizeof line, "loader: ");
+    vsnprintf(line + prefix, sizeof line - (size_t)prefix, format, args);
     va_end(args);
-    fprintf(stderr, "tensorplay: loader: %s\n", line);
+    tp_log_deliver(TP_LOG_DEBUG, line);
 }

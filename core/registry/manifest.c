@@ -399,6 +399,7 @@ tp_status tp_manifest_read(const char *path, tp_backend ***out, int *count, tp_s
     char *distrust = tp_file_trust_problem(path, "INI file");
     if (distrust) {
         refuse_entries(&parse, distrust);
+        for (int i = parse.first_new; i < *count; i++) (*out)[i]->refused = true;
         add_problem(&parse, distrust);
     }
     return parse.status;

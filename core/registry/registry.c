@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/env.h"
 #include "base/alloc.h"
 #include "base/error.h"
 #include "registry_internal.h"
@@ -41,13 +42,19 @@ tp_backend *tp_registry_claim_at(int index) {
     return ini_claims.items[index - builtins.count];
 }
 
+/* The first claim of `name` in precedence order, passing over claims from
+ * untrusted INI files: those take a name only when nothing else claims it,
+ * so that a lookup still reports why the entry was refused. */
 tp_backend *tp_registry_winner(const char *name) {
     int total = tp_registry_claim_count();
+    tp_backend *refused = NULL;
     for (int i = 0; i < total; i++) {
         tp_backend *claim = tp_registry_claim_at(i);
-        if (strcmp(claim->name, name) == 0) return claim;
+        if (strcmp(claim->name, name) != 0) continue;
+        if (!claim->refused) return claim;
+        if (!refused) refused = claim;
     }
-    return NULL;
+    return refused;
 }
 
 void tp_registry_read_lock(void) {
@@ -309,7 +316,7 @@ const char *tp_backend_get_default(void) {
     const char *name = default_name;
     tp_registry_unlock();
     if (name) return name;
-    const char *from_environment = secure_getenv("TP_DEFAULT_BACKEND");
+    const char *from_environment = tp_env_get("TP_DEFAULT_BACKEND");
     return from_environment && *from_environment ? from_environment : "stax";
 }
 

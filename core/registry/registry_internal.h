@@ -55,6 +55,9 @@ struct tp_backend {
 
     /* Decided without loading (scan time): NULL when available. */
     char *unavailable_reason;
+    /* The INI file is not trusted: the claim is listed (unavailable, with the
+     * reason) but claims no name, so a trusted entry of the same name wins. */
+    bool refused;
 
     /* For built-ins and registrations: the table, known before loading. */
     const tp_plugin_backend *given_table;
@@ -122,6 +125,10 @@ tp_status tp_availability_check(tp_backend *backend);
 bool tp_version_parse(const char *text, int version[3]);
 /* NULL when `path` is safe to trust, else a new string saying why not. */
 char *tp_file_trust_problem(const char *path, const char *what);
+/* The same checks for the file open as `fd` (fstat: a regular file owned by
+ * root or the user, writable by nobody else) and for every folder above the
+ * path it was opened by, which must still name that same file. */
+char *tp_open_trust_problem(int fd, const char *path, const char *what);
 
 /* ---- soname.c ------------------------------------------------------------------ */
 /* Where the dynamic linker would find `soname` (new string), or NULL. */

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/env.h"
 #include "base/error.h"
 #include "registry_internal.h"
 
@@ -114,14 +115,14 @@ static bool running_from_build_tree(void) {
 
 tp_status tp_search_path_build(tp_search_path *out) {
     memset(out, 0, sizeof *out);
-    const char *files = secure_getenv("TP_BACKENDS_FILES");
+    const char *files = tp_env_get("TP_BACKENDS_FILES");
     if (files && *files) return add_colon_list(out, files, "TP_BACKENDS_FILES");
 
-    const char *extra = secure_getenv("TP_BACKENDS_PATH");
+    const char *extra = tp_env_get("TP_BACKENDS_PATH");
     if (extra && *extra) TP_TRY(add_colon_list(out, extra, "TP_BACKENDS_PATH"));
 
-    const char *xdg = secure_getenv("XDG_CONFIG_HOME");
-    const char *home = secure_getenv("HOME");
+    const char *xdg = tp_env_get("XDG_CONFIG_HOME");
+    const char *home = tp_env_get("HOME");
     char *user_dir = NULL;
     const char *user_origin = "XDG_CONFIG_HOME";
     if (xdg && xdg[0] == '/') {

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/env.h"
 #include "base/alloc.h"
 #include "registry_internal.h"
 
@@ -140,7 +141,7 @@ char *tp_soname_find(const char *soname) {
         struct stat info;
         return stat(soname, &info) == 0 ? tp_strdup(soname) : NULL;
     }
-    const char *library_path = secure_getenv("LD_LIBRARY_PATH");
+    const char *library_path = tp_env_get("LD_LIBRARY_PATH");
     char *found = NULL;
     if (library_path && *library_path && (found = find_in_list(library_path, soname))) {
         tp_loader_debug("requires %s: found in LD_LIBRARY_PATH at %s", soname, found);

@@ -2,6 +2,7 @@
  * condition variable between jobs; the caller works too. See
  * thread_pool.h for the rules. */
 #define _GNU_SOURCE
+#include "base/env.h"
 #include "thread_pool.h"
 
 #include <pthread.h>
@@ -38,7 +39,7 @@ static int64_t spin_ns = 50000;            /* see spin_until */
 static _Thread_local bool inside_pool_work;
 
 static int configured_size(void) {
-    const char *text = secure_getenv("TP_NUM_THREADS");
+    const char *text = tp_env_get("TP_NUM_THREADS");
     if (text && *text) {
         char *end = NULL;
         long value = strtol(text, &end, 10);
@@ -125,7 +126,7 @@ static void *worker_main(void *unused) {
 
 static void start_pool(void) {
     pool_size = configured_size();
-    const char *spin = secure_getenv("TP_SPIN_US");
+    const char *spin = tp_env_get("TP_SPIN_US");
     if (spin && *spin) {
         char *end = NULL;
         long value = strtol(spin, &end, 10);

@@ -436,14 +436,21 @@ static tp_status npy_load_file(FILE *file, size_t size, const char *path, tp_ten
     if (!front)
         return tp_error_set(TP_ERR_OUT_OF_MEMORY, "%s: out of memory reading a %zu-byte header",
                             path, front_size);
-    memcpy(front, preamble_bytes, available);
+    /* A header shorter than the preamble buffer (length 0 or 1 in version 1)
+     * ends inside the bytes already read: copy only the front, and seek to
+     * the data below rather than trusting the stream position. */
+    size_t already_read = available < front_size ? available : front_size;
+    memcpy(front, preamble_bytes, already_read);
     npy_header header;
     size_t data_offset, nbytes;
-    tp_status status = read_exactly(file, front + available, front_size - available, path);
+    tp_status status = read_exactly(file, front + already_read, front_size - already_read, path);
     if (status == TP_OK)
         status = npy_parse_front(front, front_size, size, path, &header, &data_offset, &nbytes);
     free(front);
     TP_TRY(status);
+    if (fseek(file, (long)data_offset, SEEK_SET) != 0)
+        return tp_error_set(TP_ERR_IO, "%s: cannot seek to the data at byte %zu: %s", path,
+                            data_offset, strerror(errno));
     tp_tensor *tensor;
     TP_TRY(tp_tensor_create_uninit(header.dtype, header.ndim, header.shape, &tensor));
     status = read_exactly(file, tensor->data, nbytes, path);

@@ -8,14 +8,21 @@
  *      that names a backend wins it; later claims are kept as "shadowed".
  * Availability of an INI backend is decided without loading anything (the
  * library file and every `requires` soname exist, the contract revision and
- * core-version range fit, no file is writable by others). The library is
- * loaded on the first tp_backend_lookup of its name, exactly once even under
+ * core-version range fit; the INI and the library are trusted only when they
+ * and every folder above them up to / belong to root or you and are writable
+ * by nobody else, symlinks resolved first, a sticky folder such as /tmp
+ * counting only for your own files; an untrusted INI is listed as
+ * unavailable and claims no name). The library is opened once, checked
+ * again on the open descriptor and loaded through it, on the first
+ * tp_backend_lookup of its name, exactly once even under
  * concurrent lookups. A load failure never aborts the process; the reason is
  * kept and reported by every later lookup.
  *
- * Environment (read with secure_getenv): TP_BACKENDS_FILES, TP_BACKENDS_PATH,
- * XDG_CONFIG_HOME, TP_DEFAULT_BACKEND, TP_LOADER_DEBUG=1 (log every loader
- * decision to stderr), TP_NUM_THREADS (size of the core's thread pool).
+ * Environment (read with secure_getenv: a setuid/setgid process uses none of
+ * it): TP_BACKENDS_FILES, TP_BACKENDS_PATH, XDG_CONFIG_HOME,
+ * TP_DEFAULT_BACKEND, TP_LOADER_DEBUG=1 (every loader decision as a debug
+ * message to the log handler, whatever the log level), TP_NUM_THREADS (size
+ * of the core's thread pool).
  *
  * Ownership: tp_backend handles belong to the registry and stay valid for the
  * life of the process. Executables are owned by the caller
@@ -126,8 +133,9 @@ TP_API tp_status tp_backend_search_path(tp_backend_path_part **out, int *count);
 TP_API tp_status tp_backend_problems(char **text_out);
 
 /* Finds a backend by name and loads it on first use. NULL `name` means the
- * default backend. Errors: TP_ERR_NOT_FOUND ("Invalid backend: 'X', did you
- * mean: 'Y'? ..."), TP_ERR_BACKEND (unavailable or failed, with the reason). */
+ * default backend; "auto" means tp_backend_resolve_auto's pick. Errors: TP_ERR_NOT_FOUND ("Invalid
+ * backend: 'X', did you mean: 'Y'? ..."), TP_ERR_BACKEND (unavailable or failed, with the reason).
+ */
 TP_API tp_status tp_backend_lookup(const char *name, tp_backend **out);
 /* What the name "auto" means (tp_backend_lookup("auto"), tp_compile's
  * backend option, `tpc --backend auto`): the available backend with the

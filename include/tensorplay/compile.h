@@ -109,8 +109,10 @@ typedef enum tp_dynamic {
 
 typedef struct tp_compile_options {
     size_t struct_size;
-    /* Backend name; NULL: the default backend. Looked up by tp_compile: an
-     * unknown name fails there, with suggestions. */
+    /* Backend name; NULL: the default backend; "auto": the available backend
+     * of highest priority (tp_backend_resolve_auto). Looked up by
+     * tp_compile: an unknown name fails there, with suggestions. Nodes it
+     * does not claim run on fallback_backend (below). */
     const char *backend;
     /* Either a mode ("default", "max-autotune", ... as the backend knows them)
      * or key=value options, never both. Both reach the backend untouched. */
@@ -130,6 +132,10 @@ typedef struct tp_compile_options {
     int num_params;
     int num_outputs; /* 0 means 1 */
     void *user_data; /* passed to the function */
+    /* Where nodes the backend does not claim run: a backend name, "none"
+     * (an unclaimed node is an error naming each such op) or NULL (the
+     * config's fallback_backend: stax, or eager where stax is unavailable). */
+    const char *fallback_backend;
 } tp_compile_options;
 
 #define TP_COMPILE_OPTIONS_INIT                                                                    \
@@ -174,6 +180,35 @@ TP_API tp_status tp_compiled_last_recompile_reasons(const tp_compiled *compiled,
 /* Why the wrapper runs uncompiled (raw data access during capture), or NULL. */
 TP_API const char *tp_compiled_uncompiled_reason(const tp_compiled *compiled);
 
+/* One region of a partitioned compile: a convex part of the graph that one
+ * backend runs. */
+typedef struct tp_partition_region_info {
+    const char *backend; /* the backend's name (owned by the registry, lives forever) */
+    int32_t num_nodes;
+    int32_t num_inputs;  /* tensors entering: graph inputs or earlier regions' results */
+    int32_t num_outputs; /* tensors leaving: returned, or read by a later region */
+} tp_partition_region_info;
+
+/* The partition of the wrapper's last backend compile, regions in execution
+ * order: one region when the chosen backend claimed every node. The nodes
+ * the backend does not claim go to the fallback backend (config knob
+ * `fallback_backend`: default stax, or eager where stax is unavailable;
+ * `none` makes an unclaimed node an error naming each such op, and
+ * `fullgraph` refuses any split); a region the fallback refuses to compile
+ * goes to eager, which takes every op. *regions_out is one block to release
+ * with tp_free; NULL and 0 before the first compile. */
+TP_API tp_status tp_compiled_last_partition(const tp_compiled *compiled,
+                                            tp_partition_region_info **regions_out, int *count_out);
+
+/* Text saying which node of `graph` goes to which backend and why, as
+ * tp_compile_graph would split it (after the same pass pipeline, composites
+ * the backend claims kept): a summary line, then each region with its
+ * nodes; an unclaimed node carries the backend's reason. `backend` and
+ * `fallback` as in tp_compile_options (NULL: the defaults). What
+ * `tpc print --partition` prints. *text_out is released with tp_free. */
+TP_API tp_status tp_partition_describe(const tp_graph *graph, const char *backend,
+                                       const char *fallback, char **text_out);
+
 /* Clears every live wrapper's cache and guard chains, and resets every loaded
  * backend. */
 TP_API void tp_compile_reset_all(void);
@@ -187,8 +222,12 @@ TP_API void tp_compile_reset_all(void);
  *   assume_static_by_default     bool true
  *   verbose                      bool false
  *   dynamic_shapes               bool unset
+ *   fallback_backend             text stax (eager where stax is unavailable);
+ *                                     a backend name or "none" (no setter:
+ *                                     tp_compile_options.fallback_backend
+ *                                     is the per-call layer)
  * Precedence: per-call options > these setters > environment
- * (TP_RECOMPILE_LIMIT, TP_ACCUMULATED_RECOMPILE_LIMIT,
+ * (TP_RECOMPILE_LIMIT, TP_ACCUMULATED_RECOMPILE_LIMIT, TP_FALLBACK_BACKEND,
  * TP_FAIL_ON_RECOMPILE_LIMIT_HIT, TP_FORCE_DISABLE_CACHES,
  * TP_ASSUME_STATIC_BY_DEFAULT, TP_VERBOSE, TP_DYNAMIC_SHAPES) > the [compile]
  * section of tensorplay.ini (TP_CONFIG, else

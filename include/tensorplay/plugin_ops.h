@@ -15,6 +15,7 @@
  */
 #ifndef TENSORPLAY_PLUGIN_OPS_H
 #define TENSORPLAY_PLUGIN_OPS_H
+/* clang-format off */
 
 #define TP_PLUGIN_OP_NEG                   0
 #define TP_PLUGIN_OP_ABS                   1
@@ -137,6 +138,7 @@
     X(SOFTPLUS, "softplus", COMPOSITE, 1, 1) \
     X(LINEAR, "linear", COMPOSITE, 2, 3) \
     X(GATHER, "gather", SHAPE, 2, 2) \
-    X(GATHER_ELEMENTS, "gather_elements", SHAPE, 2, 2) \
+    X(GATHER_ELEMENTS, "gather_elements", SHAPE, 2, 2)
 
+/* clang-format on */
 #endif

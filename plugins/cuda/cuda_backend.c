@@ -16,7 +16,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "cuda_cache.h"
 #include "cuda_device.h"
 #include "cuda_emit.h"
 #include "cuda_executable.h"
@@ -24,6 +23,7 @@
 #include "cuda_testing.h"
 #include "tensorplay/plugin.h"
 #include "tpcommon_options.h"
+#include "tpcommon_cache.h"
 #include "tpcommon_text.h"
 
 #define CUDA_PLUGIN_VERSION "0.1.0"
@@ -88,28 +88,34 @@ static void dump_source(const char *folder, const tp_plugin_executable *exe) {
     fclose(file);
 }
 
+/* The disk cache's full key: plugin and core versions, target (sm_XY),
+ * driver and NVRTC versions, then the source (caller frees). */
+static char *cubin_key(const tp_plugin_executable *exe, const cu_device *device) {
+    char why[256];
+    const char *nvrtc_version = cu_nvrtc_version(why, sizeof why);
+    tpcommon_buf key;
+    tpcommon_buf_init(&key);
+    tpcommon_buf_printf(&key, "cuda %s; core %s; target %s; driver %d; nvrtc %s\n",
+                        CUDA_PLUGIN_VERSION, host && host->core_version ? host->core_version : "?",
+                        exe->target, device->driver_version, nvrtc_version ? nvrtc_version : "?");
+    tpcommon_buf_append(&key, exe->source);
+    return tpcommon_buf_take(&key);
+}
+
 /* The CUBIN for the executable's source: from the cache or NVRTC. */
 static char *device_image(const tp_plugin_executable *exe, const cu_device *device, bool use_cache,
                           char *error, size_t size) {
-    char why[256];
-    const char *nvrtc_version = cu_nvrtc_version(why, sizeof why);
-    uint64_t key = tpcommon_hash_bytes(TPCOMMON_HASH_SEED, exe->source, strlen(exe->source));
-    char salt[160];
-    snprintf(salt, sizeof salt, "%s|driver %d|nvrtc %s|plugin %s", exe->target,
-             device->driver_version, nvrtc_version ? nvrtc_version : "?", CUDA_PLUGIN_VERSION);
-    key = tpcommon_hash_bytes(key, salt, strlen(salt));
-    uint64_t key2 = tpcommon_hash_bytes(key ^ 0x9e3779b97f4a7c15ull, salt, strlen(salt));
-    char name[128], folder[3800];
-    snprintf(name, sizeof name, "%s-%016llx%016llx", exe->target, (unsigned long long)key,
-             (unsigned long long)key2);
-    bool cache = use_cache && cu_cache_folder(folder, sizeof folder);
+    tpcommon_cache disk;
+    char *key = use_cache ? cubin_key(exe, device) : NULL;
+    bool cache = key && tpcommon_cache_open(&disk, host, "cuda");
     size_t image_size = 0;
-    char *image = cache ? cu_cache_load(folder, name, &image_size) : NULL;
-    if (image) return image;
-    if (!cu_nvrtc_compile(exe->source, exe->graph.name ? exe->graph.name : "?", exe->target, &image,
-                          &image_size, error, size))
-        return NULL;
-    if (cache) cu_cache_store(folder, name, image, image_size);
+    char *image = cache ? tpcommon_cache_read(&disk, key, &image_size) : NULL;
+    if (!image &&
+        cu_nvrtc_compile(exe->source, exe->graph.name ? exe->graph.name : "?", exe->target, &image,
+                         &image_size, error, size) &&
+        cache)
+        tpcommon_cache_write(&disk, key, image, image_size);
+    free(key);
     return image;
 }
 

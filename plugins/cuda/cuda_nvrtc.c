@@ -1,4 +1,7 @@
 /* NVRTC: source -> PTX or CUBIN (see cuda_nvrtc.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "cuda_nvrtc.h"
 
 #include <stdio.h>
@@ -7,18 +10,23 @@
 #include <unistd.h>
 
 #include "cuda_api.h"
-#include "cuda_cache.h"
 #include "tpcommon_text.h"
 
-/* Writes the source next to the cache (or in /tmp) and returns the path. */
+/* Writes the source to a new file in /tmp (mkstemps: never through an
+ * existing name or symlink) and returns its path. */
 static void save_source(const char *source, char *path, size_t size) {
-    char folder[3800];
-    uint64_t hash = tpcommon_hash_bytes(TPCOMMON_HASH_SEED, source, strlen(source));
-    if (!cu_cache_folder(folder, sizeof folder)) snprintf(folder, sizeof folder, "/tmp");
-    snprintf(path, size, "%s/failed-%016llx.cu", folder, (unsigned long long)hash);
-    FILE *file = fopen(path, "wb");
+    snprintf(path, size, "/tmp/tensorplay-failed-XXXXXX.cu");
+    int fd = mkstemps(path, 3);
+    if (fd < 0) {
+        snprintf(path, size, "(could not save the source)");
+        return;
+    }
+    FILE *file = fdopen(fd, "wb");
     if (!file || fputs(source, file) < 0) snprintf(path, size, "(could not save the source)");
-    if (file) fclose(file);
+    if (file)
+        fclose(file);
+    else
+        close(fd);
 }
 
 const char *cu_nvrtc_version(char *why, size_t why_size) {

@@ -1,9 +1,13 @@
-/* The OpenCL program binary cache and program building (see ocl_cache.h).
- * Owns the entry file format:
- *   8 bytes "TPOCLB01", u64 payload size, u64 payload checksum, payload
- * (the device binary). Owns nothing else. */
+/* OpenCL program building through the plugins' shared disk cache
+ * (plugins/common/tpcommon_cache.c, subfolder opencl/): owns the cache key
+ * (plugin and core versions, platform, device, driver, build options,
+ * source) and turning an entry back into a program. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "ocl_cache.h"
 
+#include <fcntl.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -14,113 +18,30 @@
 #include <unistd.h>
 
 #include "ocl_errors.h"
+#include "tpcommon_cache.h"
+#include "tpcommon_text.h"
 
-static const char entry_magic[8] = {'T', 'P', 'O', 'C', 'L', 'B', '0', '1'};
-#define HEADER_SIZE 24
 static const char build_options[] = "";
+static _Atomic(const tp_plugin_host *) cache_host;
 
-/* FNV-1a over the bytes, finished with a 64-bit mixer. */
-static uint64_t hash_bytes(uint64_t seed, const void *data, size_t size) {
-    const unsigned char *bytes = data;
-    uint64_t hash = seed;
-    for (size_t i = 0; i < size; i++) {
-        hash ^= bytes[i];
-        hash *= 0x100000001b3ULL;
-    }
-    hash ^= hash >> 33;
-    hash *= 0xff51afd7ed558ccdULL;
-    hash ^= hash >> 33;
-    return hash;
+void ocl_cache_use_host(const tp_plugin_host *host) {
+    atomic_store(&cache_host, host);
 }
 
-static uint64_t hash_string(uint64_t seed, const char *text) {
-    return hash_bytes(seed, text, strlen(text) + 1); /* with the NUL: fields stay apart */
-}
-
-static void entry_key(const ocl_device *device, const char *source, char out[33]) {
-    uint64_t halves[2] = {0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL};
-    for (int h = 0; h < 2; h++) {
-        const char *fields[] = {device->platform_name,
-                                device->platform_version,
-                                device->name,
-                                device->version,
-                                device->driver_version,
-                                build_options,
-                                source};
-        for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++)
-            halves[h] = hash_string(halves[h], fields[f]);
-    }
-    snprintf(out, 33, "%016llx%016llx", (unsigned long long)halves[0],
-             (unsigned long long)halves[1]);
-}
-
-static int make_folders(char *path) {
-    for (char *slash = strchr(path + 1, '/');; slash = strchr(slash + 1, '/')) {
-        if (slash) *slash = '\0';
-        int result = mkdir(path, 0700);
-        if (slash) *slash = '/';
-        if (result != 0 && errno != EEXIST) return -1;
-        if (!slash) return 0;
-    }
-}
-
-void ocl_cache_dir(char *out, size_t size) {
-    const char *root = getenv("TP_CACHE_DIR");
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    if (root && *root)
-        snprintf(out, size, "%s/opencl", root);
-    else if (xdg && *xdg)
-        snprintf(out, size, "%s/tensorplay/opencl", xdg);
-    else if (home && *home)
-        snprintf(out, size, "%s/.cache/tensorplay/opencl", home);
-    else
-        out[0] = '\0';
-    if (out[0] && make_folders(out) != 0) out[0] = '\0';
-}
-
-/* The payload of a valid entry (caller frees), or NULL: a miss. */
-static unsigned char *read_entry(const char *path, size_t *size) {
-    FILE *file = fopen(path, "rb");
-    if (!file) return NULL;
-    unsigned char header[HEADER_SIZE];
-    unsigned char *payload = NULL;
-    uint64_t length = 0, checksum = 0;
-    if (fread(header, 1, HEADER_SIZE, file) == HEADER_SIZE &&
-        memcmp(header, entry_magic, sizeof entry_magic) == 0) {
-        memcpy(&length, header + 8, 8);
-        memcpy(&checksum, header + 16, 8);
-        if (length > 0 && length < ((uint64_t)1 << 32)) payload = malloc((size_t)length + 1);
-    }
-    if (payload) {
-        bool complete = fread(payload, 1, (size_t)length, file) == length && fgetc(file) == EOF;
-        if (!complete || hash_bytes(0, payload, (size_t)length) != checksum) {
-            free(payload);
-            payload = NULL;
-        }
-    }
-    fclose(file);
-    *size = (size_t)length;
-    return payload;
-}
-
-/* Temporary file in the same folder + rename: readers see all or nothing. */
-static void write_entry(const char *path, const unsigned char *payload, size_t size) {
-    static atomic_uint counter;
-    char temporary[1100];
-    snprintf(temporary, sizeof temporary, "%s.tmp.%ld.%u", path, (long)getpid(),
-             atomic_fetch_add(&counter, 1));
-    FILE *file = fopen(temporary, "wb");
-    if (!file) return;
-    unsigned char header[HEADER_SIZE];
-    uint64_t length = size, checksum = hash_bytes(0, payload, size);
-    memcpy(header, entry_magic, 8);
-    memcpy(header + 8, &length, 8);
-    memcpy(header + 16, &checksum, 8);
-    bool ok = fwrite(header, 1, HEADER_SIZE, file) == HEADER_SIZE &&
-              fwrite(payload, 1, size, file) == size;
-    ok = fclose(file) == 0 && ok;
-    if (!ok || rename(temporary, path) != 0) remove(temporary);
+/* The full cache key: plugin and core versions, platform, device, driver
+ * and build options, then the program source (caller frees). */
+static char *entry_key(const ocl_device *device, const char *source) {
+    const tp_plugin_host *host = atomic_load(&cache_host);
+    tpcommon_buf key;
+    tpcommon_buf_init(&key);
+    tpcommon_buf_printf(&key,
+                        "opencl %s; core %s; platform %s %s; device %s %s; driver %s; options "
+                        "'%s'\n",
+                        OCL_PLUGIN_VERSION, host && host->core_version ? host->core_version : "?",
+                        device->platform_name, device->platform_version, device->name,
+                        device->version, device->driver_version, build_options);
+    tpcommon_buf_append(&key, source);
+    return tpcommon_buf_take(&key);
 }
 
 static cl_program from_binary(ocl_device *device, const unsigned char *binary, size_t size) {
@@ -138,7 +59,7 @@ static cl_program from_binary(ocl_device *device, const unsigned char *binary, s
     return program;
 }
 
-static void store_binary(cl_program program, const char *path) {
+static void store_binary(cl_program program, const tpcommon_cache *cache, const char *key) {
     size_t size = 0;
     if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) !=
             CL_SUCCESS ||
@@ -147,7 +68,7 @@ static void store_binary(cl_program program, const char *path) {
     unsigned char *binary = malloc(size);
     if (binary &&
         clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof binary, &binary, NULL) == CL_SUCCESS)
-        write_entry(path, binary, size);
+        tpcommon_cache_write(cache, key, binary, size);
     free(binary);
 }
 
@@ -167,17 +88,24 @@ static void build_log(ocl_device *device, cl_program program, char *out, size_t 
     free(log);
 }
 
+/* Writes the rejected source next to the cache entries (the checked cache
+ * folder, never through a symlink), else to a new file in /tmp (mkstemps). */
 static void write_source(const char *folder, const char *key, const char *source, char *path,
                          size_t size) {
-    char fallback[64];
-    if (!folder[0]) {
-        snprintf(fallback, sizeof fallback, "/tmp");
-        folder = fallback;
+    int fd;
+    if (folder[0]) {
+        snprintf(path, size, "%s/%s.cl", folder, key);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    } else {
+        snprintf(path, size, "/tmp/tensorplay-failed-XXXXXX.cl");
+        fd = mkstemps(path, 3);
     }
-    snprintf(path, size, "%s/%s.cl", folder, key);
-    FILE *file = fopen(path, "w");
+    FILE *file = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!file || fputs(source, file) < 0) snprintf(path, size, "(could not write the source)");
-    if (file) fclose(file);
+    if (file)
+        fclose(file);
+    else if (fd >= 0)
+        close(fd);
 }
 
 static int build_from_source(ocl_device *device, const char *source, const char *folder,
@@ -193,7 +121,7 @@ static int build_from_source(ocl_device *device, const char *source, const char 
         *out = program;
         return 0;
     }
-    char source_path[1100], log[1400];
+    char source_path[2300], log[1400];
     write_source(folder, key, source, source_path, sizeof source_path);
     build_log(device, program, log, sizeof log);
     clReleaseProgram(program);
@@ -206,24 +134,34 @@ static int build_from_source(ocl_device *device, const char *source, const char 
 
 int ocl_program_build(ocl_device *device, const char *source, cl_program *out, ocl_build_info *info,
                       char *error, size_t error_size) {
-    char folder[900], key[33];
-    ocl_cache_dir(folder, sizeof folder);
-    entry_key(device, source, key);
     info->cache_hit = false;
     info->entry_path[0] = '\0';
-    if (folder[0]) {
-        snprintf(info->entry_path, sizeof info->entry_path, "%s/%s.bin", folder, key);
+    tpcommon_cache cache;
+    bool cached = tpcommon_cache_open(&cache, atomic_load(&cache_host), "opencl");
+    char *key = entry_key(device, source);
+    if (!key) {
+        tpcommon_error(error, error_size, "opencl: out of memory building a cache key");
+        return -1;
+    }
+    char name[33];
+    snprintf(name, sizeof name, "%016llx",
+             (unsigned long long)tpcommon_hash_bytes(TPCOMMON_HASH_SEED, key, strlen(key)));
+    if (cached) {
+        tpcommon_cache_entry_path(&cache, key, info->entry_path, sizeof info->entry_path);
         size_t size = 0;
-        unsigned char *binary = read_entry(info->entry_path, &size);
+        unsigned char *binary = tpcommon_cache_read(&cache, key, &size);
         cl_program program = binary ? from_binary(device, binary, size) : NULL;
         free(binary);
         if (program) {
             info->cache_hit = true;
             *out = program;
+            free(key);
             return 0;
         }
     }
-    if (build_from_source(device, source, folder, key, out, error, error_size) != 0) return -1;
-    if (info->entry_path[0]) store_binary(*out, info->entry_path);
-    return 0;
+    int result =
+        build_from_source(device, source, cached ? cache.folder : "", name, out, error, error_size);
+    if (result == 0 && cached) store_binary(*out, &cache, key);
+    free(key);
+    return result;
 }

@@ -1,13 +1,10 @@
-/* Building OpenCL programs through the on-disk binary cache.
- *
- * Entries live in TP_CACHE_DIR (default $XDG_CACHE_HOME/tensorplay, else
- * ~/.cache/tensorplay) under opencl/, keyed by a 128-bit hash of the
- * platform, device, driver version, build options and the program source.
- * Writes are atomic (temporary file + rename); an unreadable or corrupt
- * entry (bad magic, size or checksum, or a binary the driver refuses) is a
- * miss and is rewritten. When the OpenCL compiler rejects generated code the
- * error holds the build log and the path of the source, written next to the
- * cache entries. */
+/* Building OpenCL programs through the plugins' shared disk cache
+ * (plugins/common/tpcommon_cache.h: folder and entry rules, environment
+ * through host->getenv), subfolder opencl/. The key holds the plugin and
+ * core versions, platform, device, driver version, build options and the
+ * program source; an entry the driver refuses is a miss and is rewritten. When the OpenCL compiler
+ * rejects generated code the error holds the build log and the path of the source, written next to
+ * the cache entries. */
 #ifndef TP_OPENCL_CACHE_H
 #define TP_OPENCL_CACHE_H
 
@@ -15,6 +12,7 @@
 #include <stddef.h>
 
 #include "ocl_device.h"
+#include "tensorplay/plugin.h"
 
 typedef struct ocl_build_info {
     bool cache_hit;
@@ -25,8 +23,7 @@ typedef struct ocl_build_info {
 int ocl_program_build(ocl_device *device, const char *source, cl_program *out, ocl_build_info *info,
                       char *error, size_t error_size);
 
-/* The cache folder for OpenCL entries (created if missing); "" when none can
- * be made. Writes into `out`. */
-void ocl_cache_dir(char *out, size_t size);
+/* The host whose getenv and log the cache uses (set by init; NULL: no cache). */
+void ocl_cache_use_host(const tp_plugin_host *host);
 
 #endif

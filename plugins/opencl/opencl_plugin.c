@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ocl_cache.h"
 #include "ocl_codegen.h"
 #include "ocl_device.h"
 #include "ocl_executable.h"
@@ -22,6 +23,7 @@ static int32_t opencl_probe(char *why, size_t why_size) {
 
 static int32_t opencl_init(const tp_plugin_host *host) {
     opencl_host = host;
+    ocl_cache_use_host(host);
     return TP_PLUGIN_OK;
 }
 

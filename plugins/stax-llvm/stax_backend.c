@@ -54,7 +54,7 @@ static int32_t stax_init(const tp_plugin_host *host, void **context) {
         host->set_error(host, "stax: out of memory creating the backend context");
         return TP_PLUGIN_ERROR;
     }
-    if (stax_jit_init(error, sizeof error) != TP_PLUGIN_OK) {
+    if (stax_jit_init(host, error, sizeof error) != TP_PLUGIN_OK) {
         free(ctx);
         host->set_error(host, error);
         return TP_PLUGIN_ERROR;
@@ -240,7 +240,7 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
                              tp_plugin_executable **executable, char *error, size_t error_size) {
     *executable = NULL;
     int64_t threads = host->num_threads ? host->num_threads() : 1;
-    stax_jit_options jit = {3, NULL, NULL};
+    stax_jit_options jit = {3, NULL, NULL, host};
     int32_t status = read_options(options, num_options, &threads, &jit, error, error_size);
     if (status != TP_PLUGIN_OK) return status;
     tp_plugin_executable *exe = calloc(1, sizeof *exe);

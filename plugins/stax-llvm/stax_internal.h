@@ -168,7 +168,7 @@ void stax_emit_gemm_microkernel(tpcommon_buf *module);
 #define STAX_GEMM_KERNEL4_NAME "STAXKEY_gemm_ukernel4_f32" /* 4 rows, for row edges */
 #define STAX_GEMM_KC           256
 
-/* ---- JIT and cache (stax_jit.c, stax_cache.c) ---- */
+/* ---- JIT and cache (stax_jit.c; the disk cache is plugins/common's) ---- */
 
 typedef void (*stax_kernel_fn)(void **slots, int64_t begin, int64_t end);
 typedef void (*stax_ukernel_fn)(const float *a, int64_t rsa, int64_t csa, const float *b, float *c,
@@ -177,6 +177,7 @@ typedef void (*stax_ukernel_fn)(const float *a, int64_t rsa, int64_t csa, const 
 typedef struct stax_jit_options {
     int opt_level; /* 0..3 */
     const char *dump_ir, *dump_asm;
+    const tp_plugin_host *host; /* the disk cache reads the environment through it */
 } stax_jit_options;
 
 typedef struct stax_module stax_module; /* a loaded object, shared and refcounted */
@@ -184,7 +185,7 @@ typedef struct stax_module stax_module; /* a loaded object, shared and refcounte
 /* The JIT is one per process (an LLJIT and the loaded objects, behind a
  * lock), shared by every context: init takes a reference, shutdown drops it
  * and the last one disposes of the JIT. */
-int32_t stax_jit_init(char *error, size_t error_size);
+int32_t stax_jit_init(const tp_plugin_host *host, char *error, size_t error_size);
 void stax_jit_shutdown(void);
 const char *stax_jit_cpu(void);
 const char *stax_jit_features(void);
@@ -195,10 +196,6 @@ int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const cha
                       char *error, size_t error_size);
 void stax_module_release(stax_module *module);
 void stax_jit_drop_memory_cache(void);
-
-/* Disk cache: `key` is a hex string. Read returns malloc'd bytes or NULL. */
-void *stax_cache_read(const char *key, size_t *size);
-void stax_cache_write(const char *key, const void *data, size_t size);
 
 /* ---- running ---- */
 

@@ -2,7 +2,7 @@
  * run the new pass manager ("default<O3>", or O0..O2 by option) with a host
  * TargetMachine, emit an object file, and link it into one process-wide ORC
  * LLJIT. Objects are cached in memory (shared, reference-counted per key) and
- * on disk (stax_cache.c), keyed by a hash of the IR (which carries the graph's
+ * on disk (plugins/common's tpcommon_cache.c), keyed by a hash of the IR (which carries the graph's
  * structure and shapes, the target CPU and its features), the backend and
  * LLVM versions and the optimisation level. Exported names in the IR carry
  * the placeholder STAXKEY, replaced by the key, so two modules never clash in
@@ -10,6 +10,7 @@
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
+#include <llvm-c/ErrorHandling.h>
 #include <llvm-c/IRReader.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
@@ -18,11 +19,13 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "stax_internal.h"
+#include "tpcommon_cache.h"
 
 struct stax_module {
     char key[40];
@@ -52,10 +55,26 @@ static int32_t take_error(LLVMErrorRef err, const char *what, char *error, size_
     return TP_PLUGIN_ERROR;
 }
 
-int32_t stax_jit_init(char *error, size_t error_size) {
+/* LLVM's fatal errors end the process; say why through the core's log
+ * (never straight to stderr) before LLVM exits. The handler is process-wide,
+ * so it logs through the host of the latest init (every host logs to the
+ * same core log). */
+static _Atomic(const tp_plugin_host *) fatal_error_host;
+
+static void report_llvm_fatal_error(const char *reason) {
+    char message[1200];
+    snprintf(message, sizeof message, "LLVM fatal error (the process ends now): %s",
+             reason ? reason : "(no reason given)");
+    const tp_plugin_host *host = atomic_load(&fatal_error_host);
+    if (host && host->log) host->log(host, TP_PLUGIN_LOG_ERROR, message);
+}
+
+int32_t stax_jit_init(const tp_plugin_host *host, char *error, size_t error_size) {
+    atomic_store(&fatal_error_host, host);
     pthread_mutex_lock(&jit_lock);
     int32_t status = TP_PLUGIN_OK;
     if (!jit) {
+        LLVMInstallFatalErrorHandler(report_llvm_fatal_error);
         LLVMInitializeNativeTarget();
         LLVMInitializeNativeAsmPrinter();
         LLVMInitializeNativeAsmParser();
@@ -119,6 +138,25 @@ static void make_key(const char *ir, int opt_level, char key[40]) {
     uint64_t h2 = tpcommon_hash_bytes(0x9e3779b97f4a7c15ull, extra, strlen(extra));
     h2 = tpcommon_hash_bytes(h2, ir, strlen(ir));
     snprintf(key, 40, "%016llx%016llx", (unsigned long long)h1, (unsigned long long)h2);
+}
+
+/* The disk cache's full key: everything the object depends on, spelled out
+ * (the cache stores it and compares it whole): backend, core and LLVM
+ * versions, optimisation level, target triple, LLVM's host CPU name and
+ * features (so a cache shared between machines never hands a CPU code it
+ * cannot run), then the IR. Caller frees. */
+static char *disk_cache_key(const tp_plugin_host *host, const char *ir, int opt_level) {
+    unsigned major = 0, minor = 0, patch = 0;
+    LLVMGetVersion(&major, &minor, &patch);
+    tpcommon_buf key;
+    tpcommon_buf_init(&key);
+    tpcommon_buf_printf(&key,
+                        "stax %s; core %s; llvm %u.%u.%u; O%d; triple %s; cpu %s; features %s\n",
+                        STAX_VERSION, host && host->core_version ? host->core_version : "?", major,
+                        minor, patch, opt_level, host_triple ? host_triple : "",
+                        host_cpu ? host_cpu : "", host_features ? host_features : "");
+    tpcommon_buf_append(&key, ir);
+    return tpcommon_buf_take(&key);
 }
 
 /* Replaces every "STAXKEY" with "k" + the first 16 key characters. */
@@ -305,7 +343,10 @@ int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const cha
     }
     if (status == TP_PLUGIN_OK && !module) {
         size_t object_size = 0;
-        void *object = dumping ? NULL : stax_cache_read(key, &object_size);
+        tpcommon_cache disk;
+        char *disk_key = dumping ? NULL : disk_cache_key(options->host, ir, options->opt_level);
+        bool disk_cache = disk_key && tpcommon_cache_open(&disk, options->host, "stax");
+        void *object = disk_cache ? tpcommon_cache_read(&disk, disk_key, &object_size) : NULL;
         if (object) {
             status = add_object(key, object, object_size, &module, error, error_size);
             if (status == TP_PLUGIN_OK) *cache_hit = 2;
@@ -318,11 +359,12 @@ int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const cha
                           : tpcommon_error(error, error_size, "stax: out of memory");
             free(text);
             if (status == TP_PLUGIN_OK) {
-                stax_cache_write(key, object, object_size);
+                if (disk_cache) tpcommon_cache_write(&disk, disk_key, object, object_size);
                 status = add_object(key, object, object_size, &module, error, error_size);
             }
             free(object);
         }
+        free(disk_key);
     }
     if (status == TP_PLUGIN_OK) {
         status = resolve(module, names, num_names, addresses, error, error_size);

@@ -180,12 +180,12 @@ static int corrupt_entries(const char *folder) {
     int count = 0;
     for (struct dirent *entry; (entry = readdir(dir));) {
         size_t length = strlen(entry->d_name);
-        if (length < 4 || strcmp(entry->d_name + length - 4, ".bin") != 0) continue;
+        if (length < 6 || strcmp(entry->d_name + length - 6, ".entry") != 0) continue;
         char file_path[4800];
         snprintf(file_path, sizeof file_path, "%s/%s", path, entry->d_name);
         FILE *file = fopen(file_path, "wb");
         ck_assert_ptr_nonnull(file);
-        fputs("TPOCLB01 this is not a program binary", file);
+        fputs("TPCACHE2 this is not a cache entry", file);
         fclose(file);
         count++;
     }

@@ -1,4 +1,4 @@
-/* Times the pass pipeline (normalize → … → shapeprop, fusion plan included)
+/* Times the pass pipeline (normalize → … → shapeprop)
  * on a 50-node graph: four transformer-like blocks (layer_norm, linear,
  * bias, gelu, an x*1 and an x+0 left by a tracer, softmax, a duplicated gelu,
  * residual add). Public API only. Prints the node counts and the median and
@@ -80,30 +80,24 @@ int main(int argc, char **argv) {
     int nodes = tp_graph_num_values(g) - tp_graph_num_inputs(g);
     double *times = malloc((size_t)runs * sizeof *times);
     tp_graph *out = NULL;
-    tp_fusion_plan *plan = NULL;
     for (int i = 0; i < 5; i++) { /* warm-up */
-        CHECK(tp_pass_pipeline_run(g, NULL, &out, &plan));
+        CHECK(tp_pass_pipeline_run(g, NULL, &out));
         tp_graph_destroy(out);
-        tp_fusion_plan_free(plan);
     }
     double total = 0;
     for (int i = 0; i < runs; i++) {
         double start = now_seconds();
-        CHECK(tp_pass_pipeline_run(g, NULL, &out, &plan));
+        CHECK(tp_pass_pipeline_run(g, NULL, &out));
         times[i] = now_seconds() - start;
         total += times[i];
-        if (i + 1 < runs) {
-            tp_graph_destroy(out);
-            tp_fusion_plan_free(plan);
-        }
+        if (i + 1 < runs) tp_graph_destroy(out);
     }
     qsort(times, (size_t)runs, sizeof *times, compare_doubles);
-    printf("passes: %d-node graph -> %d nodes, %d fusion regions\n", nodes,
-           tp_graph_num_values(out) - tp_graph_num_inputs(out), plan->num_regions);
+    printf("passes: %d-node graph -> %d nodes\n", nodes,
+           tp_graph_num_values(out) - tp_graph_num_inputs(out));
     printf("passes: pipeline median %.1f us, mean %.1f us over %d runs\n", times[runs / 2] * 1e6,
            total / runs * 1e6, runs);
     tp_graph_destroy(out);
-    tp_fusion_plan_free(plan);
     tp_graph_destroy(g);
     free(times);
     return 0;

@@ -13,9 +13,9 @@
 /* ---- names and options ---------------------------------------------------- */
 
 START_TEST(pass_names_round_trip_in_pipeline_order) {
-    static const char *const expected[] = {"normalize", "constfold", "decompose", "cse",
-                                           "dce",       "fusion",    "shapeprop"};
-    ck_assert_int_eq(TP_PASS_COUNT, 7);
+    static const char *const expected[] = {"normalize", "constfold", "decompose",
+                                           "cse",       "dce",       "shapeprop"};
+    ck_assert_int_eq(TP_PASS_COUNT, 6);
     for (int i = 0; i < TP_PASS_COUNT; i++) {
         ck_assert_str_eq(tp_pass_name((tp_pass_id)i), expected[i]);
         tp_pass_id id;
@@ -24,6 +24,8 @@ START_TEST(pass_names_round_trip_in_pipeline_order) {
     }
     tp_pass_id id;
     ck_assert_int_eq(tp_pass_from_name("fold", &id), TP_ERR_NOT_FOUND);
+    /* Fusion is the backends' (contract revision 2): no core pass any more. */
+    ck_assert_int_eq(tp_pass_from_name("fusion", &id), TP_ERR_NOT_FOUND);
     ck_assert_ptr_nonnull(strstr(tp_last_error(), "constfold"));
 }
 END_TEST
@@ -58,7 +60,7 @@ START_TEST(callback_sees_every_pass_in_order) {
     options.user = &log;
     options.verify_each_pass = true;
     tp_graph *out = NULL;
-    ck_assert_int_eq(tp_pass_pipeline_run(in, &options, &out, NULL), TP_OK);
+    ck_assert_int_eq(tp_pass_pipeline_run(in, &options, &out), TP_OK);
     ck_assert_int_eq(log.count, TP_PASS_COUNT);
     for (int i = 0; i < TP_PASS_COUNT; i++)
         ck_assert_str_eq(log.names[i], tp_pass_name((tp_pass_id)i));
@@ -66,7 +68,6 @@ START_TEST(callback_sees_every_pass_in_order) {
     ck_assert(!log.changed[TP_PASS_CONSTFOLD]); /* nothing constant-only */
     ck_assert(log.changed[TP_PASS_DECOMPOSE]);  /* silu */
     ck_assert(log.changed[TP_PASS_DCE]);        /* the unused full */
-    ck_assert(!log.changed[TP_PASS_FUSION]);
     ck_assert(!log.changed[TP_PASS_SHAPEPROP]);
     tp_graph_destroy(out);
     tp_graph_destroy(in);
@@ -79,16 +80,14 @@ START_TEST(skipped_passes_do_not_run) {
     tp_pass_options options = TP_PASS_OPTIONS_INIT;
     options.after_pass = record_pass;
     options.user = &log;
-    options.skip = TP_PASS_BIT(TP_PASS_DECOMPOSE) | TP_PASS_BIT(TP_PASS_FUSION);
+    options.skip = TP_PASS_BIT(TP_PASS_DECOMPOSE) | TP_PASS_BIT(TP_PASS_CSE);
     tp_graph *out = NULL;
-    tp_fusion_plan *plan = (tp_fusion_plan *)&log; /* must be overwritten */
-    ck_assert_int_eq(tp_pass_pipeline_run(in, &options, &out, &plan), TP_OK);
+    ck_assert_int_eq(tp_pass_pipeline_run(in, &options, &out), TP_OK);
     ck_assert_int_eq(log.count, TP_PASS_COUNT - 2);
     for (int i = 0; i < log.count; i++) {
         ck_assert_str_ne(log.names[i], "decompose");
-        ck_assert_str_ne(log.names[i], "fusion");
+        ck_assert_str_ne(log.names[i], "cse");
     }
-    ck_assert_ptr_null(plan);
     ck_assert_str_eq(output_op(out, 0), "silu");
     tp_graph_destroy(out);
     tp_graph_destroy(in);
@@ -100,7 +99,7 @@ START_TEST(rejects_options_of_unknown_size) {
     tp_pass_options options = TP_PASS_OPTIONS_INIT;
     options.struct_size = sizeof options + 8;
     tp_graph *out = (tp_graph *)in;
-    ck_assert_int_eq(tp_pass_pipeline_run(in, &options, &out, NULL), TP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(tp_pass_pipeline_run(in, &options, &out), TP_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_null(out);
     ck_assert_ptr_nonnull(strstr(tp_last_error(), "TP_PASS_OPTIONS_INIT"));
     tp_graph_destroy(in);
@@ -117,15 +116,9 @@ START_TEST(two_gelu_sites_share_one_erf_chain) {
     tp_pass_options options = TP_PASS_OPTIONS_INIT;
     options.verify_each_pass = true;
     tp_graph *out = NULL;
-    tp_fusion_plan *plan = NULL;
-    ck_assert_int_eq(tp_pass_pipeline_run(in, &options, &out, &plan), TP_OK);
+    ck_assert_int_eq(tp_pass_pipeline_run(in, &options, &out), TP_OK);
     ck_assert_int_eq(count_op(out, "erf"), 1);
     ck_assert_int_eq(count_op(out, "gelu"), 0);
-    /* The whole thing is one pointwise region of the final graph. */
-    ck_assert_ptr_nonnull(plan);
-    ck_assert_int_eq(plan->num_values, tp_graph_num_values(out));
-    ck_assert_int_eq(plan->num_regions, 1);
-    tp_fusion_plan_free(plan);
     tp_graph_destroy(out);
     tp_graph_destroy(in);
 }
@@ -202,10 +195,8 @@ static void assert_pipeline_preserves(const tp_graph *original, uint64_t seed, c
     tp_pass_options options = TP_PASS_OPTIONS_INIT;
     options.verify_each_pass = true;
     tp_graph *optimized = NULL;
-    tp_fusion_plan *plan = NULL;
-    ck_assert_msg(tp_pass_pipeline_run(original, &options, &optimized, &plan) == TP_OK,
-                  "%s: pipeline: %s", what, tp_last_error());
-    ck_assert_int_eq(plan->num_values, tp_graph_num_values(optimized));
+    ck_assert_msg(tp_pass_pipeline_run(original, &options, &optimized) == TP_OK, "%s: pipeline: %s",
+                  what, tp_last_error());
     *nodes_before += count_nodes(original);
     *nodes_after += count_nodes(optimized);
 
@@ -237,7 +228,6 @@ static void assert_pipeline_preserves(const tp_graph *original, uint64_t seed, c
         tp_tensor_release(want[o]);
         tp_tensor_release(got[o]);
     }
-    tp_fusion_plan_free(plan);
     tp_graph_destroy(optimized);
 }
 

@@ -507,6 +507,26 @@ START_TEST(load_from_file_rejects_what_the_buffer_reader_rejects) {
 }
 END_TEST
 
+/* A version-1 header of length 0 or 1 ends inside the 12 bytes the file
+ * reader reads first; the bytes after it (chosen by the file's author) must
+ * not be copied past the header buffer. */
+START_TEST(load_from_file_rejects_header_length_0_and_1_without_overflow) {
+    const char *path = temp_path("short-header.npy");
+    for (unsigned header_length = 0; header_length <= 1; header_length++) {
+        memset(image, 'A', sizeof image);
+        memcpy(image, "\x93NUMPY\x01\x00", 8);
+        image[8] = (unsigned char)header_length;
+        image[9] = 0;
+        write_image(path, sizeof image);
+        tp_tensor *t = (tp_tensor *)&t;
+        ck_assert_int_eq(tp_npy_load(path, &t), TP_ERR_PARSE);
+        ck_assert_ptr_null(t);
+        ck_assert_msg(strstr(tp_last_error(), "short-header.npy: header") != NULL, "%s",
+                      tp_last_error());
+    }
+}
+END_TEST
+
 START_TEST(load_from_file_reads_version_2) {
     const char *path = temp_path("v2.npy");
     size_t size = build(2, "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }", six_floats,
@@ -558,6 +578,7 @@ TP_TEST_SUITE(npy) {
     tcase_add_test(files, load_of_missing_file_is_not_found);
     tcase_add_test(files, load_of_folder_is_an_io_error);
     tcase_add_test(files, load_from_file_rejects_what_the_buffer_reader_rejects);
+    tcase_add_test(files, load_from_file_rejects_header_length_0_and_1_without_overflow);
     tcase_add_test(files, load_from_file_reads_version_2);
     suite_add_tcase(suite, files);
     return suite;

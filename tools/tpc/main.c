@@ -6,15 +6,21 @@
  * Exit status: 0 success, 1 failure (the library's message on stderr,
  * prefixed "tpc: "), 2 usage error (bad command line, or --arg names that do
  * not fit the graph's inputs). */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tensorplay/ops.h"
 #include "tensorplay/onnx.h"
+#include "tensorplay/backend.h"
+#include "tensorplay/compile.h"
 #include "tpc.h"
 
 #define EXIT_USAGE 2
@@ -22,7 +28,9 @@
 static const char usage_text[] =
     "usage: tpc run G.tpir|M.onnx [--arg NAME=FILE.npy ...] [--args FILE.npz] [--cast]\n"
     "               [--out DIR] [--backend NAME] [--option KEY=VALUE ...] [--dynamic]\n"
+    "               [--isolate]\n"
     "       tpc print [--passes] G.tpir|M.onnx\n"
+    "       tpc print --partition [--backend NAME] [--fallback NAME] G.tpir|M.onnx\n"
     "       tpc check G.tpir|M.onnx\n"
     "       tpc import M.onnx -o G.tpir | tpc import --list-ops\n"
     "       tpc --help | --version\n"
@@ -33,7 +41,9 @@ static const char usage_text[] =
     "  run     compiles the graph with a backend (--backend NAME; default: the\n"
     "          default backend, see 'tp-backends list') and runs it. --option\n"
     "          passes KEY=VALUE to the backend; --dynamic compiles for any sizes\n"
-    "          of the inputs' ranks. Every graph input\n"
+    "          of the inputs' ranks; --isolate runs it in a child process, so a\n"
+    "          crashing backend is reported instead of ending tpc. A crash in\n"
+    "          a backend names the backend, the phase and the graph. Every graph input\n"
     "          needs one --arg (NAME is the input's name, with or without '%'),\n"
     "          or an array of that name in --args FILE.npz (np.savez). An input\n"
     "          whose dtype differs from the graph's is an error unless --cast\n"
@@ -42,7 +52,10 @@ static const char usage_text[] =
     "          and the sum of their absolute values. With --out, writes each\n"
     "          output as DIR/NAME.npy (DIR is created if missing).\n"
     "  print   parses the graph and prints its canonical text. With --passes,\n"
-    "          also prints it after each pass of the pipeline, then its fusion plan.\n"
+    "          also prints it after each pass of the pipeline.\n"
+    "          With --partition, which node each backend runs and why (the\n"
+    "          backend's reason for every node it does not claim; --backend auto\n"
+    "          picks the highest-priority available backend).\n"
     "  check   parses and verifies the graph; prints its size.\n"
     "  import  converts an ONNX model into a .tpir graph file (weights included);\n"
     "          --list-ops prints the ONNX op types the importer accepts.\n"
@@ -96,6 +109,7 @@ typedef struct run_request {
     const char *npz_path; /* --args */
     bool cast;            /* --cast */
     tpc_run_options options;
+    bool isolate; /* --isolate: load, compile and run in a child process */
 } run_request;
 
 static void print_output(const char *name, const tp_tensor *tensor) {
@@ -206,6 +220,40 @@ static int command_run(const run_request *request) {
     return code;
 }
 
+/* --isolate: the whole run (load, compile, run, printing) happens in a
+ * child, as `tp-backends check` does, so a backend that crashes is reported
+ * by this process with a normal failure status instead of killing it. */
+
+static int command_run_isolated(const run_request *request) {
+    fflush(stdout);
+    fflush(stderr);
+    pid_t child = fork();
+    if (child < 0) {
+        fprintf(stderr, "tpc: --isolate: cannot start a child process: %s\n", strerror(errno));
+        return EXIT_FAILURE;
+    }
+    if (child == 0) {
+        int code = command_run(request);
+        fflush(stdout);
+        _exit(code);
+    }
+    int wait_status = 0;
+    while (waitpid(child, &wait_status, 0) < 0)
+        if (errno != EINTR) {
+            fprintf(stderr, "tpc: --isolate: waiting for the child failed: %s\n", strerror(errno));
+            return EXIT_FAILURE;
+        }
+    if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+    int number = WTERMSIG(wait_status);
+    const char *abbrev = sigabbrev_np(number);
+    fprintf(stderr,
+            "tpc: the isolated run of %s died with SIG%s (%s); the backend is at fault (run "
+            "'tp-backends check %s' for details)\n",
+            request->graph_path, abbrev ? abbrev : "?", strsignal(number),
+            request->options.backend ? request->options.backend : tp_backend_get_default());
+    return EXIT_FAILURE;
+}
+
 static int parse_run(int argc, char **argv, run_request *request) {
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
@@ -217,6 +265,8 @@ static int parse_run(int argc, char **argv, run_request *request) {
             if (i + 1 >= argc) return usage_error("%s needs a value", arg);
             if (request->npz_path) return usage_error("%s", "--args is given twice");
             request->npz_path = argv[++i];
+        } else if (strcmp(arg, "--isolate") == 0) {
+            request->isolate = true;
         } else if (strcmp(arg, "--arg") == 0 || strcmp(arg, "--out") == 0 ||
                    strcmp(arg, "--backend") == 0 || strcmp(arg, "--option") == 0) {
             if (i + 1 >= argc) return usage_error("%s needs a value", arg);
@@ -262,7 +312,8 @@ static int main_run(int argc, char **argv) {
     int code = EXIT_FAILURE;
     if (request.arg_names && request.arg_files && request.options.options) {
         code = parse_run(argc, argv, &request);
-        if (code == EXIT_SUCCESS) code = command_run(&request);
+        if (code == EXIT_SUCCESS)
+            code = request.isolate ? command_run_isolated(&request) : command_run(&request);
     }
     free(request.arg_names);
     free(request.arg_files);
@@ -298,10 +349,43 @@ static int main_import(int argc, char **argv) {
     return status == TP_OK ? EXIT_SUCCESS : failure();
 }
 
+/* print --partition [--backend NAME] [--fallback NAME] G.tpir */
+static int main_print_partition(int argc, char **argv) {
+    const char *backend = NULL, *fallback = NULL, *path = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--backend") == 0 || strcmp(argv[i], "--fallback") == 0) {
+            if (i + 1 >= argc) return usage_error("%s needs a value", argv[i]);
+            *(strcmp(argv[i], "--backend") == 0 ? &backend : &fallback) = argv[i + 1];
+            i++;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            return usage_error("unknown option '%s' for 'print --partition'", argv[i]);
+        } else if (!path) {
+            path = argv[i];
+        } else {
+            return usage_error("unexpected argument '%s' (one graph)", argv[i]);
+        }
+    }
+    if (!path) return usage_error("%s", "print --partition needs a graph file");
+    tp_graph *graph = NULL;
+    char *text = NULL;
+    tp_status status = tpc_load_graph(path, &graph);
+    if (status == TP_OK) status = tp_partition_describe(graph, backend, fallback, &text);
+    tp_graph_destroy(graph);
+    if (status != TP_OK) {
+        fprintf(stderr, "tpc: %s\n", tp_last_error());
+        return EXIT_FAILURE;
+    }
+    fputs(text, stdout);
+    tp_free(text);
+    return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
 /* print / check take exactly one graph file. */
 static int main_single(const char *command, int argc, char **argv) {
     if (strcmp(command, "print") == 0 && argc == 2 && strcmp(argv[0], "--passes") == 0)
         return tpc_print_passes(argv[1]);
+    if (strcmp(command, "print") == 0 && argc >= 1 && strcmp(argv[0], "--partition") == 0)
+        return main_print_partition(argc - 1, argv + 1);
     if (argc != 1 || (argv[0][0] == '-' && argv[0][1] != '\0'))
         return usage_error("'%s' takes exactly one graph file", command);
     return strcmp(command, "print") == 0 ? command_print(argv[0]) : command_check(argv[0]);
@@ -318,6 +402,7 @@ int main(int argc, char **argv) {
         printf("tpc (TensorPlay) %s\n", tp_version());
         return EXIT_SUCCESS;
     }
+    tpc_crash_report_install();
     if (strcmp(command, "run") == 0) return main_run(argc - 2, argv + 2);
     if (strcmp(command, "print") == 0 || strcmp(command, "check") == 0)
         return main_single(command, argc - 2, argv + 2);

@@ -1,7 +1,6 @@
 /* tpc: `tpc print --passes G.tpir` — prints the graph as loaded, then after
- * each pass of the pipeline (include/tensorplay/passes.h), then the fusion
- * plan of the final graph. Every line that is not graph text starts with '#',
- * so each printed graph can be cut out and parsed again. Public API only. */
+ * each pass of the pipeline (include/tensorplay/passes.h). Every line that is not graph text starts
+ * with '#', so each printed graph can be cut out and parsed again. Public API only. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -26,30 +25,8 @@ static void after_pass(const char *pass_name, const tp_graph *graph, bool change
     if (changed) print_graph(graph);
 }
 
-static const char *region_kind_name(tp_fusion_kind kind) {
-    return kind == TP_FUSION_REDUCTION ? "pointwise + reduction" : "pointwise";
-}
-
-static void print_plan(const tp_graph *graph, const tp_fusion_plan *plan) {
-    printf("\n# ---- fusion plan: %d region%s\n", plan->num_regions,
-           plan->num_regions == 1 ? "" : "s");
-    for (int r = 0; r < plan->num_regions; r++) {
-        const tp_fusion_region *region = &plan->regions[r];
-        printf("# region %d (%s, %d node%s):", r, region_kind_name(region->kind),
-               region->num_members, region->num_members == 1 ? "" : "s");
-        for (tp_value_id v = region->first; v <= region->last; v++)
-            if (plan->region_of[v] == r) printf(" %%%s", tp_graph_value_name(graph, v));
-        printf("; outputs:");
-        for (tp_value_id v = region->first; v <= region->last; v++)
-            if (plan->region_of[v] == r && plan->is_region_output[v])
-                printf(" %%%s", tp_graph_value_name(graph, v));
-        printf("\n");
-    }
-}
-
 int tpc_print_passes(const char *path) {
     tp_graph *graph = NULL, *optimized = NULL;
-    tp_fusion_plan *plan = NULL;
     if (tpc_load_graph(path, &graph) != TP_OK) {
         fprintf(stderr, "tpc: %s\n", tp_last_error());
         return EXIT_FAILURE;
@@ -58,15 +35,13 @@ int tpc_print_passes(const char *path) {
     print_graph(graph);
     tp_pass_options options = TP_PASS_OPTIONS_INIT;
     options.after_pass = after_pass;
-    tp_status status = tp_pass_pipeline_run(graph, &options, &optimized, &plan);
+    tp_status status = tp_pass_pipeline_run(graph, &options, &optimized);
     tp_graph_destroy(graph);
     if (status != TP_OK) {
         fflush(stdout);
         fprintf(stderr, "tpc: %s\n", tp_last_error());
         return EXIT_FAILURE;
     }
-    print_plan(optimized, plan);
-    tp_fusion_plan_free(plan);
     tp_graph_destroy(optimized);
     return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

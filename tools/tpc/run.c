@@ -3,6 +3,7 @@
  * registry) and runs once. */
 #include <stdlib.h>
 
+#include "tensorplay/backend.h"
 #include "tensorplay/compile.h"
 #include "tpc.h"
 
@@ -18,8 +19,18 @@ tp_status tpc_run_graph(const tpc_run_options *options, const tp_graph *graph,
      * file is reported as such rather than as a capture failure. */
     tp_status status = tp_graph_check_inputs(graph, inputs, num_inputs);
     if (status != TP_OK) return status;
+    /* Loading first (lookup loads it) so that a crash names the phase. */
+    const char *backend_name = options->backend ? options->backend : tp_backend_get_default();
+    const char *graph_name = tp_graph_name(graph);
+    tpc_crash_report_phase(backend_name, "load", graph_name);
+    tp_backend *backend = NULL;
+    status = tp_backend_lookup(backend_name, &backend);
+    tpc_crash_report_clear();
+    if (status != TP_OK) return status;
     tp_compiled *compiled;
+    tpc_crash_report_phase(backend_name, "compile", graph_name);
     status = tp_compile_graph(graph, &compile_options, &compiled);
+    tpc_crash_report_clear();
     if (status != TP_OK) return status;
     tp_arg *args = calloc((size_t)num_inputs + 1, sizeof *args);
     if (!args) {
@@ -27,7 +38,9 @@ tp_status tpc_run_graph(const tpc_run_options *options, const tp_graph *graph,
         return TP_ERR_OUT_OF_MEMORY;
     }
     for (int i = 0; i < num_inputs; i++) args[i] = tp_arg_tensor(inputs[i]);
+    tpc_crash_report_phase(backend_name, "run", graph_name);
     status = tp_call(compiled, args, num_inputs, outputs);
+    tpc_crash_report_clear();
     free(args);
     tp_compiled_free(compiled);
     return status;

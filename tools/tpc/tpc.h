@@ -55,6 +55,12 @@ int tpc_inputs_bind(const tpc_input_set *set, const tp_graph *graph, tp_tensor *
 /* Loads the graph; an ONNX model may read the given inputs at import time. */
 tp_status tpc_load_graph_with_inputs(const char *path, const tpc_input_set *set, tp_graph **out);
 
+/* Crash reports (crash_report.c): install once; name the backend, phase
+ * ("load", "compile", "run") and graph before each phase; clear after. */
+void tpc_crash_report_install(void);
+void tpc_crash_report_phase(const char *backend, const char *phase, const char *graph);
+void tpc_crash_report_clear(void);
+
 /* `tpc print --passes G.tpir`: the graph after each pass (print_passes.c). */
 int tpc_print_passes(const char *path);
 
