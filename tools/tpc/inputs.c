@@ -49,7 +49,9 @@ int tpc_inputs_add_file(tpc_input_set *set, const char *name, const char *path) 
         fprintf(stderr, "tpc: %s\n", tp_last_error());
         return 1;
     }
-    return add(set, name, tensor, path);
+    char label[512];
+    snprintf(label, sizeof label, "--arg %s", name);
+    return add(set, name, tensor, label);
 }
 
 static int add_member(const char *name, const void *npy, size_t size, const char *archive,
@@ -61,6 +63,7 @@ static int add_member(const char *name, const void *npy, size_t size, const char
         fprintf(stderr, "tpc: %s\n", tp_last_error());
         return 1;
     }
+    snprintf(label, sizeof label, "--args %s:%s", archive, name);
     return add(user, name, tensor, label);
 }
 
