@@ -22,13 +22,25 @@
 #include "cuda_nvrtc.h"
 #include "cuda_testing.h"
 #include "tensorplay/plugin.h"
+#include "tensorplay/plugin_ops.h"
+#include "tpcommon_cexpr.h"
+#include "tpcommon_graph.h"
 #include "tpcommon_options.h"
 #include "tpcommon_cache.h"
 #include "tpcommon_text.h"
 
-#define CUDA_PLUGIN_VERSION "0.1.0"
+#define CUDA_PLUGIN_VERSION "0.2.0"
 
-static const tp_plugin_host *host;
+/* What init made: the host table this instance reports through. */
+typedef struct cuda_context {
+    const tp_plugin_host *host;
+} cuda_context;
+
+/* Reports `error` through the host; returns `code`. */
+static int32_t report(const cuda_context *context, int32_t code, const char *error) {
+    context->host->set_error(context->host, error);
+    return code;
+}
 
 typedef struct compile_options {
     bool ptx_only;
@@ -90,7 +102,8 @@ static void dump_source(const char *folder, const tp_plugin_executable *exe) {
 
 /* The disk cache's full key: plugin and core versions, target (sm_XY),
  * driver and NVRTC versions, then the source (caller frees). */
-static char *cubin_key(const tp_plugin_executable *exe, const cu_device *device) {
+static char *cubin_key(const tp_plugin_host *host, const tp_plugin_executable *exe,
+                       const cu_device *device) {
     char why[256];
     const char *nvrtc_version = cu_nvrtc_version(why, sizeof why);
     tpcommon_buf key;
@@ -103,10 +116,10 @@ static char *cubin_key(const tp_plugin_executable *exe, const cu_device *device)
 }
 
 /* The CUBIN for the executable's source: from the cache or NVRTC. */
-static char *device_image(const tp_plugin_executable *exe, const cu_device *device, bool use_cache,
-                          char *error, size_t size) {
+static char *device_image(const tp_plugin_host *host, const tp_plugin_executable *exe,
+                          const cu_device *device, bool use_cache, char *error, size_t size) {
     tpcommon_cache disk;
-    char *key = use_cache ? cubin_key(exe, device) : NULL;
+    char *key = use_cache ? cubin_key(host, exe, device) : NULL;
     bool cache = key && tpcommon_cache_open(&disk, host, "cuda");
     size_t image_size = 0;
     char *image = cache ? tpcommon_cache_read(&disk, key, &image_size) : NULL;
@@ -119,10 +132,11 @@ static char *device_image(const tp_plugin_executable *exe, const cu_device *devi
     return image;
 }
 
-static int32_t cuda_compile(const tp_plugin_graph *graph, const tp_plugin_tensor_meta *inputs,
-                            int32_t num_inputs, const tp_plugin_option *options,
-                            int32_t num_options, tp_plugin_executable **executable, char *error,
-                            size_t error_size) {
+/* Compiles into `error`; "unsupported: ..." marks a refusal (the lowering's). */
+static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *graph,
+                             const tp_plugin_tensor_meta *inputs, int32_t num_inputs,
+                             const tp_plugin_option *options, int32_t num_options,
+                             tp_plugin_executable **executable, char *error, size_t error_size) {
     *executable = NULL;
     compile_options opts;
     if (parse_options(options, num_options, &opts, error, error_size) != TP_PLUGIN_OK)
@@ -145,7 +159,7 @@ static int32_t cuda_compile(const tp_plugin_graph *graph, const tp_plugin_tensor
                               &size, error, error_size);
     } else if (ok) {
         snprintf(exe->target, sizeof exe->target, "sm_%d%d", device->major, device->minor);
-        char *image = device_image(exe, device, opts.cache, error, error_size);
+        char *image = device_image(host, exe, device, opts.cache, error, error_size);
         ok = image && cu_executable_load(exe, device, image, error, error_size);
         free(image);
     }
@@ -157,7 +171,27 @@ static int32_t cuda_compile(const tp_plugin_graph *graph, const tp_plugin_tensor
     return TP_PLUGIN_OK;
 }
 
-static int32_t cuda_run(tp_plugin_executable *exe, const tp_plugin_buffer *inputs,
+static int32_t cuda_compile(void *opaque, const tp_plugin_graph *graph,
+                            const tp_plugin_tensor_meta *inputs, int32_t num_inputs,
+                            const tp_plugin_option *options, int32_t num_options,
+                            tp_plugin_executable **executable) {
+    char error[8192];
+    *executable = NULL;
+    if (!TP_PLUGIN_HAS_FIELD(graph, tp_plugin_graph, nodes) || !graph->nodes)
+        return report(opaque, TP_PLUGIN_UNSUPPORTED,
+                      "the graph view has no op ids (core older than contract revision 2)");
+    error[0] = '\0';
+    const cuda_context *context = opaque;
+    if (compile_graph(context->host, graph, inputs, num_inputs, options, num_options, executable,
+                      error, sizeof error) == TP_PLUGIN_OK)
+        return TP_PLUGIN_OK;
+    static const char prefix[] = "unsupported: ";
+    if (!strncmp(error, prefix, sizeof prefix - 1))
+        return report(opaque, TP_PLUGIN_UNSUPPORTED, error + sizeof prefix - 1);
+    return report(opaque, TP_PLUGIN_ERROR, error);
+}
+
+static int32_t cuda_run(void *opaque, tp_plugin_executable *exe, const tp_plugin_buffer *inputs,
                         int32_t num_inputs, tp_plugin_buffer *outputs, int32_t num_outputs) {
     char error[2048];
     if (!exe->device)
@@ -171,64 +205,25 @@ static int32_t cuda_run(tp_plugin_executable *exe, const tp_plugin_buffer *input
                  (int)num_outputs, exe->graph.num_inputs, exe->graph.num_outputs);
     else if (cu_executable_run(exe, inputs, outputs, error, sizeof error))
         return TP_PLUGIN_OK;
-    if (host) host->set_error(host, error);
-    return TP_PLUGIN_ERROR;
+    return report(opaque, TP_PLUGIN_ERROR, error);
 }
 
-static void cuda_release(tp_plugin_executable *exe) {
-    cu_executable_free(exe);
-}
+/* ---- the "cuda.testing" extension (cuda_testing.h) ---- */
 
-static int32_t cuda_probe(char *why, size_t why_size) {
-    return cu_device_probe(why, why_size);
-}
-
-static int32_t cuda_init(const tp_plugin_host *given) {
-    host = given; /* the driver is opened on the first compile for a device */
-    return TP_PLUGIN_OK;
-}
-
-static void cuda_shutdown(void) {
-    cu_device_release_all();
-    cuda_api_unload();
-    host = NULL;
-}
-
-static const tp_plugin_backend backend = {
-    .struct_size = sizeof(tp_plugin_backend),
-    .contract_version = 1, /* revision-1 table */
-    .name = "cuda",
-    .version = CUDA_PLUGIN_VERSION,
-    .description = "CUDA C through NVRTC and the driver API",
-    .probe = cuda_probe,
-    .init = cuda_init,
-    .compile = cuda_compile,
-    .run = cuda_run,
-    .release = cuda_release,
-    .reset = NULL,
-    .shutdown = cuda_shutdown,
-};
-
-TP_PLUGIN_EXPORT const tp_plugin_backend *tp_cuda_backend(void) {
-    return &backend;
-}
-
-/* ---- cuda_testing.h ---- */
-
-TP_PLUGIN_EXPORT const char *tp_cuda_executable_source(const tp_plugin_executable *exe) {
+static const char *executable_source(const tp_plugin_executable *exe) {
     return exe ? exe->source : NULL;
 }
 
-TP_PLUGIN_EXPORT const char *tp_cuda_executable_ptx(const tp_plugin_executable *exe) {
+static const char *executable_ptx(const tp_plugin_executable *exe) {
     return exe ? exe->ptx : NULL;
 }
 
-TP_PLUGIN_EXPORT int32_t tp_cuda_executable_kernels(const tp_plugin_executable *exe) {
+static int32_t executable_kernels(const tp_plugin_executable *exe) {
     return exe ? exe->graph.num_kernels : 0;
 }
 
-TP_PLUGIN_EXPORT int32_t tp_cuda_compile_source_for_tests(const char *source, const char *arch,
-                                                          char *error, size_t error_size) {
+static int32_t compile_source(const char *source, const char *arch, char *error,
+                              size_t error_size) {
     char *image = NULL;
     size_t size = 0;
     bool ok = cu_nvrtc_compile(source, "test", arch, &image, &size, error, error_size);
@@ -242,7 +237,7 @@ static double now_ms(void) {
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-TP_PLUGIN_EXPORT double tp_cuda_bench_kernels(tp_plugin_executable *exe, int32_t iterations) {
+static double bench_kernels(tp_plugin_executable *exe, int32_t iterations) {
     if (!exe || !exe->device || iterations < 1) return -1;
     const cuda_driver *driver = exe->device->driver;
     char error[512];
@@ -261,7 +256,7 @@ TP_PLUGIN_EXPORT double tp_cuda_bench_kernels(tp_plugin_executable *exe, int32_t
     return (now_ms() - start) / iterations;
 }
 
-TP_PLUGIN_EXPORT double tp_cuda_bench_copy(size_t bytes, int32_t iterations) {
+static double bench_copy(size_t bytes, int32_t iterations) {
     char error[512];
     const cu_device *device = cu_device_get(0, error, sizeof error);
     if (!device || iterations < 1 || !cu_device_make_current(device, error, sizeof error))
@@ -288,4 +283,106 @@ TP_PLUGIN_EXPORT double tp_cuda_bench_copy(size_t bytes, int32_t iterations) {
     if (from) driver->mem_free(from);
     if (to) driver->mem_free(to);
     return result;
+}
+
+static const tp_cuda_testing_extension testing_extension = {
+    .header = {.struct_size = sizeof(tp_cuda_testing_extension), .version = 1},
+    .executable_source = executable_source,
+    .executable_ptx = executable_ptx,
+    .executable_kernels = executable_kernels,
+    .compile_source = compile_source,
+    .bench_kernels = bench_kernels,
+    .bench_copy = bench_copy,
+};
+
+/* ---- the table ---- */
+
+static int32_t cuda_probe(const tp_plugin_host *host, tp_plugin_probe_info *info) {
+    (void)info; /* the INI priority stands: every CUDA device is a GPU */
+    char why[512];
+    if (cu_device_probe(why, sizeof why) == TP_PLUGIN_OK) return TP_PLUGIN_OK;
+    host->set_error(host, why);
+    return TP_PLUGIN_UNAVAILABLE;
+}
+
+static int32_t cuda_init(const tp_plugin_host *host, void **context) {
+    cuda_context *made = calloc(1, sizeof *made); /* the driver opens on the first compile */
+    if (!made) return host->set_error(host, "out of memory"), TP_PLUGIN_ERROR;
+    made->host = host;
+    *context = made;
+    return TP_PLUGIN_OK;
+}
+
+/* Claims what cu_graph_lower lowers: every op of the table except the
+ * composites (the core decomposes those), pointwise ops at the dtypes
+ * plugins/common has an expression for, dtypes the plugin knows. */
+static int32_t cuda_supports(void *opaque, const tp_plugin_graph *graph, int32_t v) {
+    char why[512];
+    if (!TP_PLUGIN_HAS_FIELD(graph, tp_plugin_graph, nodes) || !graph->nodes)
+        return report(opaque, TP_PLUGIN_UNSUPPORTED,
+                      "the graph view has no op ids (core older than contract revision 2)");
+    const tp_plugin_value *value = &graph->values[v];
+    const tp_plugin_node *node = &graph->nodes[v];
+    const char *op = value->op ? value->op : "?";
+    if (node->op_id < 0 || node->op_id >= TP_PLUGIN_OP_COUNT)
+        snprintf(why, sizeof why,
+                 "op '%s' (%%%s, op id %d) is newer than the cuda plugin (it knows %d ops)", op,
+                 value->name, (int)node->op_id, TP_PLUGIN_OP_COUNT);
+    else if (node->kind == TP_PLUGIN_KIND_COMPOSITE)
+        snprintf(why, sizeof why,
+                 "op '%s' (%%%s) is a composite: the cuda backend runs its decomposition", op,
+                 value->name);
+    else if (tpcommon_dtype_size(value->type.dtype) == 0)
+        snprintf(why, sizeof why, "op '%s' (%%%s): result dtype %d is unknown to the cuda plugin",
+                 op, value->name, (int)value->type.dtype);
+    else if (node->kind == TP_PLUGIN_KIND_POINTWISE &&
+             !tpcommon_cexpr_defined(node->op_id, node->compute_dtype))
+        snprintf(why, sizeof why, "op '%s' (%%%s) computing in %s: no CUDA C expression", op,
+                 value->name, tpcommon_dtype_name(node->compute_dtype));
+    else
+        return TP_PLUGIN_OK;
+    return report(opaque, TP_PLUGIN_UNSUPPORTED, why);
+}
+
+static void cuda_release(void *context, tp_plugin_executable *exe) {
+    (void)context;
+    cu_executable_free(exe);
+}
+
+static void cuda_shutdown(void *context) {
+    cu_device_release_all();
+    cuda_api_unload();
+    free(context);
+}
+
+static const tp_plugin_extension *cuda_get_extension(void *context, const char *name) {
+    (void)context;
+    return name && !strcmp(name, TP_CUDA_TESTING_EXTENSION) ? &testing_extension.header : NULL;
+}
+
+static const tp_plugin_backend backend = {
+    .struct_size = sizeof(tp_plugin_backend),
+    .contract_version = 2,
+    .name = "cuda",
+    .version = CUDA_PLUGIN_VERSION,
+    .description = "CUDA C through NVRTC and the driver API",
+    .calls =
+        {
+            .probe = cuda_probe,
+            .init = cuda_init,
+            .supports = cuda_supports,
+            .compile = cuda_compile,
+            .run = cuda_run,
+            .release = cuda_release,
+            .reset = NULL,
+            .shutdown = cuda_shutdown,
+            .get_extension = cuda_get_extension,
+        },
+};
+
+/* The core passes the highest revision both sides speak; this table is
+ * revision 2 (the INI says min_contract = contract = 2). The only symbol
+ * cuda.so exports. */
+TP_PLUGIN_EXPORT const tp_plugin_backend *tp_cuda_backend(uint32_t revision) {
+    return revision >= 2 ? &backend : NULL;
 }

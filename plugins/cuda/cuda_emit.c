@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "cuda_emit.h"
+#include "tensorplay/plugin_ops.h"
 #include "tpcommon_text.h"
 
 /* ---- one kernel's expression context ------------------------------------------------------ */
@@ -76,7 +77,7 @@ static void emit_value(kernel_ctx *ctx, int index);
 static void operand_text(kernel_ctx *ctx, const cu_node *node, int k, char *out, size_t size) {
     int operand = node->operands[k];
     const cu_node *source = &ctx->graph->nodes[operand];
-    bool where_condition = !strcmp(node->op, "where") && k == 0;
+    bool where_condition = node->op_id == TP_PLUGIN_OP_WHERE && k == 0;
     if (where_condition)
         snprintf(out, size, "(v%d != 0)", operand);
     else if (source->dtype != node->compute)
@@ -107,8 +108,10 @@ static void emit_value(kernel_ctx *ctx, int index) {
             emit_value(ctx, node->operands[k]);
             operand_text(ctx, node, k, operands[k], sizeof operands[k]);
         }
-        if (!cu_expr_pointwise(node->op, node->compute, node->dtype, texts, expression,
-                               sizeof expression)) {
+        if (node->op_id == CU_OP_COPY) {
+            snprintf(expression, sizeof expression, "%s", texts[0]);
+        } else if (!cu_expr_pointwise(node->op_id, node->compute, node->dtype, texts, expression,
+                                      sizeof expression)) {
             if (!ctx->failed)
                 tpcommon_error(ctx->error, ctx->error_size,
                                "unsupported: op '%s' (%%%s) computing in %s: no CUDA expression",

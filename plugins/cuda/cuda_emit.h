@@ -22,10 +22,11 @@ const char *cu_ctype(int32_t dtype);
 void cu_literal(int32_t dtype, double value, char *out, size_t size);
 /* Device helpers every module starts with (tp_bool, saturating casts, ipow). */
 const char *cu_prelude(void);
-/* The expression of pointwise `op` over operand expressions x[] (already of
- * the compute dtype; where's condition already a truth value). False for an
- * op it does not know. */
-bool cu_expr_pointwise(const char *op, int32_t compute, int32_t result, const char *const *x,
+/* The CUDA C expression of pointwise op `op_id` (TP_PLUGIN_OP_*) over operand
+ * expressions x[] (already of the compute dtype; where's condition already a
+ * truth value), through plugins/common's tpcommon_cexpr. False for an op it
+ * does not lower at this dtype. */
+bool cu_expr_pointwise(int32_t op_id, int32_t compute, int32_t result, const char *const *x,
                        char *out, size_t size);
 
 #endif

@@ -1,6 +1,6 @@
-/* CUDA C text for one pointwise op: the expression over operand expressions
- * per compute dtype, the C type of each dtype, literals, and the device
- * helper functions every generated module starts with. Numerics follow the
+/* CUDA C's dialect for plugins/common's pointwise expressions
+ * (tpcommon_cexpr.h): the C type of each dtype, literals, saturating casts,
+ * and the device helper functions every generated module starts with. Numerics follow the
  * reference kernels (core/ops/pointwise.c's documented choices): integer
  * arithmetic wraps (computed in the unsigned twin, so no undefined
  * behaviour), maximum/minimum and max/min propagate NaN, sign(NaN) = NaN,
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cuda_emit.h"
+#include "tpcommon_cexpr.h"
 
 const char *cu_ctype(int32_t dtype) {
     switch (dtype) {
@@ -25,10 +26,6 @@ const char *cu_ctype(int32_t dtype) {
     default:
         return "tp_bool";
     }
-}
-
-static const char *unsigned_type(int32_t dtype) {
-    return dtype == TP_PLUGIN_I64 ? "unsigned long long" : "unsigned int";
 }
 
 void cu_literal(int32_t dtype, double value, char *out, size_t size) {
@@ -101,118 +98,23 @@ const char *cu_prelude(void) {
            "}\n";
 }
 
-/* Float function name: expf for f32, exp for f64. */
-static void fn(char *out, size_t size, const char *name, int32_t dtype) {
-    snprintf(out, size, "%s%s", name, dtype == TP_PLUGIN_F32 ? "f" : "");
+static void saturating_cast(int32_t from, int32_t to, const char *x, char *out, size_t size) {
+    (void)from; /* the helpers take a double: exact for f32 too */
+    snprintf(out, size, "tp_to_%s((double)%s)", tpcommon_dtype_name(to), x);
 }
 
-/* Integer arithmetic through the unsigned twin: wraps without UB. */
-static bool wrap(char *out, size_t size, int32_t dtype, const char *a, const char *op,
-                 const char *b) {
-    const char *u = unsigned_type(dtype);
-    snprintf(out, size, "((%s)((%s)%s %s (%s)%s))", cu_ctype(dtype), u, a, op, u, b);
-    return true;
-}
+/* CUDA C's spelling of the shared pointwise expressions (tpcommon_cexpr.h). */
+static const tpcommon_cdialect cuda_dialect = {
+    .type_names = {"float", "double", "int", "long long", "tp_bool"},
+    .unsigned_names = {"unsigned int", "unsigned long long", "unsigned int",
+                       "unsigned long long", "tp_bool"},
+    .f32_function_suffix = true, /* expf, sqrtf, ... */
+    .has_isnan = false,
+    .saturating_cast = saturating_cast,
+    .literal = cu_literal,
+};
 
-bool cu_expr_pointwise(const char *op, int32_t compute, int32_t result, const char *const *x,
+bool cu_expr_pointwise(int32_t op_id, int32_t compute, int32_t result, const char *const *x,
                        char *out, size_t size) {
-    const char *T = cu_ctype(compute), *a = x[0], *b = x[1];
-    bool is_float = tpcommon_dtype_is_float(compute);
-    bool is_bool = compute == TP_PLUGIN_BOOL;
-    char f[32], g[32];
-    if (!strcmp(op, "copy")) return snprintf(out, size, "%s", a), true;
-    if (!strcmp(op, "neg"))
-        return is_float ? (snprintf(out, size, "(-%s)", a), true)
-                        : wrap(out, size, compute, "0", "-", a);
-    if (!strcmp(op, "abs")) {
-        if (is_float)
-            return fn(f, sizeof f, "fabs", compute), snprintf(out, size, "%s(%s)", f, a), true;
-        char negated[256];
-        wrap(negated, sizeof negated, compute, "0", "-", a);
-        return snprintf(out, size, "(%s < 0 ? %s : %s)", a, negated, a), true;
-    }
-    static const char *const float_functions[] = {"exp", "log",  "sqrt", "sin",
-                                                  "cos", "tanh", "erf"};
-    for (size_t i = 0; i < sizeof float_functions / sizeof float_functions[0]; i++)
-        if (!strcmp(op, float_functions[i])) {
-            fn(f, sizeof f, float_functions[i], compute);
-            return snprintf(out, size, "%s(%s)", f, a), true;
-        }
-    if (!strcmp(op, "rsqrt")) {
-        fn(f, sizeof f, "sqrt", compute);
-        return snprintf(out, size, "((%s)1 / %s(%s))", T, f, a), true;
-    }
-    if (!strcmp(op, "sigmoid")) {
-        fn(f, sizeof f, "exp", compute);
-        return snprintf(out, size,
-                        "(%s >= 0 ? (%s)1 / ((%s)1 + %s(-%s)) : %s(%s) / ((%s)1 + %s(%s)))", a, T,
-                        T, f, a, f, a, T, f, a),
-               true;
-    }
-    if (!strcmp(op, "relu"))
-        return is_bool ? snprintf(out, size, "%s", a)
-                       : snprintf(out, size, "(%s < 0 ? (%s)0 : %s)", a, T, a),
-               true;
-    if (!strcmp(op, "floor") || !strcmp(op, "ceil")) {
-        if (!is_float) return snprintf(out, size, "%s", a), true;
-        fn(f, sizeof f, op, compute);
-        return snprintf(out, size, "%s(%s)", f, a), true;
-    }
-    if (!strcmp(op, "sign")) {
-        if (is_float)
-            return snprintf(out, size, "(%s > 0 ? (%s)1 : %s < 0 ? (%s)-1 : %s == 0 ? (%s)0 : %s)",
-                            a, T, a, T, a, T, a),
-                   true;
-        return snprintf(out, size, "((%s)((%s > 0) - (%s < 0)))", T, a, a), true;
-    }
-    if (!strcmp(op, "logical_not")) return snprintf(out, size, "((tp_bool)(%s == 0))", a), true;
-    if (!strcmp(op, "cast")) {
-        switch (result) {
-        case TP_PLUGIN_BOOL:
-            return snprintf(out, size, "((tp_bool)(%s != 0))", a), true;
-        case TP_PLUGIN_I32:
-            if (is_float) return snprintf(out, size, "tp_to_i32((double)%s)", a), true;
-            return snprintf(out, size, "((int)%s)", a), true;
-        case TP_PLUGIN_I64:
-            if (is_float) return snprintf(out, size, "tp_to_i64((double)%s)", a), true;
-            return snprintf(out, size, "((long long)%s)", a), true;
-        default:
-            return snprintf(out, size, "((%s)%s)", cu_ctype(result), a), true;
-        }
-    }
-    static const char *const arithmetic[][2] = {{"add", "+"}, {"sub", "-"}, {"mul", "*"}};
-    for (size_t i = 0; i < 3; i++)
-        if (!strcmp(op, arithmetic[i][0])) {
-            if (is_float) return snprintf(out, size, "(%s %s %s)", a, arithmetic[i][1], b), true;
-            return wrap(out, size, compute, a, arithmetic[i][1], b);
-        }
-    if (!strcmp(op, "div")) return snprintf(out, size, "(%s / %s)", a, b), true;
-    if (!strcmp(op, "pow")) {
-        if (is_float)
-            return fn(f, sizeof f, "pow", compute), snprintf(out, size, "%s(%s, %s)", f, a, b),
-                   true;
-        return snprintf(out, size, "((%s)(%s)tp_ipow(%s, %s))", T, unsigned_type(compute), a, b),
-               true;
-    }
-    if (!strcmp(op, "maximum") || !strcmp(op, "minimum")) {
-        bool max = op[1] == 'a';
-        if (is_bool)
-            return snprintf(out, size, "((tp_bool)(%s %s %s))", a, max ? "|" : "&", b), true;
-        snprintf(g, sizeof g, "%s", max ? ">=" : "<=");
-        if (is_float)
-            return snprintf(out, size, "((%s %s %s || %s != %s) ? %s : %s)", a, g, b, a, a, a, b),
-                   true;
-        return snprintf(out, size, "(%s %s %s ? %s : %s)", a, g, b, a, b), true;
-    }
-    static const char *const comparisons[][2] = {{"lt", "<"},  {"le", "<="}, {"gt", ">"},
-                                                 {"ge", ">="}, {"eq", "=="}, {"ne", "!="}};
-    for (size_t i = 0; i < 6; i++)
-        if (!strcmp(op, comparisons[i][0]))
-            return snprintf(out, size, "((tp_bool)(%s %s %s))", a, comparisons[i][1], b), true;
-    if (!strcmp(op, "logical_and"))
-        return snprintf(out, size, "((tp_bool)(%s != 0 && %s != 0))", a, b), true;
-    if (!strcmp(op, "logical_or"))
-        return snprintf(out, size, "((tp_bool)(%s != 0 || %s != 0))", a, b), true;
-    if (!strcmp(op, "where")) return snprintf(out, size, "(%s ? %s : %s)", a, b, x[2]), true;
-    return false;
+    return tpcommon_cexpr_pointwise(&cuda_dialect, op_id, compute, result, NULL, x, out, size);
 }

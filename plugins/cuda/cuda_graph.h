@@ -21,6 +21,9 @@
 
 #define CU_MAX_DIMS TP_PLUGIN_MAX_DIMS
 
+/* op_id of the planner's own output copies (never a TP_PLUGIN_OP_* id). */
+#define CU_OP_COPY (-2)
+
 typedef enum cu_kind {
     CU_INPUT,     /* graph input: a device buffer uploaded per run */
     CU_CONSTANT,  /* payload uploaded once (constant, arange) */
@@ -53,6 +56,7 @@ typedef struct cu_strided {
 typedef struct cu_node {
     cu_kind kind;
     const char *op;   /* op name: the op table's, or "copy" / "scalar" for lowering's own */
+    int32_t op_id;    /* CU_POINTWISE: TP_PLUGIN_OP_*, or CU_OP_COPY */
     const char *name; /* the graph value it came from (for kernel names and errors) */
     int32_t dtype;    /* result dtype */
     int32_t compute;  /* pointwise: the dtype the op computes in (tensor.h rules) */

@@ -16,6 +16,7 @@
 
 #include "cuda_graph.h"
 #include "tpcommon_graph.h"
+#include "tpcommon_symbols.h"
 #include "tpcommon_text.h"
 
 int64_t cu_numel(const cu_node *node) {
@@ -99,35 +100,11 @@ static int pointwise(lowering *l, int32_t op, const char *name, const int *opera
     int32_t result = tpcommon_op_result_dtype(op, compute, cast_to);
     int index =
         add_node(l, CU_POINTWISE, tpcommon_op_name(op), name, result, ndim, dims, operands, count);
-    if (index >= 0) node_at(l, index)->compute = compute;
+    if (index >= 0) {
+        node_at(l, index)->compute = compute;
+        node_at(l, index)->op_id = op;
+    }
     return index;
-}
-
-static int unary(lowering *l, int32_t op, const char *name, int x) {
-    return pointwise(l, op, name, &x, 1, 0);
-}
-
-static int binary(lowering *l, int32_t op, const char *name, int a, int b) {
-    int operands[2] = {a, b};
-    return pointwise(l, op, name, operands, 2, 0);
-}
-
-/* A 0-d literal of `dtype`. */
-static int scalar(lowering *l, const char *name, int32_t dtype, double value) {
-    int index = add_node(l, CU_FULL, "full", name, dtype, 0, NULL, NULL, 0);
-    if (index >= 0) node_at(l, index)->value = value;
-    return index;
-}
-
-static int scalar_like(lowering *l, const char *name, int like, double value) {
-    return scalar(l, name, node_at(l, like)->dtype, value);
-}
-
-static int as_float(lowering *l, const char *name, int x) {
-    int32_t dtype = node_at(l, x)->dtype;
-    return tpcommon_dtype_is_float(dtype)
-               ? x
-               : pointwise(l, TP_PLUGIN_OP_CAST, name, &x, 1, TP_PLUGIN_F32);
 }
 
 static int reduce(lowering *l, int32_t op, const char *name, int x, uint32_t mask, bool keepdim) {
@@ -163,73 +140,6 @@ static uint32_t axes_from(int first, int ndim) {
     return mask;
 }
 
-/* ---- composites ----------------------------------------------------------------------- */
-
-static int lower_softmax(lowering *l, const tp_plugin_value *value, const int *in, bool log) {
-    const char *name = value->name;
-    int x = as_float(l, name, in[0]);
-    int ndim = node_at(l, x)->ndim;
-    uint32_t mask = ndim ? 1u << normalize_axis(tpcommon_attr_int(value, "axis", -1), ndim) : 0;
-    int max = reduce(l, TP_PLUGIN_OP_MAX, name, x, mask, true);
-    int shifted = binary(l, TP_PLUGIN_OP_SUB, name, x, max);
-    int exps = unary(l, TP_PLUGIN_OP_EXP, name, shifted);
-    int total = reduce(l, TP_PLUGIN_OP_SUM, name, exps, mask, true);
-    if (!log) return binary(l, TP_PLUGIN_OP_DIV, name, exps, total);
-    return binary(l, TP_PLUGIN_OP_SUB, name, shifted, unary(l, TP_PLUGIN_OP_LOG, name, total));
-}
-
-static int lower_layer_norm(lowering *l, const tp_plugin_value *value, const int *in) {
-    const char *name = value->name;
-    int x = as_float(l, name, in[0]);
-    int ndim = node_at(l, x)->ndim;
-    uint32_t mask = axes_from(normalize_axis(tpcommon_attr_int(value, "axis", -1), ndim), ndim);
-    int mean = reduce(l, TP_PLUGIN_OP_MEAN, name, x, mask, true);
-    int centered = binary(l, TP_PLUGIN_OP_SUB, name, x, mean);
-    int squares = binary(l, TP_PLUGIN_OP_MUL, name, centered, centered);
-    int variance = reduce(l, TP_PLUGIN_OP_MEAN, name, squares, mask, true);
-    int eps = scalar_like(l, name, variance, tpcommon_attr_float(value, "eps", 1e-5));
-    int inverse =
-        unary(l, TP_PLUGIN_OP_RSQRT, name, binary(l, TP_PLUGIN_OP_ADD, name, variance, eps));
-    int y = binary(l, TP_PLUGIN_OP_MUL, name, centered, inverse);
-    if (value->num_operands > 1) y = binary(l, TP_PLUGIN_OP_MUL, name, y, in[1]);
-    if (value->num_operands > 2) y = binary(l, TP_PLUGIN_OP_ADD, name, y, in[2]);
-    return y;
-}
-
-static int scale(lowering *l, const char *name, int x, double factor) {
-    return binary(l, TP_PLUGIN_OP_MUL, name, x, scalar_like(l, name, x, factor));
-}
-
-static int offset(lowering *l, const char *name, int x, double amount) {
-    return binary(l, TP_PLUGIN_OP_ADD, name, x, scalar_like(l, name, x, amount));
-}
-
-static int lower_gelu(lowering *l, const tp_plugin_value *value, const int *in) {
-    const char *name = value->name;
-    int x = as_float(l, name, in[0]), curve;
-    if (tpcommon_attr_int(value, "approximate", TP_PLUGIN_GELU_NONE) == TP_PLUGIN_GELU_TANH) {
-        int cube = binary(l, TP_PLUGIN_OP_MUL, name, binary(l, TP_PLUGIN_OP_MUL, name, x, x), x);
-        int inner = binary(l, TP_PLUGIN_OP_ADD, name, x, scale(l, name, cube, 0.044715));
-        curve = unary(l, TP_PLUGIN_OP_TANH, name, scale(l, name, inner, 0.7978845608028654));
-    } else {
-        curve = unary(l, TP_PLUGIN_OP_ERF, name, scale(l, name, x, 0.7071067811865476));
-    }
-    return binary(l, TP_PLUGIN_OP_MUL, name, scale(l, name, x, 0.5), offset(l, name, curve, 1.0));
-}
-
-static int lower_softplus(lowering *l, const tp_plugin_value *value, const int *in) {
-    const char *name = value->name;
-    double beta = tpcommon_attr_float(value, "beta", 1.0);
-    int x = as_float(l, name, in[0]);
-    int scaled = scale(l, name, x, beta);
-    int threshold = scalar_like(l, name, scaled, tpcommon_attr_float(value, "threshold", 20.0));
-    int linear_region = binary(l, TP_PLUGIN_OP_GT, name, scaled, threshold);
-    int logs = unary(l, TP_PLUGIN_OP_LOG, name,
-                     offset(l, name, unary(l, TP_PLUGIN_OP_EXP, name, scaled), 1.0));
-    int operands[3] = {linear_region, x, scale(l, name, logs, 1.0 / beta)};
-    return pointwise(l, TP_PLUGIN_OP_WHERE, name, operands, 3, 0);
-}
-
 /* A view node of `x` with explicit result dims. */
 static int view_node(lowering *l, cu_view_op op, const char *name, int x, int ndim,
                      const int64_t *dims) {
@@ -255,19 +165,6 @@ static int matmul(lowering *l, const char *name, int a, int b, const int64_t *di
     int index = add_node(l, CU_MATMUL, "matmul", name, dtype, ndim, dims, operands, 2);
     if (index >= 0) node_at(l, index)->compute = dtype;
     return index;
-}
-
-static int lower_linear(lowering *l, const tp_plugin_value *value, const int *in) {
-    const char *name = value->name;
-    int perm[2] = {1, 0};
-    int weight_t = permute(l, name, in[1], perm);
-    int64_t dims[CU_MAX_DIMS];
-    const cu_node *x = node_at(l, in[0]);
-    int ndim = x->ndim;
-    memcpy(dims, x->dims, sizeof dims);
-    dims[ndim - 1] = node_at(l, in[1])->dims[0];
-    int product = matmul(l, name, in[0], weight_t, dims, ndim);
-    return value->num_operands > 2 ? binary(l, TP_PLUGIN_OP_ADD, name, product, in[2]) : product;
 }
 
 /* ---- creation ------------------------------------------------------------------------- */
@@ -454,6 +351,9 @@ static int lower_value(lowering *l, const tp_plugin_graph *view, const tp_plugin
             return unsupported(l, view, value, "an operand has a dtype the cuda backend lacks");
     if (tpcommon_dtype_size(type->dtype) == 0)
         return unsupported(l, view, value, "the result has a dtype the cuda backend lacks");
+    if (view->nodes[value - view->values].kind == TP_PLUGIN_KIND_COMPOSITE)
+        return unsupported(l, view, value,
+                           "the cuda backend lowers no composite op (the core decomposes it)");
     switch (op) {
     case TP_PLUGIN_OP_SUM:
     case TP_PLUGIN_OP_MEAN:
@@ -483,21 +383,6 @@ static int lower_value(lowering *l, const tp_plugin_graph *view, const tp_plugin
         return lower_full(l, value, type);
     case TP_PLUGIN_OP_ARANGE:
         return lower_arange(l, value, type);
-    case TP_PLUGIN_OP_SOFTMAX:
-    case TP_PLUGIN_OP_LOG_SOFTMAX:
-        return lower_softmax(l, value, in, op == TP_PLUGIN_OP_LOG_SOFTMAX);
-    case TP_PLUGIN_OP_LAYER_NORM:
-        return lower_layer_norm(l, value, in);
-    case TP_PLUGIN_OP_GELU:
-        return lower_gelu(l, value, in);
-    case TP_PLUGIN_OP_SILU: {
-        int x = as_float(l, name, in[0]);
-        return binary(l, TP_PLUGIN_OP_MUL, name, x, unary(l, TP_PLUGIN_OP_SIGMOID, name, x));
-    }
-    case TP_PLUGIN_OP_SOFTPLUS:
-        return lower_softplus(l, value, in);
-    case TP_PLUGIN_OP_LINEAR:
-        return lower_linear(l, value, in);
     default:
         if (tpcommon_op_kind(op) == TPCOMMON_KIND_POINTWISE)
             return lower_pointwise(l, value, op, in, type);
@@ -506,31 +391,6 @@ static int lower_value(lowering *l, const tp_plugin_graph *view, const tp_plugin
 }
 
 /* ---- the graph ------------------------------------------------------------------------ */
-
-static bool bind_inputs(lowering *l, const tp_plugin_graph *view,
-                        const tp_plugin_tensor_meta *inputs, int32_t num_inputs, int64_t *symbols) {
-    if (num_inputs != view->num_inputs)
-        return fail(l, "graph has %d inputs, but metadata for %d was given", (int)view->num_inputs,
-                    (int)num_inputs);
-    for (int32_t s = 0; s < view->num_symbols; s++) symbols[s] = -1;
-    for (int32_t i = 0; i < num_inputs; i++) {
-        const tp_plugin_type *type = &view->values[view->inputs[i]].type;
-        const char *name = view->values[view->inputs[i]].name;
-        bool ok = type->dtype == inputs[i].dtype && type->ndim == inputs[i].ndim;
-        for (int d = 0; ok && d < type->ndim; d++) {
-            int64_t dim = type->dims[d];
-            if (dim >= 0) {
-                ok = dim == inputs[i].dims[d];
-            } else if (-dim - 1 < view->num_symbols) {
-                int64_t *bound = &symbols[-dim - 1];
-                if (*bound < 0) *bound = inputs[i].dims[d];
-                ok = *bound == inputs[i].dims[d];
-            }
-        }
-        if (!ok) return fail(l, "input %%%s: the metadata does not match its type", name);
-    }
-    return true;
-}
 
 bool cu_graph_lower(const tp_plugin_graph *view, const tp_plugin_tensor_meta *inputs,
                     int32_t num_inputs, cu_graph *out, char *error, size_t error_size) {
@@ -545,8 +405,9 @@ bool cu_graph_lower(const tp_plugin_graph *view, const tp_plugin_tensor_meta *in
         fail(&l, "out of memory lowering graph");
     else if (view->num_symbols > 64)
         fail(&l, "unsupported: graph has more than 64 dimension symbols");
-    else
-        bind_inputs(&l, view, inputs, num_inputs, symbols);
+    else if (tpcommon_bind_symbols_from_metas(view, inputs, num_inputs, symbols, error,
+                                              error_size) != TP_PLUGIN_OK)
+        l.failed = true;
     for (int32_t v = 0; v < view->num_values && !l.failed; v++) {
         const tp_plugin_value *value = &view->values[v];
         cu_node type;

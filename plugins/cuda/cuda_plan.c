@@ -112,6 +112,7 @@ static bool add_output_copies(cu_graph *graph, char *error, size_t error_size) {
         cu_node copy = *node;
         copy.kind = CU_POINTWISE;
         copy.op = "copy";
+        copy.op_id = CU_OP_COPY;
         copy.compute = node->dtype;
         copy.num_operands = 1;
         copy.owned_data = NULL;

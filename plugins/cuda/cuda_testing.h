@@ -1,12 +1,16 @@
-/* Test and inspection entry points exported by cuda.so next to its backend
- * table (resolve them with dlsym; they are not part of the plugin contract).
+/* The "cuda.testing" extension (plugin.h's get_extension): test and
+ * inspection hooks of cuda.so, outside the plugin contract. Reach it with
+ * tp_backend_extension(backend, TP_CUDA_TESTING_EXTENSION) (backend.h), or
+ * from a harness that loads cuda.so itself, with the table's
+ * calls.get_extension(context, TP_CUDA_TESTING_EXTENSION). Check struct_size
+ * before reading a field added in a later version.
  *
  * Compiling without a device: the compile option target=ptx:compute_XY
  * (XY >= 75) lowers, plans and generates the CUDA C exactly as for a device,
  * then compiles it with NVRTC to PTX for that virtual architecture and stops:
  * no driver call is made, so it works on machines without a GPU or without
- * libcuda.so.1. Such an executable cannot run (run() says so); these
- * functions read what was produced. */
+ * libcuda.so.1. Such an executable cannot run (run() says so); these hooks
+ * read what was produced. */
 #ifndef TP_PLUGIN_CUDA_TESTING_H
 #define TP_PLUGIN_CUDA_TESTING_H
 
@@ -15,31 +19,31 @@
 
 #include "tensorplay/plugin.h"
 
-/* The generated CUDA C of an executable (valid until release). */
-typedef const char *(*tp_cuda_executable_source_fn)(const tp_plugin_executable *executable);
-/* The PTX of a target=ptx executable, NULL for a device executable. */
-typedef const char *(*tp_cuda_executable_ptx_fn)(const tp_plugin_executable *executable);
-/* Number of kernels the executable launches per run. */
-typedef int32_t (*tp_cuda_executable_kernels_fn)(const tp_plugin_executable *executable);
-/* Compiles arbitrary CUDA C with the plugin's NVRTC path for `arch`
- * ("compute_75", "sm_90"); TP_PLUGIN_OK, or TP_PLUGIN_ERROR with the message
- * the backend would give (NVRTC's log, the saved source path) in `error`. */
-typedef int32_t (*tp_cuda_compile_source_fn)(const char *source, const char *arch, char *error,
-                                             size_t error_size);
+#define TP_CUDA_TESTING_EXTENSION "cuda.testing"
 
-/* Benchmark hooks (tests/gpu): run only the kernels of a device executable
- * `iterations` times on its stream, its buffers as the last run() left them,
- * and return milliseconds per iteration (-1 on error or for PTX-only). */
-typedef double (*tp_cuda_bench_kernels_fn)(tp_plugin_executable *executable, int32_t iterations);
-/* cuMemcpyDtoDAsync of `bytes` bytes `iterations` times on device 0: the
- * device copy bandwidth in GB/s, bytes read plus bytes written (-1 on error). */
-typedef double (*tp_cuda_bench_copy_fn)(size_t bytes, int32_t iterations);
-
-#define TP_CUDA_BENCH_KERNELS_SYMBOL      "tp_cuda_bench_kernels"
-#define TP_CUDA_BENCH_COPY_SYMBOL         "tp_cuda_bench_copy"
-#define TP_CUDA_EXECUTABLE_SOURCE_SYMBOL  "tp_cuda_executable_source"
-#define TP_CUDA_EXECUTABLE_PTX_SYMBOL     "tp_cuda_executable_ptx"
-#define TP_CUDA_EXECUTABLE_KERNELS_SYMBOL "tp_cuda_executable_kernels"
-#define TP_CUDA_COMPILE_SOURCE_SYMBOL     "tp_cuda_compile_source_for_tests"
+typedef struct tp_cuda_testing_extension {
+    tp_plugin_extension header; /* struct_size, version 1 */
+    /* The generated CUDA C of an executable (valid until release). */
+    const char *(*executable_source)(const tp_plugin_executable *executable);
+    /* The PTX of a target=ptx executable, NULL for a device executable. */
+    const char *(*executable_ptx)(const tp_plugin_executable *executable);
+    /* Number of kernels the executable launches per run. */
+    int32_t (*executable_kernels)(const tp_plugin_executable *executable);
+    /* Compiles arbitrary CUDA C with the plugin's NVRTC path for `arch`
+     * ("compute_75", "sm_90"); TP_PLUGIN_OK, or TP_PLUGIN_ERROR with the
+     * message the backend would give (NVRTC's log, the saved source path) in
+     * `error`. */
+    int32_t (*compile_source)(const char *source, const char *arch, char *error,
+                              size_t error_size);
+    /* Benchmark hooks (tests/gpu): run only the kernels of a device
+     * executable `iterations` times on its stream, its buffers as the last
+     * run() left them, and return milliseconds per iteration (-1 on error or
+     * for PTX-only). */
+    double (*bench_kernels)(tp_plugin_executable *executable, int32_t iterations);
+    /* cuMemcpyDtoDAsync of `bytes` bytes `iterations` times on device 0: the
+     * device copy bandwidth in GB/s, bytes read plus bytes written (-1 on
+     * error). */
+    double (*bench_copy)(size_t bytes, int32_t iterations);
+} tp_cuda_testing_extension;
 
 #endif

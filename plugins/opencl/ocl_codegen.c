@@ -4,16 +4,22 @@
  * dimensions, the f64 check and which values get device buffers. */
 #include "ocl_codegen.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "tpcommon_symbols.h"
 
 #define MAX_LOCAL 256
 
 /* ---- concrete types ------------------------------------------------------------ */
 
-static int bind_types(const tp_plugin_graph *view, const tp_plugin_tensor_meta *inputs,
-                      int32_t num_inputs, ocl_graph *graph, char *error, size_t size) {
+/* Binds the dimension symbols from the input metadata (plugins/common's
+ * binder: dtype, rank, static dims and symbol agreement are checked there)
+ * and gives every value its concrete type. */
+static int concrete_types(const tp_plugin_graph *view, const tp_plugin_tensor_meta *inputs,
+                          int32_t num_inputs, ocl_graph *graph, char *error, size_t size) {
     int32_t n = view->num_values;
     int64_t *symbols = malloc(sizeof(int64_t) * ((size_t)view->num_symbols + 1));
     graph->types = calloc((size_t)n + 1, sizeof *graph->types);
@@ -22,16 +28,10 @@ static int bind_types(const tp_plugin_graph *view, const tp_plugin_tensor_meta *
         free(symbols);
         return tpcommon_error(error, size, "out of memory for %d values", (int)n);
     }
-    for (int32_t s = 0; s < view->num_symbols; s++) symbols[s] = -1;
-    if (num_inputs != view->num_inputs) {
+    if (tpcommon_bind_symbols_from_metas(view, inputs, num_inputs, symbols, error, size) !=
+        TP_PLUGIN_OK) {
         free(symbols);
-        return tpcommon_error(error, size, "graph has %d inputs, compile got %d input types",
-                              (int)view->num_inputs, (int)num_inputs);
-    }
-    for (int32_t i = 0; i < num_inputs; i++) {
-        const tp_plugin_type *declared = &view->values[view->inputs[i]].type;
-        for (int d = 0; d < declared->ndim && d < inputs[i].ndim; d++)
-            if (declared->dims[d] < 0) symbols[-declared->dims[d] - 1] = inputs[i].dims[d];
+        return TP_PLUGIN_ERROR;
     }
     for (int32_t v = 0; v < n; v++) {
         tp_plugin_type *type = &graph->types[v];
@@ -55,6 +55,16 @@ static int bind_types(const tp_plugin_graph *view, const tp_plugin_tensor_meta *
     return TP_PLUGIN_OK;
 }
 
+/* A refusal of plugin.h's kind (TP_PLUGIN_UNSUPPORTED), reason in `error`. */
+__attribute__((format(printf, 3, 4))) static int refuse(char *error, size_t size,
+                                                        const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    tpcommon_verror(error, size, format, args);
+    va_end(args);
+    return TP_PLUGIN_UNSUPPORTED;
+}
+
 /* Unknown ops and f64 on devices without cl_khr_fp64 are refused here. */
 static int check_ops(ocl_graph *graph, const ocl_device *device, char *error, size_t size) {
     const tp_plugin_graph *view = graph->view;
@@ -76,15 +86,14 @@ static int check_ops(ocl_graph *graph, const ocl_device *device, char *error, si
         graph->uses_f64 = true;
         if (device->fp64) continue;
         if (!value->op)
-            return tpcommon_error(error, size,
-                                  "input %%%s is f64, which device '%s' does not support (no "
-                                  "cl_khr_fp64): pass f32",
-                                  value->name, device->name);
-        return tpcommon_error(
-            error, size,
-            "op '%s' (%%%s) computes in f64, which device '%s' does not support (no "
-            "cl_khr_fp64): cast to f32 first",
-            value->op, value->name, device->name);
+            return refuse(error, size,
+                          "input %%%s is f64, which device '%s' does not support (no "
+                          "cl_khr_fp64): pass f32",
+                          value->name, device->name);
+        return refuse(error, size,
+                      "op '%s' (%%%s) computes in f64, which device '%s' does not support (no "
+                      "cl_khr_fp64): cast to f32 first",
+                      value->op, value->name, device->name);
     }
     return TP_PLUGIN_OK;
 }
@@ -795,9 +804,10 @@ int ocl_codegen_run(const tp_plugin_graph *view, const tp_plugin_tensor_meta *in
                     size_t error_size) {
     memset(out, 0, sizeof *out);
     out->graph.view = view;
-    if (bind_types(view, inputs, num_inputs, &out->graph, error, error_size) != TP_PLUGIN_OK)
+    if (concrete_types(view, inputs, num_inputs, &out->graph, error, error_size) != TP_PLUGIN_OK)
         return TP_PLUGIN_ERROR;
-    if (check_ops(&out->graph, device, error, error_size) != TP_PLUGIN_OK) return TP_PLUGIN_ERROR;
+    int refused = check_ops(&out->graph, device, error, error_size);
+    if (refused != TP_PLUGIN_OK) return refused;
     if (tpcommon_fusion_compute(view, &out->graph.fusion, error, error_size) != TP_PLUGIN_OK)
         return TP_PLUGIN_ERROR;
     int32_t n = view->num_values, regions = out->graph.fusion.num_regions;

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tpcommon_cexpr.h"
+
 struct ocl_memo_entry {
     int32_t value;
     char index[32];
@@ -162,23 +164,26 @@ const char *ocl_ctype(int32_t dtype) {
     }
 }
 
-static const char *unsigned_ctype(int32_t dtype) {
-    return dtype == TP_PLUGIN_I64 ? "ulong" : dtype == TP_PLUGIN_I32 ? "uint" : "uchar";
-}
-
 static const char *dtype_suffix(int32_t dtype) {
     return tpcommon_dtype_name(dtype);
 }
 
+static void saturating_cast(int32_t from, int32_t to, const char *x, char *out, size_t size) {
+    snprintf(out, size, "tp_sat_%s_%s(%s)", dtype_suffix(to), dtype_suffix(from), x);
+}
+
+/* OpenCL C's spelling of the shared pointwise expressions (tpcommon_cexpr.h). */
+static const tpcommon_cdialect opencl_dialect = {
+    .type_names = {"float", "double", "int", "long", "uchar"},
+    .unsigned_names = {"uint", "ulong", "uint", "ulong", "uchar"},
+    .f32_function_suffix = false, /* exp, sqrt, ... are overloaded */
+    .has_isnan = true,
+    .saturating_cast = saturating_cast,
+    .literal = ocl_literal,
+};
+
 void ocl_convert(int32_t from, int32_t to, const char *expr, char *out, size_t size) {
-    if (from == to)
-        snprintf(out, size, "%s", expr);
-    else if (to == TP_PLUGIN_BOOL)
-        snprintf(out, size, "(uchar)(%s != 0)", expr);
-    else if (tpcommon_dtype_is_float(from) && !tpcommon_dtype_is_float(to))
-        snprintf(out, size, "tp_sat_%s_%s(%s)", dtype_suffix(to), dtype_suffix(from), expr);
-    else
-        snprintf(out, size, "((%s)%s)", ocl_ctype(to), expr);
+    tpcommon_cexpr_convert(&opencl_dialect, from, to, expr, out, size);
 }
 
 void ocl_literal(int32_t dtype, double value, char *out, size_t size) {
@@ -428,169 +433,6 @@ static void arange_expr(const tp_plugin_value *value, int32_t dtype, const char 
 
 /* ---- pointwise ops ---------------------------------------------------------------- */
 
-static void float_fn(char *out, size_t size, const char *fn, const char *a) {
-    snprintf(out, size, "%s(%s)", fn, a);
-}
-
-/* The expression of a pointwise op over operands already in `c` (the
- * compute dtype); `where`'s condition keeps its own dtype. */
-static bool pointwise_expr(const tp_plugin_value *value, int32_t op, int32_t c, const char **x,
-                           int32_t result_dtype, char *out, size_t size) {
-    const char *t = ocl_ctype(c), *u = unsigned_ctype(c);
-    bool fl = tpcommon_dtype_is_float(c), in = tpcommon_dtype_is_integer(c);
-    const char *a = x[0], *b = x[1];
-    switch (op) {
-    case TP_PLUGIN_OP_NEG:
-        if (fl)
-            snprintf(out, size, "(-%s)", a);
-        else
-            snprintf(out, size, "((%s)((%s)0 - (%s)%s))", t, u, u, a);
-        return fl || in;
-    case TP_PLUGIN_OP_ABS:
-        if (fl)
-            snprintf(out, size, "fabs(%s)", a);
-        else
-            snprintf(out, size, "(%s < 0 ? (%s)((%s)0 - (%s)%s) : %s)", a, t, u, u, a, a);
-        return fl || in;
-    case TP_PLUGIN_OP_EXP:
-        float_fn(out, size, "exp", a);
-        return fl;
-    case TP_PLUGIN_OP_LOG:
-        float_fn(out, size, "log", a);
-        return fl;
-    case TP_PLUGIN_OP_SQRT:
-        float_fn(out, size, "sqrt", a);
-        return fl;
-    case TP_PLUGIN_OP_RSQRT:
-        snprintf(out, size, "((%s)1 / sqrt(%s))", t, a);
-        return fl;
-    case TP_PLUGIN_OP_SIN:
-        float_fn(out, size, "sin", a);
-        return fl;
-    case TP_PLUGIN_OP_COS:
-        float_fn(out, size, "cos", a);
-        return fl;
-    case TP_PLUGIN_OP_TANH:
-        float_fn(out, size, "tanh", a);
-        return fl;
-    case TP_PLUGIN_OP_ERF:
-        float_fn(out, size, "erf", a);
-        return fl;
-    case TP_PLUGIN_OP_SIGMOID:
-        snprintf(out, size,
-                 "(%s >= (%s)0 ? (%s)1 / ((%s)1 + exp(-%s)) : exp(%s) / ((%s)1 + exp(%s)))", a, t,
-                 t, t, a, a, t, a);
-        return fl;
-    case TP_PLUGIN_OP_RELU:
-        if (c == TP_PLUGIN_BOOL)
-            snprintf(out, size, "%s", a);
-        else
-            snprintf(out, size, "(%s < (%s)0 ? (%s)0 : %s)", a, t, t, a);
-        return true;
-    case TP_PLUGIN_OP_FLOOR:
-    case TP_PLUGIN_OP_CEIL:
-        if (fl)
-            float_fn(out, size, op == TP_PLUGIN_OP_FLOOR ? "floor" : "ceil", a);
-        else
-            snprintf(out, size, "%s", a);
-        return true;
-    case TP_PLUGIN_OP_SIGN:
-        if (fl)
-            snprintf(out, size,
-                     "(%s > (%s)0 ? (%s)1 : %s < (%s)0 ? (%s)-1 : %s == (%s)0 ? (%s)0 : %s)", a, t,
-                     t, a, t, t, a, t, t, a);
-        else
-            snprintf(out, size, "((%s)((%s > 0) - (%s < 0)))", t, a, a);
-        return fl || in;
-    case TP_PLUGIN_OP_LOGICAL_NOT:
-        snprintf(out, size, "(uchar)(%s == 0)", a);
-        return true;
-    case TP_PLUGIN_OP_CAST:
-        ocl_convert(c, result_dtype, a, out, size);
-        return true;
-    case TP_PLUGIN_OP_ADD:
-    case TP_PLUGIN_OP_SUB:
-    case TP_PLUGIN_OP_MUL: {
-        const char *sign = op == TP_PLUGIN_OP_ADD ? "+" : op == TP_PLUGIN_OP_SUB ? "-" : "*";
-        if (fl)
-            snprintf(out, size, "(%s %s %s)", a, sign, b);
-        else
-            snprintf(out, size, "((%s)((%s)%s %s (%s)%s))", t, u, a, sign, u, b);
-        return fl || in;
-    }
-    case TP_PLUGIN_OP_DIV:
-        snprintf(out, size, "(%s / %s)", a, b);
-        return fl;
-    case TP_PLUGIN_OP_POW:
-        if (fl)
-            snprintf(out, size, "pow(%s, %s)", a, b);
-        else
-            snprintf(out, size, "((%s)tp_ipow((long)%s, (long)%s))", t, a, b);
-        return fl || in;
-    case TP_PLUGIN_OP_MAXIMUM:
-    case TP_PLUGIN_OP_MINIMUM: {
-        const char *cmp = op == TP_PLUGIN_OP_MAXIMUM ? ">=" : "<=";
-        if (c == TP_PLUGIN_BOOL)
-            snprintf(out, size, "(uchar)(%s %s %s)", a, op == TP_PLUGIN_OP_MAXIMUM ? "|" : "&", b);
-        else if (fl)
-            snprintf(out, size, "((%s %s %s || isnan(%s)) ? %s : %s)", a, cmp, b, a, a, b);
-        else
-            snprintf(out, size, "(%s %s %s ? %s : %s)", a, cmp, b, a, b);
-        return true;
-    }
-    case TP_PLUGIN_OP_LT:
-        snprintf(out, size, "(uchar)(%s < %s)", a, b);
-        return true;
-    case TP_PLUGIN_OP_LE:
-        snprintf(out, size, "(uchar)(%s <= %s)", a, b);
-        return true;
-    case TP_PLUGIN_OP_GT:
-        snprintf(out, size, "(uchar)(%s > %s)", a, b);
-        return true;
-    case TP_PLUGIN_OP_GE:
-        snprintf(out, size, "(uchar)(%s >= %s)", a, b);
-        return true;
-    case TP_PLUGIN_OP_EQ:
-        snprintf(out, size, "(uchar)(%s == %s)", a, b);
-        return true;
-    case TP_PLUGIN_OP_NE:
-        snprintf(out, size, "(uchar)(%s != %s)", a, b);
-        return true;
-    case TP_PLUGIN_OP_LOGICAL_AND:
-        snprintf(out, size, "(uchar)(%s != 0 && %s != 0)", a, b);
-        return true;
-    case TP_PLUGIN_OP_LOGICAL_OR:
-        snprintf(out, size, "(uchar)(%s != 0 || %s != 0)", a, b);
-        return true;
-    case TP_PLUGIN_OP_WHERE:
-        snprintf(out, size, "(%s != 0 ? %s : %s)", x[0], x[1], x[2]);
-        return true;
-    case TP_PLUGIN_OP_GELU:
-        if (tpcommon_attr_int(value, "approximate", 0) == TP_PLUGIN_GELU_TANH)
-            snprintf(out, size,
-                     "((%s)0.5 * %s * ((%s)1 + tanh((%s)0.7978845608028654 * (%s + (%s)0.044715 * "
-                     "%s * %s * %s))))",
-                     t, a, t, t, a, t, a, a, a);
-        else
-            snprintf(out, size, "((%s)0.5 * %s * ((%s)1 + erf(%s * (%s)0.7071067811865476)))", t, a,
-                     t, a, t);
-        return fl;
-    case TP_PLUGIN_OP_SILU:
-        snprintf(out, size, "(%s / ((%s)1 + exp(-%s)))", a, t, a);
-        return fl;
-    case TP_PLUGIN_OP_SOFTPLUS: {
-        char beta[64], threshold[64];
-        ocl_literal(c, tpcommon_attr_float(value, "beta", 1.0), beta, sizeof beta);
-        ocl_literal(c, tpcommon_attr_float(value, "threshold", 20.0), threshold, sizeof threshold);
-        snprintf(out, size, "(%s * %s > %s ? %s : log1p(exp(%s * %s)) / %s)", beta, a, threshold, a,
-                 beta, a, beta);
-        return fl;
-    }
-    default:
-        return false;
-    }
-}
-
 static const char *emit_pointwise(ocl_emitter *emitter, int32_t v, int32_t op, const char *index) {
     const ocl_graph *graph = emitter->graph;
     const tp_plugin_value *value = &graph->view->values[v];
@@ -608,7 +450,8 @@ static const char *emit_pointwise(ocl_emitter *emitter, int32_t v, int32_t op, c
         names[k] = operands[k];
     }
     char expr[1024], local[16];
-    if (!pointwise_expr(value, op, compute, names, graph->types[v].dtype, expr, sizeof expr)) {
+    if (!tpcommon_cexpr_pointwise(&opencl_dialect, op, compute, graph->types[v].dtype, value, names,
+                                  expr, sizeof expr)) {
         fail(emitter, "op '%s' (%%%s) is not defined for dtype %s", value->op, value->name,
              tpcommon_dtype_name(compute));
         return "0";

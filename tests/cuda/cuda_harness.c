@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "registry/registry_internal.h"
+#include "tensorplay/passes.h"
 
 static cuda_plugin plugin;
 static bool loaded;
@@ -21,29 +22,81 @@ const cuda_plugin *cuda_plugin_get(void) {
                   "cannot load %s (%s): was cuda.so built? CMake builds it only when the "
                   "CUDA toolkit headers are found",
                   path, dlerror());
-    tp_plugin_entry_fn entry = (tp_plugin_entry_fn)dlsym(library, "tp_cuda_backend");
+    tp_plugin_entry2_fn entry = (tp_plugin_entry2_fn)dlsym(library, "tp_cuda_backend");
     ck_assert_msg(entry, "%s does not export tp_cuda_backend", path);
-    plugin.table = entry();
-    plugin.source = (tp_cuda_executable_source_fn)dlsym(library, TP_CUDA_EXECUTABLE_SOURCE_SYMBOL);
-    plugin.ptx = (tp_cuda_executable_ptx_fn)dlsym(library, TP_CUDA_EXECUTABLE_PTX_SYMBOL);
-    plugin.kernels =
-        (tp_cuda_executable_kernels_fn)dlsym(library, TP_CUDA_EXECUTABLE_KERNELS_SYMBOL);
-    plugin.compile_source =
-        (tp_cuda_compile_source_fn)dlsym(library, TP_CUDA_COMPILE_SOURCE_SYMBOL);
-    ck_assert(plugin.table && plugin.source && plugin.ptx && plugin.kernels &&
-              plugin.compile_source);
+    plugin.table = entry(TP_BACKEND_CONTRACT_VERSION);
+    ck_assert(plugin.table && plugin.table->contract_version == 2);
     tp_host_table_init(&host, NULL);
-    ck_assert_int_eq(plugin.table->init(&host), TP_PLUGIN_OK);
+    ck_assert_int_eq(plugin.table->calls.init(&host, &plugin.context), TP_PLUGIN_OK);
+    plugin.testing = (const tp_cuda_testing_extension *)plugin.table->calls.get_extension(
+        plugin.context, TP_CUDA_TESTING_EXTENSION);
+    ck_assert_msg(plugin.testing, "cuda.so has no \"%s\" extension", TP_CUDA_TESTING_EXTENSION);
+    ck_assert_uint_ge(plugin.testing->header.struct_size, sizeof(tp_cuda_testing_extension));
     loaded = true; /* kept loaded for the process: executables may outlive a test */
     return &plugin;
+}
+
+/* Copies the reason the plugin set on this thread into `out`. */
+static int32_t take_reason(int32_t status, char *out, size_t size) {
+    const char *reason = tp_host_take_error();
+    if (size) snprintf(out, size, "%s", reason ? reason : "");
+    return status;
+}
+
+int32_t cuda_plugin_probe(char *why, size_t why_size) {
+    const cuda_plugin *p = cuda_plugin_get();
+    tp_host_clear_error();
+    tp_plugin_probe_info info = {.struct_size = sizeof info, .priority = 300};
+    return take_reason(p->table->calls.probe(&host, &info), why, why_size);
+}
+
+int32_t cuda_plugin_supports(const tp_plugin_graph *graph, int32_t value, char *why,
+                             size_t why_size) {
+    const cuda_plugin *p = cuda_plugin_get();
+    tp_host_clear_error();
+    return take_reason(p->table->calls.supports(p->context, graph, value), why, why_size);
+}
+
+int32_t cuda_plugin_compile(const tp_plugin_graph *graph, const tp_plugin_tensor_meta *inputs,
+                            int32_t num_inputs, const tp_plugin_option *options,
+                            int32_t num_options, tp_plugin_executable **executable, char *error,
+                            size_t error_size) {
+    const cuda_plugin *p = cuda_plugin_get();
+    tp_host_clear_error();
+    return take_reason(p->table->calls.compile(p->context, graph, inputs, num_inputs, options,
+                                               num_options, executable),
+                       error, error_size);
+}
+
+int32_t cuda_plugin_run(tp_plugin_executable *executable, const tp_plugin_buffer *inputs,
+                        int32_t num_inputs, tp_plugin_buffer *outputs, int32_t num_outputs) {
+    const cuda_plugin *p = cuda_plugin_get();
+    return p->table->calls.run(p->context, executable, inputs, num_inputs, outputs, num_outputs);
+}
+
+void cuda_plugin_release(tp_plugin_executable *executable) {
+    const cuda_plugin *p = cuda_plugin_get();
+    p->table->calls.release(p->context, executable);
+}
+
+/* The graph a backend that claims no composite receives: the core's
+ * decompose pass applied. */
+static tp_graph *decomposed(const tp_graph *graph) {
+    tp_pass_options options = TP_PASS_OPTIONS_INIT;
+    tp_graph *out = NULL;
+    bool changed = false;
+    ck_assert_msg(tp_pass_run(TP_PASS_DECOMPOSE, graph, &options, &out, &changed) == TP_OK, "%s",
+                  tp_last_error());
+    return out;
 }
 
 bool cuda_try_compile_ptx(tp_graph *graph, const char *arch, const char *const *options,
                           int num_options, char *error, size_t error_size, int *kernels,
                           char **source_out) {
     const cuda_plugin *p = cuda_plugin_get();
+    tp_graph *lowered = decomposed(graph);
     tp_graph_view *view = NULL;
-    ck_assert_int_eq(tp_graph_view_create(graph, &view), TP_OK);
+    ck_assert_int_eq(tp_graph_view_create(lowered, &view), TP_OK);
     const tp_plugin_graph *g = tp_graph_view_get(view);
     tp_plugin_tensor_meta metas[64];
     ck_assert_int_le(g->num_inputs, 64);
@@ -69,14 +122,15 @@ bool cuda_try_compile_ptx(tp_graph *graph, const char *arch, const char *const *
     tp_plugin_executable *exe = NULL;
     error[0] = '\0';
     int32_t result =
-        p->table->compile(g, metas, g->num_inputs, opts, count, &exe, error, error_size);
+        cuda_plugin_compile(g, metas, g->num_inputs, opts, count, &exe, error, error_size);
     tp_graph_view_destroy(view);
+    tp_graph_destroy(lowered);
     if (result != TP_PLUGIN_OK) return false;
-    const char *ptx = p->ptx(exe);
+    const char *ptx = p->testing->executable_ptx(exe);
     ck_assert_msg(ptx && strstr(ptx, ".entry"), "no kernel entry in the PTX");
-    if (kernels) *kernels = p->kernels(exe);
-    if (source_out) *source_out = strdup(p->source(exe));
-    p->table->release(exe);
+    if (kernels) *kernels = p->testing->executable_kernels(exe);
+    if (source_out) *source_out = strdup(p->testing->executable_source(exe));
+    cuda_plugin_release(exe);
     return true;
 }
 

@@ -51,7 +51,7 @@ static bool driver_present(void) {
 START_TEST(probe_without_the_driver_names_libcuda) {
     if (driver_present()) return; /* a machine with the driver: nothing to check here */
     char why[512] = "";
-    ck_assert_int_eq(cuda_plugin_get()->table->probe(why, sizeof why), TP_PLUGIN_UNAVAILABLE);
+    ck_assert_int_eq(cuda_plugin_probe(why, sizeof why), TP_PLUGIN_UNAVAILABLE);
     ck_assert_str_eq(why, "libcuda.so.1 not found (install the NVIDIA driver)");
 }
 END_TEST
@@ -97,7 +97,7 @@ START_TEST(compile_for_the_device_without_the_driver_gives_the_reason) {
     tp_plugin_tensor_meta meta = {.dtype = TP_PLUGIN_F32, .ndim = 1, .dims = {4}};
     tp_plugin_executable *exe = NULL;
     char error[1024] = "";
-    ck_assert_int_eq(cuda_plugin_get()->table->compile(tp_graph_view_get(view), &meta, 1, NULL, 0,
+    ck_assert_int_eq(cuda_plugin_compile(tp_graph_view_get(view), &meta, 1, NULL, 0,
                                                        &exe, error, sizeof error),
                      TP_PLUGIN_ERROR);
     ck_assert_ptr_null(exe);

@@ -23,10 +23,11 @@
 #include "registry/registry_internal.h"
 #include "tensor/tensor_internal.h"
 #include "tensorplay/graph.h"
+#include "tensorplay/passes.h"
 
 static const tp_plugin_backend *table;
-static tp_cuda_bench_kernels_fn bench_kernels;
-static tp_cuda_bench_copy_fn bench_copy;
+static void *context;
+static const tp_cuda_testing_extension *testing; /* bench_kernels, bench_copy */
 static tp_plugin_host host;
 
 static int load_plugin(void) {
@@ -34,21 +35,30 @@ static int load_plugin(void) {
     snprintf(path, sizeof path, "%s/plugins/cuda.so", TP_GPU_BUILD_DIR);
     void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!library) return fprintf(stderr, "cannot load %s: %s\n", path, dlerror()), 0;
-    tp_plugin_entry_fn entry = (tp_plugin_entry_fn)dlsym(library, "tp_cuda_backend");
-    bench_kernels = (tp_cuda_bench_kernels_fn)dlsym(library, TP_CUDA_BENCH_KERNELS_SYMBOL);
-    bench_copy = (tp_cuda_bench_copy_fn)dlsym(library, TP_CUDA_BENCH_COPY_SYMBOL);
-    table = entry ? entry() : NULL;
-    char why[1024];
-    if (!table || table->probe(why, sizeof why) != TP_PLUGIN_OK)
-        return fprintf(stderr, "cuda backend unavailable: %s\n", table ? why : "no entry"), 0;
+    tp_plugin_entry2_fn entry = (tp_plugin_entry2_fn)dlsym(library, "tp_cuda_backend");
+    table = entry ? entry(TP_BACKEND_CONTRACT_VERSION) : NULL;
     tp_host_table_init(&host, NULL);
-    return table->init(&host) == TP_PLUGIN_OK;
+    tp_plugin_probe_info info = {.struct_size = sizeof info, .priority = 300};
+    if (!table || table->calls.probe(&host, &info) != TP_PLUGIN_OK) {
+        const char *why = table ? tp_host_take_error() : "no entry";
+        return fprintf(stderr, "cuda backend unavailable: %s\n", why ? why : "?"), 0;
+    }
+    if (table->calls.init(&host, &context) != TP_PLUGIN_OK) return 0;
+    testing = (const tp_cuda_testing_extension *)table->calls.get_extension(
+        context, TP_CUDA_TESTING_EXTENSION);
+    if (!testing) return fprintf(stderr, "cuda.so has no cuda.testing extension\n"), 0;
+    return 1;
 }
 
 /* Compiles for the device; NULL with the error printed. */
 static tp_plugin_executable *compile(tp_graph *graph) {
     tp_graph_view *view;
-    if (tp_graph_view_create(graph, &view) != TP_OK) return NULL;
+    /* cuda claims no composite: the core's decompose pass, as tp_compile runs it */
+    tp_pass_options passes = TP_PASS_OPTIONS_INIT;
+    tp_graph *lowered = NULL;
+    bool changed = false;
+    if (tp_pass_run(TP_PASS_DECOMPOSE, graph, &passes, &lowered, &changed) != TP_OK) return NULL;
+    if (tp_graph_view_create(lowered, &view) != TP_OK) return tp_graph_destroy(lowered), NULL;
     const tp_plugin_graph *g = tp_graph_view_get(view);
     tp_plugin_tensor_meta metas[64] = {{0}};
     for (int i = 0; i < g->num_inputs && i < 64; i++) {
@@ -58,10 +68,12 @@ static tp_plugin_executable *compile(tp_graph *graph) {
         memcpy(metas[i].dims, type->dims, sizeof metas[i].dims);
     }
     tp_plugin_executable *exe = NULL;
-    char error[8192];
-    if (table->compile(g, metas, g->num_inputs, NULL, 0, &exe, error, sizeof error) != TP_PLUGIN_OK)
-        fprintf(stderr, "compile '%s' failed: %s\n", tp_graph_name(graph), error);
+    if (table->calls.compile(context, g, metas, g->num_inputs, NULL, 0, &exe) != TP_PLUGIN_OK) {
+        const char *error = tp_host_take_error();
+        fprintf(stderr, "compile '%s' failed: %s\n", tp_graph_name(graph), error ? error : "?");
+    }
     tp_graph_view_destroy(view);
+    tp_graph_destroy(lowered);
     return exe;
 }
 
@@ -145,7 +157,7 @@ static int conform(tp_graph *graph, bool positive) {
         ok = tp_tensor_create(e->dtype, e->ndim, e->shape, &got[o]) == TP_OK;
         if (ok) fill_buffer(&out_buffers[o], got[o]);
     }
-    if (ok && table->run(exe, in_buffers, n_in, out_buffers, n_out) != TP_PLUGIN_OK) {
+    if (ok && table->calls.run(context, exe, in_buffers, n_in, out_buffers, n_out) != TP_PLUGIN_OK) {
         fprintf(stderr, "run '%s' failed: %s\n", tp_graph_name(graph), tp_host_take_error());
         ok = 0;
     }
@@ -166,7 +178,7 @@ static int conform(tp_graph *graph, bool positive) {
             }
         }
     }
-    if (exe) table->release(exe);
+    if (exe) table->calls.release(context, exe);
     for (int i = 0; i < 64; i++) {
         tp_tensor_release(inputs[i]);
         tp_tensor_release(expected[i]);
@@ -297,9 +309,9 @@ static tp_plugin_executable *prepare(const char *text, tp_tensor **inputs, int *
     }
     tp_tensor_create(out_type->dtype, out_type->ndim, out_type->dims, &out);
     fill_buffer(&out_buffers[0], out);
-    if (exe && table->run(exe, in_buffers, *n_in, out_buffers, 1) != TP_PLUGIN_OK) {
+    if (exe && table->calls.run(context, exe, in_buffers, *n_in, out_buffers, 1) != TP_PLUGIN_OK) {
         fprintf(stderr, "run failed: %s\n", tp_host_take_error());
-        table->release(exe);
+        table->calls.release(context, exe);
         exe = NULL;
     }
     tp_tensor_release(out);
@@ -310,27 +322,27 @@ static tp_plugin_executable *prepare(const char *text, tp_tensor **inputs, int *
 static int run_bench(void) {
     tp_tensor *inputs[8] = {0};
     int n_in = 0;
-    double copy = bench_copy((size_t)1 << 30, 20);
+    double copy = testing->bench_copy((size_t)1 << 30, 20);
     printf("device_copy_bandwidth %.1f GB/s\n", copy);
     tp_plugin_executable *exe = prepare("graph add(%a: f32[268435456], %b: f32[268435456]) {\n"
                                         "  %c: f32[268435456] = add(%a, %b)\n  return %c\n}\n",
                                         inputs, &n_in);
     if (exe) {
-        double ms = bench_kernels(exe, 20);
+        double ms = testing->bench_kernels(exe, 20);
         double bandwidth = 3.0 * 268435456.0 * 4.0 / (ms * 1e6);
         printf("add_256M_f32 %.3f ms\nadd_256M_f32_bandwidth %.1f GB/s\n", ms, bandwidth);
         printf("add_vs_copy_bandwidth %.3f ratio\n", bandwidth / copy);
-        table->release(exe);
+        table->calls.release(context, exe);
     }
     for (int i = 0; i < n_in; i++) tp_tensor_release(inputs[i]), inputs[i] = NULL;
     exe = prepare("graph sgemm(%a: f32[4096, 4096], %b: f32[4096, 4096]) {\n"
                   "  %c: f32[4096, 4096] = matmul(%a, %b)\n  return %c\n}\n",
                   inputs, &n_in);
     if (exe) {
-        double ms = bench_kernels(exe, 10);
+        double ms = testing->bench_kernels(exe, 10);
         printf("sgemm_4096 %.3f ms\nsgemm_4096_tflops %.2f TFLOP/s\n", ms,
                2.0 * 4096.0 * 4096.0 * 4096.0 / (ms * 1e9));
-        table->release(exe);
+        table->calls.release(context, exe);
     }
     for (int i = 0; i < n_in; i++) tp_tensor_release(inputs[i]), inputs[i] = NULL;
     exe = prepare("graph chain(%x: f32[67108864], %b: f32[67108864]) {\n"
@@ -340,8 +352,8 @@ static int run_bench(void) {
                   "  %y: f32[67108864] = mul(%t, %s)\n  return %y\n}\n",
                   inputs, &n_in);
     if (exe) {
-        printf("fused_chain_64M_f32 %.3f ms\n", bench_kernels(exe, 20));
-        table->release(exe);
+        printf("fused_chain_64M_f32 %.3f ms\n", testing->bench_kernels(exe, 20));
+        table->calls.release(context, exe);
     }
     for (int i = 0; i < n_in; i++) tp_tensor_release(inputs[i]);
     return 0;
