@@ -42,7 +42,9 @@ if(TP_WITH_ONNX)
   set_source_files_properties(${TP_ONNX_GENERATED_DIR}/onnx.pb-c.c PROPERTIES COMPILE_OPTIONS "-w")
   list(APPEND TP_ONNX_CORE_SOURCES ${TP_ONNX_GENERATED_DIR}/onnx.pb-c.c)
   include_directories(${TP_ONNX_GENERATED_DIR})
-  link_libraries(PkgConfig::PROTOBUF_C)
+  # Private to the core: whatever links the core's objects links it too
+  # (TP_CORE_PRIVATE_LIBS), so it never enters the exported link interface.
+  list(APPEND TP_CORE_PRIVATE_LIBS PkgConfig::PROTOBUF_C)
   add_compile_definitions(TP_WITH_ONNX=1)
 else()
   list(FILTER TP_ONNX_CORE_SOURCES INCLUDE REGEX "(onnx_unavailable|onnx_names)\\.c$")
