@@ -67,8 +67,10 @@ static const tpcommon_kind op_kinds[] = {
     [TP_PLUGIN_OP_GELU] = TPCOMMON_KIND_POINTWISE,
     [TP_PLUGIN_OP_SILU] = TPCOMMON_KIND_POINTWISE,
     [TP_PLUGIN_OP_SOFTPLUS] = TPCOMMON_KIND_POINTWISE,
-#ifndef TPCOMMON_TEST_DROP_LAST_OP /* tests/sdk: dropping an entry must fail the build */
     [TP_PLUGIN_OP_LINEAR] = TPCOMMON_KIND_MATMUL,
+    [TP_PLUGIN_OP_GATHER] = TPCOMMON_KIND_INDEXING,
+#ifndef TPCOMMON_TEST_DROP_LAST_OP /* tests/sdk: dropping an entry must fail the build */
+    [TP_PLUGIN_OP_GATHER_ELEMENTS] = TPCOMMON_KIND_INDEXING,
 #endif
 };
 _Static_assert(sizeof op_kinds / sizeof op_kinds[0] == TP_PLUGIN_OP_COUNT,
