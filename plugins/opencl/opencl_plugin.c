@@ -94,6 +94,12 @@ static int32_t opencl_supports(void *opaque, const tp_plugin_graph *graph, int32
                  value->op ? value->op : "?", value->name, (int)node->op_id, TP_PLUGIN_OP_COUNT);
         return report(context, TP_PLUGIN_UNSUPPORTED, why);
     }
+    if (tpcommon_op_kind(node->op_id) == TPCOMMON_KIND_INDEXING) {
+        /* Refused here, not in compile: a claimed node compile refuses fails. */
+        snprintf(why, sizeof why, "op '%s' (%%%s): the opencl backend has no kernel for it yet",
+                 value->op, value->name);
+        return report(context, TP_PLUGIN_UNSUPPORTED, why);
+    }
     if (node->kind == TP_PLUGIN_KIND_POINTWISE &&
         !tpcommon_cexpr_defined(node->op_id, node->compute_dtype)) {
         snprintf(why, sizeof why, "op '%s' (%%%s) computing in %s: no OpenCL C expression",
