@@ -80,9 +80,10 @@ typedef struct tp_backend_info {
     int contract;            /* declared contract revision */
     const char *min_core;    /* "" when not declared */
     const char *max_core;
-    int num_requires;
-    const char *const *requires;       /* sonames */
-    const char *const *requires_found; /* where each was found; NULL entries are missing */
+    int num_required_sonames; /* the INI's `requires` (the field is not named
+                                 `requires`: a C++20 keyword) */
+    const char *const *required_sonames;
+    const char *const *required_sonames_found; /* where each was found; NULL: missing */
     int num_warnings;
     const char *const *warnings; /* e.g. unknown keys, "FILE:LINE: unknown key 'x'" */
     const char *version;         /* the plugin's version once loaded; "" before */
