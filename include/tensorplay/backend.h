@@ -167,6 +167,14 @@ TP_API const char *tp_backend_get_default(void);
  * loaded) now, so a wrong name fails here. */
 TP_API tp_status tp_backend_set_default(const char *name);
 
+/* Adds one backends INI file to the front of the search path (before
+ * TP_BACKENDS_FILES and every default location) for the rest of the process,
+ * and rescans, so its backends can be looked up now. Registering the same
+ * file again only rescans. Errors: TP_ERR_IO when the file cannot be read,
+ * TP_ERR_PARSE with the scan's problem ("FILE:LINE: ...") when the file was
+ * refused or does not parse. */
+TP_API tp_status tp_backend_register_file(const char *ini_path);
+
 /* Calls reset() once on every loaded backend. */
 TP_API void tp_backend_reset_all(void);
 /* Reads the search path again (registered backends stay). Backends already

@@ -74,8 +74,10 @@
 #define TP_PLUGIN_OP_SILU                  54
 #define TP_PLUGIN_OP_SOFTPLUS              55
 #define TP_PLUGIN_OP_LINEAR                56
+#define TP_PLUGIN_OP_GATHER                57
+#define TP_PLUGIN_OP_GATHER_ELEMENTS       58
 
-#define TP_PLUGIN_OP_COUNT 57
+#define TP_PLUGIN_OP_COUNT 59
 
 #define TP_PLUGIN_OP_LIST(X) \
     X(NEG, "neg", POINTWISE, 1, 1) \
@@ -134,7 +136,9 @@
     X(GELU, "gelu", COMPOSITE, 1, 1) \
     X(SILU, "silu", COMPOSITE, 1, 1) \
     X(SOFTPLUS, "softplus", COMPOSITE, 1, 1) \
-    X(LINEAR, "linear", COMPOSITE, 2, 3)
+    X(LINEAR, "linear", COMPOSITE, 2, 3) \
+    X(GATHER, "gather", SHAPE, 2, 2) \
+    X(GATHER_ELEMENTS, "gather_elements", SHAPE, 2, 2)
 
 /* clang-format on */
 #endif

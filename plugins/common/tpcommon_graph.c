@@ -68,6 +68,8 @@ static const tpcommon_kind op_kinds[] = {
     [TP_PLUGIN_OP_SILU] = TPCOMMON_KIND_POINTWISE,
     [TP_PLUGIN_OP_SOFTPLUS] = TPCOMMON_KIND_POINTWISE,
     [TP_PLUGIN_OP_LINEAR] = TPCOMMON_KIND_MATMUL,
+    [TP_PLUGIN_OP_GATHER] = TPCOMMON_KIND_INDEXING,
+    [TP_PLUGIN_OP_GATHER_ELEMENTS] = TPCOMMON_KIND_INDEXING,
 };
 _Static_assert(sizeof op_kinds / sizeof op_kinds[0] == TP_PLUGIN_OP_COUNT,
                "plugins/common/tpcommon_graph.c: op_kinds[] has no entry for an op of "

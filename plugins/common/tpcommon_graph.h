@@ -29,6 +29,7 @@ typedef enum tpcommon_kind {
     TPCOMMON_KIND_MATMUL,    /* matmul, linear */
     TPCOMMON_KIND_SHAPE,     /* reshape permute transpose expand slice concat squeeze unsqueeze */
     TPCOMMON_KIND_CREATION,  /* constant full arange */
+    TPCOMMON_KIND_INDEXING,  /* gather gather_elements: reads at run-time indices */
     TPCOMMON_KIND_UNKNOWN,   /* an op newer than plugin_ops.h, or a view without nodes */
 } tpcommon_kind;
 

@@ -417,6 +417,10 @@ bool cu_graph_lower(const tp_plugin_graph *view, const tp_plugin_tensor_meta *in
                                   type.dims, NULL, 0);
             continue;
         }
+        if (tpcommon_op_kind(tpcommon_op_of(view, value)) == TPCOMMON_KIND_INDEXING) {
+            unsupported(&l, view, value, "the cuda backend has no kernel for it yet");
+            break;
+        }
         int in[64];
         if (value->num_operands > 64) {
             fail(&l, "unsupported: op '%s' (%%%s) with more than 64 operands", value->op,

@@ -75,6 +75,11 @@ static int check_ops(ocl_graph *graph, const ocl_device *device, char *error, si
             return tpcommon_error(error, size,
                                   "op '%s' (%%%s) is not supported by the opencl backend",
                                   value->op, value->name);
+        if (value->op && tpcommon_op_kind(op) == TPCOMMON_KIND_INDEXING)
+            return tpcommon_error(error, size,
+                                  "unsupported: op '%s' (%%%s): the opencl backend has no kernel "
+                                  "for it yet (the fallback backend runs it)",
+                                  value->op, value->name);
         int32_t compute = value->op ? tpcommon_compute_dtype(view, value) : value->type.dtype;
         bool f64 = graph->types[v].dtype == TP_PLUGIN_F64 || compute == TP_PLUGIN_F64;
         if (!f64) continue;

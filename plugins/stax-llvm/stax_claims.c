@@ -18,6 +18,7 @@ static bool lowers(int32_t op, int32_t dtype) {
     switch (tpcommon_op_kind(op)) {
     case TPCOMMON_KIND_UNKNOWN:
     case TPCOMMON_KIND_INPUT:
+    case TPCOMMON_KIND_INDEXING: /* no lowering yet: the fallback backend runs them */
         return false;
     case TPCOMMON_KIND_SHAPE:
     case TPCOMMON_KIND_CREATION:

@@ -338,6 +338,16 @@ case("edge/special_values.tpir", "inf, -inf and NaN through pointwise ops and re
   return %a, %m, %e, %r, %mx
 }""", "f32", [], [], ["group edge"])
 
+# ---- indexing (indices are i64 inputs; the variants change the data's dtype) ----------------
+case("shape/gather.tpir", "gather rows by a 2-D index tensor (an embedding lookup), negative indices",
+     "graph gather_case(%table: f32[6, 4], %ids: i64[2, 3]) {\n"
+     "  %y: f32[2, 3, 4] = gather(%table, %ids) {axis=0}\n  return %y\n}",
+     ALL, ["ids -6 5"])
+case("shape/gather_elements.tpir", "gather_elements along the last axis (take_along_axis)",
+     "graph gather_elements_case(%x: f32[3, 5], %ids: i64[3, 2]) {\n"
+     "  %y: f32[3, 2] = gather_elements(%x, %ids) {axis=-1}\n  return %y\n}",
+     ALL, ["ids -5 4"])
+
 # ---- error paths --------------------------------------------------------------------------------------------------
 case("errors/unknown_option.tpir",
      "an option the backend does not know must fail compile, naming the option",

@@ -1087,9 +1087,48 @@ def main():
         gen_creation(w)
         gen_composites(w)
         gen_large_and_deep(w)
+        gen_indexing(w)
     w.finish()
     print("gen_op_cases: %d cases, %.1f MB in %s (%.1f s)" %
           (len(w.lines), w.nbytes / 1e6, outdir, time.time() - t0))
+
+
+def gen_indexing(w):
+    # gather = np.take, gather_elements = np.take_along_axis; negative
+    # indices count from the end (normalised here before NumPy sees them).
+    r = np.random.default_rng(20261201)
+    for dt in DTYPES:
+        for idx_dt in ("i64", "i32"):
+            x = values((3, 4, 5), dt) if dt != "bool" else (r.integers(0, 2, (3, 4, 5)) == 1)
+            for axis in (0, 1, -1):
+                length = x.shape[axis]
+                for ishape in ((), (2,), (2, 3)):
+                    idx = r.integers(-length, length, ishape).astype(NP[idx_dt])
+                    w.case("gather_%s_%s_ax%d_r%d" % (dt, idx_dt, axis, len(ishape)), "gather",
+                           [x, idx], np.take(x, idx % length, axis=axis), attrs={"axis": axis})
+                ishape = list(x.shape)
+                ishape[axis] = 2
+                idx = r.integers(-length, length, ishape).astype(NP[idx_dt])
+                w.case("gather_elements_%s_%s_ax%d" % (dt, idx_dt, axis), "gather_elements",
+                       [x, idx], np.take_along_axis(x, idx % length, axis=axis),
+                       attrs={"axis": axis})
+        # the coverage probe: indices of the data's own dtype
+        if dt in ("f32", "f64", "bool"):
+            x = values((2, 2), dt) if dt != "bool" else np.ones((2, 2), dtype=bool)
+            for op in ("gather", "gather_elements"):
+                w.case("%s_%s_float_indices_rejected" % (op, dt), op, [x, x.copy()],
+                       attrs={"axis": 0}, expect_error="dtype")
+    x = values((4, 3), "f32")
+    # smaller than the data along a non-gathered axis (ONNX allows it)
+    idx = np.array([[3, 0], [1, 1]], dtype=np.int64)
+    w.case("gather_elements_f32_narrower_indices", "gather_elements", [x, idx],
+           np.take_along_axis(x[:, :2], idx, axis=0), attrs={"axis": 0})
+    for op in ("gather", "gather_elements"):
+        idx = np.array([[4, 0]], dtype=np.int64) if op == "gather_elements" else np.array([4])
+        w.case("%s_f32_index_out_of_range" % op, op, [x, idx], attrs={"axis": 0},
+               expect_error="invalid_argument")
+    w.case("gather_f32_empty_indices", "gather", [x, np.zeros((0,), dtype=np.int64)],
+           np.take(x, np.zeros((0,), dtype=np.int64), axis=1), attrs={"axis": 1})
 
 
 if __name__ == "__main__":

@@ -19,13 +19,15 @@ build_dir=$1
 cmake=${2:-cmake}
 umask 002
 work=$(mktemp -d /tmp/tp-sdk-test.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${TP_KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
 prefix=$work/prefix
 step() { printf '\n== %s\n' "$*"; }
 fail() { printf 'FAILED: %s\n' "$*"; exit 1; }
 # A clean environment: nothing from the caller's shell or the source tree.
 clean_env() { env -i PATH=/usr/bin:/bin HOME="$work/home" XDG_CONFIG_HOME="$work/xdg" "$@"; }
-mkdir -p "$work/home" "$work/xdg"
+# The user folders stand for a home made by the system (0755): the trust rule
+# refuses a group-writable folder above an INI, with its reason.
+mkdir -m 0755 "$work/home" "$work/xdg"
 
 step "install into $prefix"
 "$cmake" --install "$build_dir" --prefix "$prefix" >"$work/install.log" || { cat "$work/install.log"; fail "cmake --install"; }

@@ -1,6 +1,7 @@
-/* tpc — the command line: `tpc run|print|check G.tpir ...`, --help,
- * --version. Parses arguments, loads graphs and .npy files, prints results;
- * the run itself is tpc_run_graph (run.c). Uses only the public API.
+/* tpc — the command line: `tpc run|print|check|import G.tpir|M.onnx ...`,
+ * --help, --version. Parses arguments, loads graphs (.onnx models through the
+ * importer) and .npy/.npz files, prints results; the run itself is
+ * tpc_run_graph (run.c). Uses only the public API.
  *
  * Exit status: 0 success, 1 failure (the library's message on stderr,
  * prefixed "tpc: "), 2 usage error (bad command line, or --arg names that do
@@ -16,6 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tensorplay/ops.h"
+#include "tensorplay/onnx.h"
 #include "tensorplay/backend.h"
 #include "tensorplay/compile.h"
 #include "tpc.h"
@@ -23,20 +26,28 @@
 #define EXIT_USAGE 2
 
 static const char usage_text[] =
-    "usage: tpc run G.tpir --arg NAME=FILE.npy ... [--out DIR] [--backend NAME]\n"
-    "               [--option KEY=VALUE ...] [--dynamic] [--isolate]\n"
-    "       tpc print [--passes] G.tpir\n"
-    "       tpc print --partition [--backend NAME] [--fallback NAME] G.tpir\n"
-    "       tpc check G.tpir\n"
+    "usage: tpc run G.tpir|M.onnx [--arg NAME=FILE.npy ...] [--args FILE.npz] [--cast]\n"
+    "               [--out DIR] [--backend NAME] [--option KEY=VALUE ...] [--dynamic]\n"
+    "               [--isolate]\n"
+    "       tpc print [--passes] G.tpir|M.onnx\n"
+    "       tpc print --partition [--backend NAME] [--fallback NAME] G.tpir|M.onnx\n"
+    "       tpc check G.tpir|M.onnx\n"
+    "       tpc import M.onnx -o G.tpir | tpc import --list-ops\n"
     "       tpc --help | --version\n"
     "\n"
+    "  A file ending in .onnx is an ONNX model: its weights come from the model\n"
+    "  and its graph inputs are the --arg NAMEs (an ONNX name works as it is,\n"
+    "  or with every character outside [A-Za-z0-9_] written as '_').\n"
     "  run     compiles the graph with a backend (--backend NAME; default: the\n"
     "          default backend, see 'tp-backends list') and runs it. --option\n"
     "          passes KEY=VALUE to the backend; --dynamic compiles for any sizes\n"
     "          of the inputs' ranks; --isolate runs it in a child process, so a\n"
     "          crashing backend is reported instead of ending tpc. A crash in\n"
     "          a backend names the backend, the phase and the graph. Every graph input\n"
-    "          needs one --arg (NAME is the input's name, with or without '%').\n"
+    "          needs one --arg (NAME is the input's name, with or without '%'),\n"
+    "          or an array of that name in --args FILE.npz (np.savez). An input\n"
+    "          whose dtype differs from the graph's is an error unless --cast\n"
+    "          converts it.\n"
     "          Prints, per output: name, dtype and shape, the sum of its elements\n"
     "          and the sum of their absolute values. With --out, writes each\n"
     "          output as DIR/NAME.npy (DIR is created if missing).\n"
@@ -46,6 +57,8 @@ static const char usage_text[] =
     "          backend's reason for every node it does not claim; --backend auto\n"
     "          picks the highest-priority available backend).\n"
     "  check   parses and verifies the graph; prints its size.\n"
+    "  import  converts an ONNX model into a .tpir graph file (weights included);\n"
+    "          --list-ops prints the ONNX op types the importer accepts.\n"
     "\n"
     "exit status: 0 success, 1 failure, 2 usage error\n";
 
@@ -65,7 +78,7 @@ static int failure(void) {
 
 static int command_print(const char *path) {
     tp_graph *graph;
-    if (tp_graph_load(path, &graph) != TP_OK) return failure();
+    if (tpc_load_graph(path, &graph) != TP_OK) return failure();
     char *text;
     tp_status status = tp_graph_print(graph, &text);
     tp_graph_destroy(graph);
@@ -77,7 +90,7 @@ static int command_print(const char *path) {
 
 static int command_check(const char *path) {
     tp_graph *graph;
-    if (tp_graph_load(path, &graph) != TP_OK) return failure(); /* load verifies */
+    if (tpc_load_graph(path, &graph) != TP_OK) return failure(); /* load verifies */
     int nodes = tp_graph_num_values(graph) - tp_graph_num_inputs(graph);
     printf("ok: %d inputs, %d nodes, %d outputs\n", tp_graph_num_inputs(graph), nodes,
            tp_graph_num_outputs(graph));
@@ -93,43 +106,11 @@ typedef struct run_request {
     const char **arg_names; /* as given, '%' stripped */
     const char **arg_files;
     int num_args;
+    const char *npz_path; /* --args */
+    bool cast;            /* --cast */
     tpc_run_options options;
     bool isolate; /* --isolate: load, compile and run in a child process */
 } run_request;
-
-/* Matches --arg names to graph inputs: every input once, nothing else. */
-static int bind_args(const run_request *request, const tp_graph *graph, const char **files) {
-    int num_inputs = tp_graph_num_inputs(graph);
-    for (int i = 0; i < num_inputs; i++) files[i] = NULL;
-    for (int a = 0; a < request->num_args; a++) {
-        int match = -1;
-        for (int i = 0; i < num_inputs && match < 0; i++)
-            if (strcmp(tp_graph_value_name(graph, tp_graph_input(graph, i)),
-                       request->arg_names[a]) == 0)
-                match = i;
-        if (match < 0) {
-            fprintf(stderr, "tpc: --arg %s: graph '%s' has no input named %%%s; its inputs are:",
-                    request->arg_names[a], tp_graph_name(graph), request->arg_names[a]);
-            for (int i = 0; i < num_inputs; i++)
-                fprintf(stderr, " %%%s", tp_graph_value_name(graph, tp_graph_input(graph, i)));
-            fprintf(stderr, "\n");
-            return EXIT_USAGE;
-        }
-        if (files[match]) return usage_error("--arg %s is given twice", request->arg_names[a]);
-        files[match] = request->arg_files[a];
-    }
-    for (int i = 0; i < num_inputs; i++)
-        if (!files[i]) {
-            char type[256];
-            tp_value_id id = tp_graph_input(graph, i);
-            fprintf(stderr, "tpc: missing --arg %s=FILE.npy for input %%%s: %s of graph '%s'\n",
-                    tp_graph_value_name(graph, id), tp_graph_value_name(graph, id),
-                    tp_type_describe(graph, tp_graph_value_type(graph, id), type, sizeof type),
-                    tp_graph_name(graph));
-            return EXIT_USAGE;
-        }
-    return EXIT_SUCCESS;
-}
 
 static void print_output(const char *name, const tp_tensor *tensor) {
     char type[256];
@@ -162,17 +143,43 @@ static int write_outputs(const char *dir, const tp_graph *graph, tp_tensor *cons
     return EXIT_SUCCESS;
 }
 
-static int run_loaded(const run_request *request, const tp_graph *graph, tp_tensor **inputs,
-                      tp_tensor **outputs) {
-    int num_inputs = tp_graph_num_inputs(graph);
-    const char **files = calloc((size_t)num_inputs + 1, sizeof *files);
-    if (!files) return EXIT_FAILURE;
-    int code = bind_args(request, graph, files);
-    for (int i = 0; code == EXIT_SUCCESS && i < num_inputs; i++)
-        if (tp_npy_load(files[i], &inputs[i]) != TP_OK) code = failure();
-    free(files);
+/* An input whose dtype differs from the graph's: an error naming both, or
+ * with --cast a converted copy. */
+static int check_dtypes(const run_request *request, const tp_graph *graph, tp_tensor **inputs) {
+    for (int i = 0; i < tp_graph_num_inputs(graph); i++) {
+        tp_value_id id = tp_graph_input(graph, i);
+        tp_dtype want = tp_graph_value_type(graph, id)->dtype, got = tp_tensor_dtype(inputs[i]);
+        if (want == got) continue;
+        if (!request->cast) {
+            fprintf(stderr,
+                    "tpc: input %%%s of graph '%s' is %s, the file gives %s (convert the file, or "
+                    "pass --cast to convert it on load)\n",
+                    tp_graph_value_name(graph, id), tp_graph_name(graph), tp_dtype_name(want),
+                    tp_dtype_name(got));
+            return EXIT_FAILURE;
+        }
+        tp_ctx *ctx = tp_ctx_create();
+        if (!ctx) return EXIT_FAILURE;
+        tp_attrs attrs = TP_ATTRS_INIT;
+        attrs.dtype = want;
+        tp_tensor *converted = tp_op(ctx, "cast", &inputs[i], 1, &attrs);
+        if (converted) tp_tensor_retain(converted);
+        if (!converted) fprintf(stderr, "tpc: --cast: %s\n", tp_ctx_error(ctx));
+        tp_ctx_destroy(ctx);
+        if (!converted) return EXIT_FAILURE;
+        tp_tensor_release(inputs[i]);
+        inputs[i] = converted;
+    }
+    return EXIT_SUCCESS;
+}
+
+static int run_loaded(const run_request *request, const tp_graph *graph, const tpc_input_set *given,
+                      tp_tensor **inputs, tp_tensor **outputs) {
+    int code = tpc_inputs_bind(given, graph, inputs);
+    if (code == EXIT_SUCCESS) code = check_dtypes(request, graph, inputs);
     if (code != EXIT_SUCCESS) return code;
-    if (tpc_run_graph(&request->options, graph, inputs, num_inputs, outputs) != TP_OK)
+    if (tpc_run_graph(&request->options, graph, inputs, tp_graph_num_inputs(graph), outputs) !=
+        TP_OK)
         return failure();
     for (int i = 0; i < tp_graph_num_outputs(graph); i++)
         print_output(tp_graph_value_name(graph, tp_graph_output(graph, i)), outputs[i]);
@@ -180,24 +187,43 @@ static int run_loaded(const run_request *request, const tp_graph *graph, tp_tens
     return EXIT_SUCCESS;
 }
 
+/* Reads every input file first: an ONNX model may need some at import. */
+static int read_inputs(const run_request *request, tpc_input_set *given) {
+    int code = EXIT_SUCCESS;
+    if (request->npz_path) code = tpc_inputs_add_npz(given, request->npz_path);
+    for (int a = 0; code == EXIT_SUCCESS && a < request->num_args; a++)
+        code = tpc_inputs_add_file(given, request->arg_names[a], request->arg_files[a]);
+    return code;
+}
+
 static int command_run(const run_request *request) {
-    tp_graph *graph;
-    if (tp_graph_load(request->graph_path, &graph) != TP_OK) return failure();
+    tpc_input_set given = {0};
+    int code = read_inputs(request, &given);
+    tp_graph *graph = NULL;
+    if (code == EXIT_SUCCESS &&
+        tpc_load_graph_with_inputs(request->graph_path, &given, &graph) != TP_OK)
+        code = failure();
+    if (code != EXIT_SUCCESS) {
+        tpc_inputs_free(&given);
+        return code;
+    }
     int num_inputs = tp_graph_num_inputs(graph), num_outputs = tp_graph_num_outputs(graph);
     tp_tensor **inputs = calloc((size_t)num_inputs + 1, sizeof *inputs);
     tp_tensor **outputs = calloc((size_t)num_outputs + 1, sizeof *outputs);
-    int code = inputs && outputs ? run_loaded(request, graph, inputs, outputs) : EXIT_FAILURE;
+    code = inputs && outputs ? run_loaded(request, graph, &given, inputs, outputs) : EXIT_FAILURE;
     for (int i = 0; inputs && i < num_inputs; i++) tp_tensor_release(inputs[i]);
     for (int i = 0; outputs && i < num_outputs; i++) tp_tensor_release(outputs[i]);
     free(inputs);
     free(outputs);
     tp_graph_destroy(graph);
+    tpc_inputs_free(&given);
     return code;
 }
 
 /* --isolate: the whole run (load, compile, run, printing) happens in a
  * child, as `tp-backends check` does, so a backend that crashes is reported
  * by this process with a normal failure status instead of killing it. */
+
 static int command_run_isolated(const run_request *request) {
     fflush(stdout);
     fflush(stderr);
@@ -233,6 +259,12 @@ static int parse_run(int argc, char **argv, run_request *request) {
         const char *arg = argv[i];
         if (strcmp(arg, "--dynamic") == 0) {
             request->options.dynamic = true;
+        } else if (strcmp(arg, "--cast") == 0) {
+            request->cast = true;
+        } else if (strcmp(arg, "--args") == 0) {
+            if (i + 1 >= argc) return usage_error("%s needs a value", arg);
+            if (request->npz_path) return usage_error("%s", "--args is given twice");
+            request->npz_path = argv[++i];
         } else if (strcmp(arg, "--isolate") == 0) {
             request->isolate = true;
         } else if (strcmp(arg, "--arg") == 0 || strcmp(arg, "--out") == 0 ||
@@ -289,6 +321,34 @@ static int main_run(int argc, char **argv) {
     return code;
 }
 
+/* tpc import M.onnx -o G.tpir */
+static int main_import(int argc, char **argv) {
+    const char *model = NULL, *output = NULL;
+    if (argc == 1 && strcmp(argv[0], "--list-ops") == 0) {
+        for (int i = 0; tp_onnx_supported_op(i); i++) printf("%s\n", tp_onnx_supported_op(i));
+        return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    }
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
+            if (i + 1 >= argc) return usage_error("%s needs a file name", argv[i]);
+            output = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            return usage_error("unknown option '%s' for 'import'", argv[i]);
+        } else if (!model) {
+            model = argv[i];
+        } else {
+            return usage_error("unexpected argument '%s' (one model per import)", argv[i]);
+        }
+    }
+    if (!model) return usage_error("%s", "import needs an ONNX model file");
+    if (!output) return usage_error("%s", "import needs -o G.tpir");
+    tp_graph *graph;
+    if (tp_graph_load_onnx(model, &graph) != TP_OK) return failure();
+    tp_status status = tp_graph_save(graph, output);
+    tp_graph_destroy(graph);
+    return status == TP_OK ? EXIT_SUCCESS : failure();
+}
+
 /* print --partition [--backend NAME] [--fallback NAME] G.tpir */
 static int main_print_partition(int argc, char **argv) {
     const char *backend = NULL, *fallback = NULL, *path = NULL;
@@ -308,7 +368,7 @@ static int main_print_partition(int argc, char **argv) {
     if (!path) return usage_error("%s", "print --partition needs a graph file");
     tp_graph *graph = NULL;
     char *text = NULL;
-    tp_status status = tp_graph_load(path, &graph);
+    tp_status status = tpc_load_graph(path, &graph);
     if (status == TP_OK) status = tp_partition_describe(graph, backend, fallback, &text);
     tp_graph_destroy(graph);
     if (status != TP_OK) {
@@ -346,5 +406,6 @@ int main(int argc, char **argv) {
     if (strcmp(command, "run") == 0) return main_run(argc - 2, argv + 2);
     if (strcmp(command, "print") == 0 || strcmp(command, "check") == 0)
         return main_single(command, argc - 2, argv + 2);
-    return usage_error("unknown command '%s' (run, print, check)", command);
+    if (strcmp(command, "import") == 0) return main_import(argc - 2, argv + 2);
+    return usage_error("unknown command '%s' (run, print, check, import)", command);
 }

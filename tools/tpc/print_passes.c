@@ -27,7 +27,7 @@ static void after_pass(const char *pass_name, const tp_graph *graph, bool change
 
 int tpc_print_passes(const char *path) {
     tp_graph *graph = NULL, *optimized = NULL;
-    if (tp_graph_load(path, &graph) != TP_OK) {
+    if (tpc_load_graph(path, &graph) != TP_OK) {
         fprintf(stderr, "tpc: %s\n", tp_last_error());
         return EXIT_FAILURE;
     }

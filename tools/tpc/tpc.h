@@ -5,6 +5,7 @@
 #define TP_TOOLS_TPC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "tensorplay/graph.h"
 #include "tensorplay/tensor.h"
@@ -22,6 +23,37 @@ typedef struct tpc_run_options {
  * tp_graph_num_outputs new references. Sets tp_last_error on failure. */
 tp_status tpc_run_graph(const tpc_run_options *options, const tp_graph *graph,
                         tp_tensor *const *inputs, int num_inputs, tp_tensor **outputs);
+
+/* Loads a .onnx model (tp_graph_load_onnx) or a .tpir graph (load.c). */
+bool tpc_is_onnx_path(const char *path);
+tp_status tpc_load_graph(const char *path, tp_graph **out);
+
+/* One member of a .npz archive: its array name and .npy bytes (npz.c).
+ * Returns 0 to go on, non-zero (an exit code) to stop. */
+typedef int (*tpc_npz_member_fn)(const char *name, const void *npy, size_t size,
+                                 const char *archive, void *user);
+/* Calls `member` for each array of the archive; returns 0 or an exit code
+ * (the message is on stderr). */
+int tpc_npz_each(const char *path, tpc_npz_member_fn member, void *user);
+
+/* tpc run's input tensors by name (inputs.c). Functions returning int give
+ * 0 or an exit code, with the message on stderr. */
+typedef struct tpc_named_tensor {
+    char *name;   /* as given (an ONNX name or a graph input name) */
+    char *source; /* the file (or archive:member) it came from */
+    tp_tensor *tensor;
+} tpc_named_tensor;
+typedef struct tpc_input_set {
+    tpc_named_tensor *items;
+    int count, capacity;
+} tpc_input_set;
+int tpc_inputs_add_file(tpc_input_set *set, const char *name, const char *path);
+int tpc_inputs_add_npz(tpc_input_set *set, const char *path);
+void tpc_inputs_free(tpc_input_set *set);
+/* Fills `inputs` (one per graph input, new references): every input once. */
+int tpc_inputs_bind(const tpc_input_set *set, const tp_graph *graph, tp_tensor **inputs);
+/* Loads the graph; an ONNX model may read the given inputs at import time. */
+tp_status tpc_load_graph_with_inputs(const char *path, const tpc_input_set *set, tp_graph **out);
 
 /* Crash reports (crash_report.c): install once; name the backend, phase
  * ("load", "compile", "run") and graph before each phase; clear after. */

@@ -86,8 +86,10 @@ static const template_op_rule template_op_rules[] = {
     [TP_PLUGIN_OP_GELU] = COMPOSITE("gelu"),
     [TP_PLUGIN_OP_SILU] = COMPOSITE("silu"),
     [TP_PLUGIN_OP_SOFTPLUS] = COMPOSITE("softplus"),
-#ifndef TEMPLATE_TEST_DROP_LAST_OP /* tests/sdk: dropping an entry must fail the build */
     [TP_PLUGIN_OP_LINEAR] = COMPOSITE("linear"),
+    [TP_PLUGIN_OP_GATHER] = REFUSE("gather"),
+#ifndef TEMPLATE_TEST_DROP_LAST_OP /* tests/sdk: dropping an entry must fail the build */
+    [TP_PLUGIN_OP_GATHER_ELEMENTS] = REFUSE("gather_elements"),
 #endif
 };
 
