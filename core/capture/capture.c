@@ -31,6 +31,8 @@ typedef struct gate_read {
 struct capture_state {
     tp_ctx_recorder recorder; /* first: the ctx calls through it */
     const char *name;
+    tp_ctx *ctx;             /* the ctx the function runs on */
+    char *foreign_ctx_error; /* set: an op ran on another ctx (a capture error) */
     tp_graph *graph;
     trace_record **records;
     int num_records, record_capacity;
@@ -64,6 +66,26 @@ static void on_raw_access(tp_tensor_trace_hook *hook, const tp_tensor *tensor, c
     state->raw_access_reason = strdup(text);
 }
 
+static void on_size_read(tp_tensor_trace_hook *hook, const tp_tensor *tensor);
+
+static void on_foreign_ctx(tp_tensor_trace_hook *hook, const tp_tensor *tensor, const char *op) {
+    trace_record *record = (trace_record *)hook;
+    capture_state *state = record->state;
+    if (state->foreign_ctx_error) return; /* the first one explains it */
+    char text[512];
+    char type[64];
+    snprintf(text, sizeof text,
+             "'%s' ran op '%s' on the traced tensor %%%s (%s) with a tp_ctx other than the one "
+             "it was given; run every op of a compiled function on its own ctx",
+             state->name, op, tp_graph_value_name(state->graph, record->value),
+             tp_tensor_describe(tensor, type, sizeof type));
+    state->foreign_ctx_error = strdup(text);
+}
+
+static tp_ctx *capture_ctx(tp_tensor_trace_hook *hook) {
+    return ((trace_record *)hook)->state->ctx;
+}
+
 /* Starts following `tensor` as graph value `value`. */
 static tp_status trace_tensor(capture_state *state, tp_tensor *tensor, tp_value_id value) {
     if (state->num_records == state->record_capacity) {
@@ -75,7 +97,11 @@ static tp_status trace_tensor(capture_state *state, tp_tensor *tensor, tp_value_
     }
     trace_record *record = malloc(sizeof *record);
     if (!record) return out_of_memory("trace record");
-    record->hook.on_raw_access = on_raw_access;
+    record->hook = (tp_tensor_trace_hook){.on_raw_access = on_raw_access,
+                                          .on_size_read = on_size_read,
+                                          .recorder = &state->recorder,
+                                          .on_foreign_ctx = on_foreign_ctx,
+                                          .capture_ctx = capture_ctx};
     record->state = state;
     record->value = value;
     record->tensor = tp_tensor_retain(tensor);
@@ -104,10 +130,16 @@ static tp_status value_of(capture_state *state, tp_tensor *tensor, tp_value_id *
         *out = record->value;
         return TP_OK;
     }
+    /* A snapshot, so every backend sees the values of capture time, also
+     * when the function's global changes later. */
+    tp_tensor *snapshot;
+    TP_TRY(tp_tensor_clone(tensor, &snapshot));
     tp_attrs attrs = TP_ATTRS_INIT;
     attrs.dtype = tensor->dtype;
-    attrs.data = tensor;
-    return tp_graph_add_node(state->graph, "constant", NULL, 0, &attrs, NULL, out);
+    attrs.data = snapshot;
+    tp_status status = tp_graph_add_node(state->graph, "constant", NULL, 0, &attrs, NULL, out);
+    tp_tensor_release(snapshot); /* the graph holds its own reference */
+    return status;
 }
 
 static tp_status on_op(tp_ctx_recorder *recorder, const tp_op_def *op, tp_tensor *const *inputs,
@@ -166,11 +198,19 @@ static void on_metadata(tp_ctx_recorder *recorder, tp_tensor *tensor, int axis) 
     touch_inputs_below(state, record->value);
 }
 
+/* A size read through the public tensor API (tp_tensor_dim, ...): the same
+ * guard as tp_dim. */
+static void on_size_read(tp_tensor_trace_hook *hook, const tp_tensor *tensor) {
+    (void)tensor;
+    trace_record *record = (trace_record *)hook;
+    touch_inputs_below(record->state, record->value);
+}
+
 int64_t tp_gate_outcome(tp_item_kind kind, const tp_tensor *tensor) {
     double value;
     switch (kind) {
     case TP_ITEM_BOOL:
-        return tp_tensor_get_f64(tensor, 0) != 0.0;
+        return tp_tensor_element_f64(tensor, 0) != 0.0;
     case TP_ITEM_I64:
         switch (tensor->dtype) {
         case TP_I64:
@@ -182,11 +222,11 @@ int64_t tp_gate_outcome(tp_item_kind kind, const tp_tensor *tensor) {
         default:
             break;
         }
-        value = tp_tensor_get_f64(tensor, 0);
+        value = tp_tensor_element_f64(tensor, 0);
         if (!(value >= -9223372036854775808.0 && value < 9223372036854775808.0)) return INT64_MIN;
         return (int64_t)value;
     case TP_ITEM_F64: {
-        value = tp_tensor_get_f64(tensor, 0);
+        value = tp_tensor_element_f64(tensor, 0);
         int64_t bits;
         memcpy(&bits, &value, sizeof bits);
         return bits;
@@ -315,11 +355,14 @@ static tp_status run_function(capture_state *state, tp_fn fn, void *user_data,
     tp_ctx *ctx = tp_ctx_create();
     tp_status status = (!traced_args || !outputs || !ctx) ? out_of_memory("call") : TP_OK;
     if (status == TP_OK) status = add_inputs(state, param_names, args, traced_args);
+    state->ctx = ctx;
     if (status == TP_OK) {
         tp_ctx_set_recorder(ctx, &state->recorder);
         fn(ctx, traced_args, state->num_args, outputs, num_outputs, user_data);
         tp_ctx_set_recorder(ctx, NULL);
-        if (!state->raw_access_reason && tp_ctx_status(ctx) != TP_OK)
+        if (state->foreign_ctx_error)
+            status = tp_error_set(TP_ERR_STATE, "%s", state->foreign_ctx_error);
+        else if (!state->raw_access_reason && tp_ctx_status(ctx) != TP_OK)
             status = tp_error_set(tp_ctx_status(ctx), "'%s' failed during capture: %s", state->name,
                                   tp_ctx_error(ctx));
     }
@@ -353,6 +396,7 @@ tp_status tp_capture_run(tp_fn fn, void *user_data, const char *name,
         status = run_function(&state, fn, user_data, param_names, args, num_outputs, result);
     free(state.param_of_input);
     free(state.gates);
+    free(state.foreign_ctx_error);
     if (status == TP_OK && state.raw_access_reason) {
         result->raw_access_reason = state.raw_access_reason;
         tp_gate_program_free(result->gates);

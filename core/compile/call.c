@@ -135,8 +135,11 @@ static tp_status compile_miss(tp_compiled *compiled, call_state *call, call_plan
     compiled->compile_attempts++;
     char *uncompiled_reason = NULL;
     tp_cache_entry *entry = NULL;
+    tp_running_frame frame;
+    tp_running_enter(&frame, compiled); /* the capture runs the function */
     tp_status status = tp_pipeline_build_entry(compiled, call->args, call->num_args,
                                                call->signature, &entry, &uncompiled_reason);
+    tp_running_leave(&frame);
     if (uncompiled_reason) {
         if (compiled->fullgraph) {
             tp_error_set(TP_ERR_UNSUPPORTED, "'%s' cannot be captured (fullgraph): %s",
@@ -230,8 +233,28 @@ static tp_status resolve(tp_compiled *compiled, call_state *call, call_plan *pla
     return status;
 }
 
+/* The capture ctx when an argument is a traced tensor (the wrapper is called
+ * from inside another wrapper's capture), else NULL. */
+static tp_ctx *capturing_ctx(const tp_arg *args, int num_args) {
+    for (int i = 0; i < num_args; i++) {
+        if (args[i].kind != TP_ARG_TENSOR || !args[i].tensor || !args[i].tensor->trace) continue;
+        tp_tensor_trace_hook *hook = args[i].tensor->trace;
+        return hook->capture_ctx(hook);
+    }
+    return NULL;
+}
+
 static tp_status call_common(tp_compiled *compiled, const tp_arg *args, int num_args,
                              tp_tensor **outputs) {
+    if (tp_running_inside(compiled))
+        return tp_error_set(TP_ERR_STATE,
+                            "'%s' was called from inside its own function; a compiled wrapper "
+                            "cannot call itself (call the C function directly instead)",
+                            compiled->name);
+    /* Inside another capture: trace this function into the outer graph, so
+     * no value of the traced inputs is frozen into a result. */
+    tp_ctx *outer = capturing_ctx(args, num_args);
+    if (outer) return tp_compiled_run_on_ctx(compiled, outer, args, num_args, outputs);
     if (compiled->disabled) return tp_compiled_run_eager(compiled, args, num_args, outputs);
     call_state call = {.args = args, .num_args = num_args};
     call_plan plan = PLAN_RUN;

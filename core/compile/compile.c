@@ -299,18 +299,16 @@ const char *tp_compiled_uncompiled_reason(const tp_compiled *compiled) {
     return reason; /* set once, never freed before the wrapper */
 }
 
-tp_status tp_compiled_run_eager(tp_compiled *compiled, const tp_arg *args, int num_args,
-                                tp_tensor **outputs) {
-    tp_ctx *ctx = tp_ctx_create();
+tp_status tp_compiled_run_on_ctx(tp_compiled *compiled, tp_ctx *ctx, const tp_arg *args,
+                                 int num_args, tp_tensor **outputs) {
     tp_tensor *small[8] = {0};
     tp_tensor **results =
         compiled->num_outputs <= 8 ? small : calloc((size_t)compiled->num_outputs, sizeof *results);
-    if (!ctx || !results) {
-        tp_ctx_destroy(ctx);
-        if (results != small) free(results);
-        return tp_error_set(TP_ERR_OUT_OF_MEMORY, "'%s': out of memory", compiled->name);
-    }
+    if (!results) return tp_error_set(TP_ERR_OUT_OF_MEMORY, "'%s': out of memory", compiled->name);
+    tp_running_frame frame;
+    tp_running_enter(&frame, compiled);
     compiled->fn(ctx, args, num_args, results, compiled->num_outputs, compiled->user_data);
+    tp_running_leave(&frame);
     tp_status status = tp_ctx_status(ctx);
     if (status != TP_OK) tp_error_set(status, "'%s' failed: %s", compiled->name, tp_ctx_error(ctx));
     for (int i = 0; status == TP_OK && i < compiled->num_outputs; i++)
@@ -321,7 +319,15 @@ tp_status tp_compiled_run_eager(tp_compiled *compiled, const tp_arg *args, int n
                                   compiled->name, i, compiled->num_outputs, i);
     for (int i = 0; status == TP_OK && i < compiled->num_outputs; i++)
         outputs[i] = tp_tensor_retain(results[i]);
-    tp_ctx_destroy(ctx);
     if (results != small) free(results);
+    return status;
+}
+
+tp_status tp_compiled_run_eager(tp_compiled *compiled, const tp_arg *args, int num_args,
+                                tp_tensor **outputs) {
+    tp_ctx *ctx = tp_ctx_create();
+    if (!ctx) return tp_error_set(TP_ERR_OUT_OF_MEMORY, "'%s': out of memory", compiled->name);
+    tp_status status = tp_compiled_run_on_ctx(compiled, ctx, args, num_args, outputs);
+    tp_ctx_destroy(ctx);
     return status;
 }

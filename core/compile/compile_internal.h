@@ -168,5 +168,32 @@ tp_status tp_graph_symbolize(const tp_graph *graph, const tp_arg_signature *sign
 /* Runs the user's function eagerly on `args` (disable, uncompiled fallback). */
 tp_status tp_compiled_run_eager(tp_compiled *compiled, const tp_arg *args, int num_args,
                                 tp_tensor **outputs);
+/* Runs the user's function on `ctx` (a capture's ctx: the wrapper was called
+ * on traced tensors, so its ops join the outer graph). outputs receive new
+ * references. */
+tp_status tp_compiled_run_on_ctx(tp_compiled *compiled, tp_ctx *ctx, const tp_arg *args,
+                                 int num_args, tp_tensor **outputs);
+
+/* ---- graph_function.c ---- */
+
+/* Whether the wrapper came from tp_compile_graph. */
+bool tp_compiled_is_graph(const tp_compiled *compiled);
+/* The capture of a tp_compile_graph wrapper for this call, built from the
+ * graph itself (no op runs). */
+tp_status tp_graph_function_capture(const tp_compiled *compiled, const tp_arg *args, int num_args,
+                                    tp_capture_result *result);
+
+/* ---- reentry.c ---- */
+
+/* One wrapper whose function this thread is running. */
+typedef struct tp_running_frame {
+    const tp_compiled *compiled;
+    struct tp_running_frame *outer;
+} tp_running_frame;
+
+void tp_running_enter(tp_running_frame *frame, const tp_compiled *compiled);
+void tp_running_leave(tp_running_frame *frame);
+/* Whether this thread is inside `compiled`'s function now. */
+bool tp_running_inside(const tp_compiled *compiled);
 
 #endif

@@ -312,8 +312,15 @@ static tp_status read_knob(const char *knob, bool want_int, int64_t *value, bool
                                      : "an integer; read it with tp_config_get_int");
     pthread_mutex_lock(&config_lock);
     ensure_loaded();
-    *value = effective_value(index);
+    /* A bad value in the environment or the ini fails tp_compile; the getters
+     * report it too rather than a default tp_compile would not use. */
+    tp_status status = load_status;
+    if (status != TP_OK)
+        tp_error_set(status, "%s", load_error);
+    else
+        *value = effective_value(index);
     pthread_mutex_unlock(&config_lock);
+    TP_TRY(status);
     if (is_set) *is_set = *value >= 0;
     return TP_OK;
 }

@@ -40,18 +40,19 @@ tp_status tp_entry_matches(const tp_cache_entry *entry, const tp_arg_signature *
     return status;
 }
 
+/* The kind with its article ("an int"). */
 static const char *kind_name(int kind) {
     switch (kind) {
     case TP_ARG_TENSOR:
-        return "tensor";
+        return "a tensor";
     case TP_ARG_INT:
-        return "int";
+        return "an int";
     case TP_ARG_FLOAT:
-        return "float";
+        return "a float";
     case TP_ARG_BOOL:
-        return "bool";
+        return "a bool";
     default:
-        return "?";
+        return "an unknown kind";
     }
 }
 
@@ -78,8 +79,20 @@ static void explain_dynamic_dim(const tp_compiled *compiled, const tp_arg *args,
     }
     int own = (int)(TP_DIM_CODE_FIRST + param * TP_MAX_DIMS + axis);
     int other_param, other_axis;
-    if (stored != own) { /* was equal to an earlier dimension, now is not */
-        code_position(stored, &other_param, &other_axis);
+    if (stored != own) code_position(stored, &other_param, &other_axis);
+    /* The stored code says "equal to that dimension and to none before it";
+     * when the equality still holds, what broke is the second half: the
+     * dimension now first equals an earlier one (`now`), reported below. */
+    bool other_exists = stored != own && args[other_param].kind == TP_ARG_TENSOR &&
+                        args[other_param].tensor && other_axis < args[other_param].tensor->ndim;
+    if (stored != own && !other_exists) {
+        tp_reasons_add(reasons, "%s.shape[%d] == %s.shape[%d], which is gone", param_name, axis,
+                       tp_compiled_param_name(compiled, other_param, other_name, sizeof other_name),
+                       other_axis);
+        return;
+    }
+    bool equality_holds = other_exists && args[other_param].tensor->shape[other_axis] == size;
+    if (stored != own && !equality_holds) { /* was equal to an earlier dimension, now is not */
         tp_reasons_add(reasons, "%s.shape[%d] == %s.shape[%d], got %lld and %lld", param_name, axis,
                        tp_compiled_param_name(compiled, other_param, other_name, sizeof other_name),
                        other_axis, (long long)size,
@@ -194,7 +207,7 @@ void tp_entry_explain(const tp_compiled *compiled, const tp_cache_entry *entry,
     for (int i = 0; i < num_args; i++) {
         const tp_arg_signature *stored = &entry->signature[i];
         if (stored->kind != signature[i].kind) {
-            tp_reasons_add(reasons, "%s is a %s, got a %s",
+            tp_reasons_add(reasons, "%s is %s, got %s",
                            tp_compiled_param_name(compiled, i, name, sizeof name),
                            kind_name(stored->kind), kind_name(signature[i].kind));
             continue;

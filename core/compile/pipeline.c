@@ -145,9 +145,11 @@ tp_status tp_pipeline_build_entry(tp_compiled *compiled, const tp_arg *args, int
     for (int i = 0; i < num_args; i++)
         names[i] = (char *)tp_compiled_param_name(compiled, i, generated[i], sizeof generated[i]);
     tp_capture_result capture;
-    tp_status status =
-        tp_capture_run(compiled->fn, compiled->user_data, compiled->name,
-                       (const char *const *)names, args, num_args, compiled->num_outputs, &capture);
+    tp_status status = tp_compiled_is_graph(compiled)
+                           ? tp_graph_function_capture(compiled, args, num_args, &capture)
+                           : tp_capture_run(compiled->fn, compiled->user_data, compiled->name,
+                                            (const char *const *)names, args, num_args,
+                                            compiled->num_outputs, &capture);
     free(names);
     free(generated);
     if (status != TP_OK) {

@@ -11,6 +11,7 @@
 #define TP_CORE_OPS_CTX_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../base/error.h"
 #include "op_table.h"
@@ -56,5 +57,9 @@ tp_ctx_recorder *tp_ctx_set_recorder(tp_ctx *ctx, tp_ctx_recorder *recorder);
 /* Keeps the thread's current error message as the ctx's error if it holds
  * none yet (sticky: the first one wins). Returns `status`. */
 tp_status tp_ctx_record_error(tp_ctx *ctx, tp_status status);
+
+/* Reference kernels run through the ops API (tp_op and the typed wrappers)
+ * since the process started: what a capture that replays ops costs. */
+uint64_t tp_ops_kernel_runs(void);
 
 #endif

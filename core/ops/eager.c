@@ -4,6 +4,7 @@
  * the metadata and value reads. Owns no op semantics: those are the op
  * table's infer and kernel functions. */
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "../tensor/tensor_internal.h"
@@ -25,6 +26,24 @@ static tp_status op_failed(tp_ctx *ctx, const char *op_name, tp_status status) {
     return tp_ctx_record_error(ctx, status);
 }
 
+static atomic_uint_fast64_t kernel_runs;
+
+uint64_t tp_ops_kernel_runs(void) {
+    return atomic_load_explicit(&kernel_runs, memory_order_relaxed);
+}
+
+/* A traced tensor belongs to the capture running on one ctx: an op on any
+ * other ctx would run outside the graph and its result would be frozen. */
+static tp_status check_same_capture(tp_ctx *ctx, const tp_op_def *op, const tp_tensor *input) {
+    tp_tensor_trace_hook *hook = input->trace;
+    if (!hook || hook->recorder == (const void *)ctx->recorder) return TP_OK;
+    hook->on_foreign_ctx(hook, input, op->name);
+    return tp_error_set(TP_ERR_STATE,
+                        "%s: the tp_ctx %p is not the ctx of the capture that traces this input; "
+                        "run every op of a compiled function on the ctx it receives",
+                        op->name, (void *)ctx);
+}
+
 static tp_status run_op(tp_ctx *ctx, const tp_op_def *op, tp_tensor *const *inputs, int num_inputs,
                         const tp_attrs *attrs, tp_tensor **out) {
     tp_type types[64];
@@ -32,7 +51,10 @@ static tp_status run_op(tp_ctx *ctx, const tp_op_def *op, tp_tensor *const *inpu
         (num_inputs > 0 && !inputs))
         return tp_error_set(TP_ERR_INVALID_ARGUMENT, "%s: invalid input list (%d inputs)", op->name,
                             num_inputs);
-    for (int i = 0; i < num_inputs; i++) types[i] = type_of(inputs[i]);
+    for (int i = 0; i < num_inputs; i++) {
+        TP_TRY(check_same_capture(ctx, op, inputs[i]));
+        types[i] = type_of(inputs[i]);
+    }
     tp_type result_type;
     TP_TRY(tp_op_infer(op, types, num_inputs, attrs, &result_type));
     if (!op->kernel)
@@ -40,6 +62,7 @@ static tp_status run_op(tp_ctx *ctx, const tp_op_def *op, tp_tensor *const *inpu
                             op->name);
     tp_tensor *result = NULL;
     TP_TRY(tp_tensor_create_uninit(result_type.dtype, result_type.ndim, result_type.dims, &result));
+    atomic_fetch_add_explicit(&kernel_runs, 1, memory_order_relaxed);
     tp_status status = op->kernel(inputs, num_inputs, attrs, result);
     if (status == TP_OK && ctx->recorder && ctx->recorder->on_op)
         status = ctx->recorder->on_op(ctx->recorder, op, inputs, num_inputs, attrs, result);
@@ -115,7 +138,7 @@ static bool item_ready(tp_ctx *ctx, tp_tensor *x, const char *what, tp_item_kind
 
 bool tp_item_bool(tp_ctx *ctx, tp_tensor *x) {
     if (!item_ready(ctx, x, "item_bool", TP_ITEM_BOOL)) return false;
-    return tp_tensor_get_f64(x, 0) != 0.0; /* NaN is nonzero: true */
+    return tp_tensor_element_f64(x, 0) != 0.0; /* NaN is nonzero: true */
 }
 
 int64_t tp_item_i64(tp_ctx *ctx, tp_tensor *x) {
@@ -130,7 +153,7 @@ int64_t tp_item_i64(tp_ctx *ctx, tp_tensor *x) {
     default:
         break;
     }
-    double value = tp_tensor_get_f64(x, 0);
+    double value = tp_tensor_element_f64(x, 0);
     if (!(value >= -9223372036854775808.0 && value < 9223372036854775808.0)) {
         tp_ctx_record_error(ctx, tp_error_set(TP_ERR_INVALID_ARGUMENT,
                                               "item_i64: %s value %g has no int64 value",
@@ -142,7 +165,7 @@ int64_t tp_item_i64(tp_ctx *ctx, tp_tensor *x) {
 
 double tp_item_f64(tp_ctx *ctx, tp_tensor *x) {
     if (!item_ready(ctx, x, "item_f64", TP_ITEM_F64)) return NAN;
-    return tp_tensor_get_f64(x, 0);
+    return tp_tensor_element_f64(x, 0);
 }
 
 /* ---- typed wrappers: fill attrs, call the generic path ---- */

@@ -41,7 +41,12 @@ static int32_t eager_compile(void *context, const tp_plugin_graph *view,
     (void)inputs, (void)num_inputs;
     if (num_options > 0) {
         char text[256];
-        snprintf(text, sizeof text, "unknown option '%s' (eager takes no options)", options[0].key);
+        if (options[0].key && strcmp(options[0].key, "mode") == 0) /* tp_compile's mode=NAME */
+            snprintf(text, sizeof text, "unknown mode '%s' (known modes: default)",
+                     options[0].value ? options[0].value : "");
+        else
+            snprintf(text, sizeof text, "unknown option '%s' (eager takes no options)",
+                     options[0].key);
         host->set_error(host, text);
         return TP_PLUGIN_ERROR;
     }

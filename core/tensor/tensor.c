@@ -194,20 +194,24 @@ int tp_tensor_ndim(const tp_tensor *tensor) {
 
 int64_t tp_tensor_dim(const tp_tensor *tensor, int axis) {
     if (!tensor) return -1;
+    tp_tensor_note_size_read(tensor);
     if (axis < 0) axis += tensor->ndim;
     if (axis < 0 || axis >= tensor->ndim) return -1;
     return tensor->shape[axis];
 }
 
 const int64_t *tp_tensor_shape(const tp_tensor *tensor) {
+    tp_tensor_note_size_read(tensor);
     return tensor ? tensor->shape : NULL;
 }
 
 int64_t tp_tensor_numel(const tp_tensor *tensor) {
+    tp_tensor_note_size_read(tensor);
     return tensor ? tensor->numel : 0;
 }
 
 size_t tp_tensor_nbytes(const tp_tensor *tensor) {
+    tp_tensor_note_size_read(tensor);
     return tensor ? tensor->nbytes : 0;
 }
 
@@ -302,6 +306,11 @@ tp_status tp_tensor_fill(tp_tensor *tensor, double value) {
 }
 
 double tp_tensor_get_f64(const tp_tensor *tensor, int64_t index) {
+    tp_tensor_note_raw_access(tensor, "tp_tensor_get_f64");
+    return tp_tensor_element_f64(tensor, index);
+}
+
+double tp_tensor_element_f64(const tp_tensor *tensor, int64_t index) {
     if (!tensor || index < 0 || index >= tensor->numel) return NAN;
     switch (tensor->dtype) {
     case TP_F32:

@@ -25,14 +25,30 @@ struct tp_tensor {
     void *trace; /* capture: the tracing record this tensor stands for, or NULL */
 };
 
-/* Capture's hook on raw data access. When `trace` is not NULL it points to a
- * struct whose first member is a tp_tensor_trace_hook; the raw-data APIs
- * (tp_tensor_data, tp_tensor_data_mut, tp_tensor_copy_from, tp_tensor_fill)
- * call it before handing out or writing the data, so capture can tell that
- * the function it records looked behind the ops' back. */
+/* Capture's hooks. When `trace` is not NULL it points to a struct whose first
+ * member is a tp_tensor_trace_hook:
+ *   on_raw_access  the raw-data APIs (tp_tensor_data, tp_tensor_data_mut,
+ *                  tp_tensor_copy_from, tp_tensor_fill, tp_tensor_get_f64)
+ *                  call it before handing out or writing the data, so capture
+ *                  can tell that the function looked behind the ops' back;
+ *   on_size_read   the public size reads (tp_tensor_dim, tp_tensor_shape,
+ *                  tp_tensor_numel, tp_tensor_nbytes) call it, so a size used
+ *                  as a number becomes a guard on that size;
+ *   recorder       the ctx recorder of the capture that traces the tensor: an
+ *                  op on a ctx with another recorder is a foreign-ctx error;
+ *   on_foreign_ctx eager.c calls it when that happens (`op` is the op name);
+ *   capture_ctx    the ctx the capture runs the function on (a compiled
+ *                  wrapper called on traced tensors runs its function there,
+ *                  so it is traced into the outer graph).
+ * Core code that reads values or sizes on the capture's behalf uses the
+ * fields (or tp_tensor_element_f64) and never the public APIs. */
 typedef struct tp_tensor_trace_hook tp_tensor_trace_hook;
 struct tp_tensor_trace_hook {
     void (*on_raw_access)(tp_tensor_trace_hook *hook, const tp_tensor *tensor, const char *api);
+    void (*on_size_read)(tp_tensor_trace_hook *hook, const tp_tensor *tensor);
+    const void *recorder;
+    void (*on_foreign_ctx)(tp_tensor_trace_hook *hook, const tp_tensor *tensor, const char *op);
+    struct tp_ctx *(*capture_ctx)(tp_tensor_trace_hook *hook);
 };
 
 static inline void tp_tensor_note_raw_access(const tp_tensor *tensor, const char *api) {
@@ -41,6 +57,17 @@ static inline void tp_tensor_note_raw_access(const tp_tensor *tensor, const char
         hook->on_raw_access(hook, tensor, api);
     }
 }
+
+static inline void tp_tensor_note_size_read(const tp_tensor *tensor) {
+    if (tensor && tensor->trace) {
+        tp_tensor_trace_hook *hook = (tp_tensor_trace_hook *)tensor->trace;
+        hook->on_size_read(hook, tensor);
+    }
+}
+
+/* Element `index` as a double (NAN when out of range), without telling
+ * capture: for core code reading a value it records itself (gates). */
+double tp_tensor_element_f64(const tp_tensor *tensor, int64_t index);
 
 /* Allocates an uninitialised tensor of `type` (the kernel writes every
  * element). Errors name the shape when the size overflows or memory runs out. */

@@ -17,16 +17,26 @@
  *
  * What the function may do:
  *   - call any op of ops.h on its arguments and on tensors it creates;
- *   - read metadata (tp_ndim, tp_dim): the input then gets an exact-shape
- *     guard, also in dynamic mode;
+ *   - read sizes (tp_ndim, tp_dim, and tp_tensor_dim, tp_tensor_shape,
+ *     tp_tensor_numel, tp_tensor_nbytes of a traced tensor): the inputs the
+ *     tensor derives from then get an exact-shape guard, also in dynamic
+ *     mode (tp_tensor_ndim needs none: the rank is always keyed);
  *   - branch on values (tp_item_bool, tp_item_i64): the outcome joins the
  *     cache key and is re-evaluated on every call; tp_item_f64 bakes the value
  *     into the graph and keys on it too;
- *   - not touch raw data (tp_tensor_data) of a traced tensor: under fullgraph
- *     that is a capture error, otherwise the function runs uncompiled from
- *     then on and the reason is kept (tp_compiled_uncompiled_reason).
+ *   - call another compiled wrapper on traced tensors: its function runs on
+ *     this capture's ctx, so its ops join this graph (its own cache is not
+ *     used);
+ *   - not read or write values behind the ops' back (tp_tensor_data,
+ *     tp_tensor_data_mut, tp_tensor_get_f64, tp_tensor_copy_from,
+ *     tp_tensor_fill on a traced tensor): under fullgraph that is a capture
+ *     error, otherwise the function runs uncompiled from then on and the
+ *     reason is kept (tp_compiled_uncompiled_reason);
+ *   - not run ops on traced tensors with a tp_ctx other than the one it was
+ *     given: that op fails and so does the capture (TP_ERR_STATE).
  * Tensors the function reaches other than its arguments (globals, data behind
- * user_data) are baked into the graph as constants at capture time.
+ * user_data) are copied into the graph as constants at capture time, on every
+ * backend: a later change to them is not seen by the compiled function.
  * Errors of the function go through the ctx (sticky errors, see ops.h); a
  * failing function makes tp_call fail with that error.
  *
@@ -35,8 +45,8 @@
  * cleared when a later capture reveals new reads. The last hit is memoised
  * with references to its tensors (so their addresses cannot be reused); the
  * memo is dropped by the next different call, tp_compile_reset_all or
- * tp_compiled_free. A wrapper must not be called from inside its own
- * function.
+ * tp_compiled_free. A wrapper called from inside its own function (while
+ * this thread captures or runs it) returns TP_ERR_STATE.
  *
  * Threads: one tp_compiled may be called from many threads at once.
  *
@@ -104,8 +114,18 @@ typedef void (*tp_fn)(tp_ctx *ctx, const tp_arg *args, int num_args, tp_tensor *
 typedef enum tp_dynamic {
     TP_DYNAMIC_UNSET = 0, /* from config: dynamic_shapes, else assume_static_by_default */
     TP_DYNAMIC_STATIC = 1,
-    TP_DYNAMIC_DYNAMIC = 2, /* key tensors on rank, not sizes */
+    TP_DYNAMIC_DYNAMIC = 2, /* key tensors on rank, not sizes (below) */
 } tp_dynamic;
+/* What a dynamic entry still keys on, besides dtype, device and rank:
+ *   - sizes 0 and 1 exactly (broadcasting and empty tensors depend on them),
+ *     so a size moving between 0, 1 and >= 2 compiles a new entry;
+ *   - which dimensions of the call have equal sizes (equal dimensions share
+ *     one symbol, so ops whose shape rule needs them equal compile), so a
+ *     call where two dimensions become equal or stop being equal compiles a
+ *     new entry;
+ *   - exact sizes of the inputs whose shape the function read (tp_dim, ...).
+ * Each such new entry counts against recompile_limit and
+ * accumulated_recompile_limit like any other compile. */
 
 typedef struct tp_compile_options {
     size_t struct_size;
@@ -143,9 +163,14 @@ typedef struct tp_compile_options {
 
 typedef struct tp_compiled tp_compiled;
 
-/* Validates the options in this order: mode with options; recompile_limit;
- * disable (no backend is looked up); the backend name. The wrapper keeps the
- * config policy (limits, verbose, force_disable_caches) in force now. */
+/* Validates in this order, failing at the first problem: the options struct
+ * (struct_size); the config (a bad knob value in the environment or the ini
+ * fails here, naming it); mode together with options; the options list; fn;
+ * recompile_limit (not checked with disable); num_outputs; param_names; name;
+ * the backend name (not looked up with disable). A mode the backend does not
+ * know fails at the first call's backend compile, naming the mode and the
+ * modes it knows. The wrapper keeps the config policy (limits, verbose,
+ * force_disable_caches) in force now. */
 TP_API tp_status tp_compile(tp_fn fn, const tp_compile_options *options, tp_compiled **out);
 /* Compiles a graph (built with the builder or parsed from .tpir) through the
  * same frontend: the function captured is the graph's replay on the ops, one
@@ -233,7 +258,9 @@ TP_API void tp_compile_reset_all(void);
  * section of tensorplay.ini (TP_CONFIG, else
  * $XDG_CONFIG_HOME/tensorplay/tensorplay.ini, else
  * /etc/tensorplay/tensorplay.ini) > defaults. Unknown knobs, wrong types and
- * out-of-range values are rejected naming the knob. */
+ * out-of-range values are rejected naming the knob: by the setters at once,
+ * and for the environment and the ini by tp_compile and every getter (the
+ * error names the variable or file:line), never replaced by a default. */
 TP_API tp_status tp_config_set_int(const char *knob, int64_t value);
 TP_API tp_status tp_config_set_bool(const char *knob, bool value);
 /* Removes the API setting of a knob (env/ini/default apply again). */

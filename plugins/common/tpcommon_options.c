@@ -16,6 +16,11 @@ int32_t tpcommon_options_check(const tp_plugin_option *options, int32_t count,
         int32_t k = 0;
         while (k < num_known && strcmp(known[k], key) != 0) k++;
         if (k < num_known) continue;
+        /* The core hands a mode over as the option mode=NAME; a backend that
+         * takes no `mode` option knows only the default one. */
+        if (strcmp(key, "mode") == 0)
+            return tpcommon_error(error, error_size, "unknown mode '%s' (known modes: default)",
+                                  options[i].value ? options[i].value : "");
         char list[256] = "";
         for (int32_t j = 0; j < num_known; j++) {
             if (j) strncat(list, ", ", sizeof list - strlen(list) - 1);

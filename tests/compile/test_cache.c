@@ -122,6 +122,41 @@ START_TEST(test_dynamic_keeps_size_one_dimensions_exact) {
 }
 END_TEST
 
+/* y = -a; b and c only take part in the key. */
+static void neg_first_fn(tp_ctx *ctx, const tp_arg *args, int num_args, tp_tensor **outputs,
+                         int num_outputs, void *user_data) {
+    (void)num_args, (void)num_outputs, (void)user_data;
+    outputs[0] = tp_neg(ctx, args[0].tensor);
+}
+
+static void call_three(tp_compiled *compiled, int64_t a, int64_t b, int64_t c) {
+    tp_tensor *x = fixture_ramp(a, 0, 1), *y = fixture_ramp(b, 0, 1), *z = fixture_ramp(c, 0, 1);
+    tp_arg args[] = {tp_arg_tensor(x), tp_arg_tensor(y), tp_arg_tensor(z)};
+    tp_tensor *out = NULL;
+    ck_assert_int_eq(tp_call(compiled, args, 3, &out), TP_OK);
+    tp_tensor_release(out);
+    tp_tensor_release(x);
+    tp_tensor_release(y);
+    tp_tensor_release(z);
+}
+
+START_TEST(test_dynamic_reasons_never_list_a_condition_that_holds) {
+    static const char *const abc[] = {"a", "b", "c"};
+    tp_compile_options options = TP_COMPILE_OPTIONS_INIT;
+    options.backend = "eager";
+    options.dynamic = TP_DYNAMIC_DYNAMIC;
+    options.param_names = abc;
+    options.num_params = 3;
+    tp_compiled *compiled = NULL;
+    ck_assert_int_eq(tp_compile(neg_first_fn, &options, &compiled), TP_OK);
+    call_three(compiled, 3, 5, 5); /* b == c, a distinct */
+    call_three(compiled, 5, 5, 5); /* c == b still holds; a == b == c is new */
+    ck_assert_str_eq(reasons_joined(compiled), "b.shape[0] != a.shape[0], got 5 for both|"
+                                               "c.shape[0] != a.shape[0], got 5 for both|");
+    tp_compiled_free(compiled);
+}
+END_TEST
+
 START_TEST(test_config_dynamic_shapes_applies_when_the_call_does_not_say) {
     ck_assert_int_eq(tp_config_set_bool("dynamic_shapes", true), TP_OK);
     tp_compiled *compiled = compile_relu2(TP_DYNAMIC_UNSET, 0);
@@ -505,6 +540,7 @@ TP_TEST_SUITE(compile_cache) {
     tcase_add_test(tc, test_dtype_change_reason_names_parameter);
     tcase_add_test(tc, test_dynamic_reuses_one_entry_across_sizes_and_recompiles_on_rank_change);
     tcase_add_test(tc, test_dynamic_keeps_size_one_dimensions_exact);
+    tcase_add_test(tc, test_dynamic_reasons_never_list_a_condition_that_holds);
     tcase_add_test(tc, test_config_dynamic_shapes_applies_when_the_call_does_not_say);
     tcase_add_test(tc, test_metadata_read_adds_an_exact_shape_guard_in_dynamic_mode);
     tcase_add_test(tc, test_data_dependent_branch_keys_two_entries_and_follows_in_place_writes);

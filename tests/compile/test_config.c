@@ -138,6 +138,21 @@ START_TEST(test_unknown_ini_knob_names_file_and_knob) {
 }
 END_TEST
 
+START_TEST(test_getters_report_a_bad_ini_value_that_tp_compile_rejects) {
+    isolate_from_host_files();
+    const char *path = write_ini("[compile]\nrecompile_limit = abc\n");
+    setenv("TP_CONFIG", path, 1);
+    tp_config_reload();
+    int64_t limit = -1;
+    ck_assert_int_eq(tp_config_get_int("recompile_limit", &limit), TP_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(tp_last_error(), "'recompile_limit'"));
+    ck_assert_ptr_nonnull(strstr(tp_last_error(), "'abc'"));
+    ck_assert_int_eq(limit, -1); /* untouched: no default passed off as the value */
+    bool verbose;
+    ck_assert_int_eq(tp_config_get_bool("verbose", &verbose, NULL), TP_ERR_INVALID_ARGUMENT);
+}
+END_TEST
+
 START_TEST(test_dynamic_shapes_is_unset_until_set) {
     isolate_from_host_files();
     bool value, is_set;
@@ -160,6 +175,7 @@ TP_TEST_SUITE(compile_config) {
     tcase_add_test(tc, test_xdg_config_file_is_found);
     tcase_add_test(tc, test_bad_environment_value_names_variable_and_knob);
     tcase_add_test(tc, test_unknown_ini_knob_names_file_and_knob);
+    tcase_add_test(tc, test_getters_report_a_bad_ini_value_that_tp_compile_rejects);
     tcase_add_test(tc, test_dynamic_shapes_is_unset_until_set);
     suite_add_tcase(suite, tc);
     return suite;

@@ -137,6 +137,30 @@ START_TEST(test_mode_reaches_the_backend_as_an_option) {
 }
 END_TEST
 
+static void check_unknown_mode_is_named_by(const char *backend) {
+    tp_compile_options options = fixture_options("f", xw, 2);
+    options.backend = backend;
+    options.fallback_backend = "none";
+    options.mode = "max-autotune";
+    tp_compiled *compiled = NULL;
+    ck_assert_int_eq(tp_compile(add_fn, &options, &compiled), TP_OK);
+    tp_tensor *x = fixture_ramp(2, 0, 1);
+    tp_arg args[] = {tp_arg_tensor(x), tp_arg_tensor(x)};
+    tp_tensor *y = NULL;
+    ck_assert_int_ne(tp_call(compiled, args, 2, &y), TP_OK);
+    ck_assert_msg(strstr(tp_last_error(), "unknown mode 'max-autotune' (known modes: default)"),
+                  "%s: %s", backend, tp_last_error());
+    tp_tensor_release(x);
+    tp_compiled_free(compiled);
+}
+
+START_TEST(test_a_backend_refusing_a_mode_names_it_and_lists_its_modes) {
+    check_unknown_mode_is_named_by("eager");
+    tp_backend *stax;
+    if (tp_backend_lookup("stax", &stax) == TP_OK) check_unknown_mode_is_named_by("stax");
+}
+END_TEST
+
 /* out = relu(x @ w + b) * scale, with a scalar parameter. */
 static void mlp_fn(tp_ctx *ctx, const tp_arg *args, int num_args, tp_tensor **outputs,
                    int num_outputs, void *user_data) {
@@ -250,6 +274,7 @@ TP_TEST_SUITE(compile_frontend) {
     tcase_add_test(tc, test_disable_never_compiles_and_never_looks_up_the_backend);
     tcase_add_test(tc, test_custom_backend_compiles_once_for_two_identical_calls_and_gets_options);
     tcase_add_test(tc, test_mode_reaches_the_backend_as_an_option);
+    tcase_add_test(tc, test_a_backend_refusing_a_mode_names_it_and_lists_its_modes);
     tcase_add_test(tc, test_compiled_mlp_equals_loops);
     tcase_add_test(tc, test_call_into_writes_the_callers_tensor);
     tcase_add_test(tc, test_function_error_is_reported_by_tp_call);

@@ -1,9 +1,10 @@
 /* tp_compile_graph: a .tpir graph compiles through the same frontend as a C
- * function (its replay on the ops is what gets captured). */
+ * function, captured from the graph itself (no op is replayed). */
 #include <math.h>
 #include <string.h>
 
 #include "compile_fixtures.h"
+#include "ops/ctx_internal.h"
 #include "tensorplay/graph.h"
 
 /* y = relu(x * 2 + b): hand-checkable. */
@@ -47,6 +48,29 @@ START_TEST(compiled_graph_computes_the_graph) {
 }
 END_TEST
 
+START_TEST(compiling_a_graph_runs_no_op_through_the_ops_api) {
+    tp_graph *graph = parse(relu_graph);
+    tp_compile_options options = TP_COMPILE_OPTIONS_INIT;
+    options.backend = "eager";
+    tp_compiled *compiled = NULL;
+    ck_assert_int_eq(tp_compile_graph(graph, &options, &compiled), TP_OK);
+    tp_graph_destroy(graph);
+    tp_tensor *x = fixture_f32(1, (int64_t[]){4}, (const float[]){-3, -1, 0.5f, 2});
+    tp_arg args[2] = {tp_arg_tensor(x), tp_arg_tensor(x)};
+    tp_tensor *y = NULL;
+    uint64_t before = tp_ops_kernel_runs();
+    ck_assert_msg(tp_call(compiled, args, 2, &y) == TP_OK, "%s", tp_last_error());
+    /* the four nodes were not replayed (the eager backend runs its own
+     * interpreter, which is not the ops API) */
+    ck_assert_uint_eq(tp_ops_kernel_runs() - before, 0);
+    ck_assert_int_eq(tp_compiled_num_compiles(compiled), 1);
+    ck_assert(fixture_floats(y)[2] == 1.5f); /* relu(0.5 * 2 + 0.5) */
+    tp_tensor_release(y);
+    tp_tensor_release(x);
+    tp_compiled_free(compiled);
+}
+END_TEST
+
 START_TEST(compiled_graph_rejects_inputs_that_do_not_fit_its_types) {
     tp_graph *graph = parse(relu_graph);
     tp_compile_options options = TP_COMPILE_OPTIONS_INIT;
@@ -84,6 +108,7 @@ TP_TEST_SUITE(compile_graph_function) {
     Suite *suite = suite_create("compile.graph_function");
     TCase *tc = tcase_create("graph_function");
     tcase_add_test(tc, compiled_graph_computes_the_graph);
+    tcase_add_test(tc, compiling_a_graph_runs_no_op_through_the_ops_api);
     tcase_add_test(tc, compiled_graph_rejects_inputs_that_do_not_fit_its_types);
     tcase_add_test(tc, compile_graph_with_an_unknown_backend_fails_at_once);
     suite_add_tcase(suite, tc);
