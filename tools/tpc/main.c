@@ -1,4 +1,4 @@
-/* tpc — the command line: `tpc run|print|check G.tpir ...`, --help,
+/* tpc — the command line: `tpc run|print|check|dot G.tpir ...`, --help,
  * --version. Parses arguments, loads graphs and .npy files, prints results;
  * the run itself is tpc_run_graph (run.c). Uses only the public API.
  *
@@ -27,6 +27,8 @@ static const char usage_text[] =
     "               [--option KEY=VALUE ...] [--dynamic] [--isolate]\n"
     "       tpc print [--passes] G.tpir\n"
     "       tpc print --partition [--backend NAME] [--fallback NAME] G.tpir\n"
+    "       tpc dot [--passes] [--backend NAME] [--fallback NAME] [--max-nodes N]\n"
+    "               [-o FILE.dot] [--png FILE.png] G.tpir\n"
     "       tpc check G.tpir\n"
     "       tpc --help | --version\n"
     "\n"
@@ -45,6 +47,15 @@ static const char usage_text[] =
     "          With --partition, which node each backend runs and why (the\n"
     "          backend's reason for every node it does not claim; --backend auto\n"
     "          picks the highest-priority available backend).\n"
+    "  dot     writes the graph in Graphviz's DOT language (-o FILE, default\n"
+    "          stdout): a box per node with its op and type. With --passes, the\n"
+    "          graph after the pass pipeline with each partition region as a\n"
+    "          cluster coloured by backend (--backend/--fallback as for 'print\n"
+    "          --partition', and imply --passes); tensors crossing between\n"
+    "          regions are thick red edges. Above --max-nodes nodes (default\n"
+    "          200) each region is one box with its node count. --png renders\n"
+    "          it with Graphviz's dot. Fusion clusters are each backend's own\n"
+    "          and are not drawn.\n"
     "  check   parses and verifies the graph; prints its size.\n"
     "\n"
     "exit status: 0 success, 1 failure, 2 usage error\n";
@@ -320,6 +331,43 @@ static int main_print_partition(int argc, char **argv) {
     return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
+/* dot [--passes] [--backend NAME] [--fallback NAME] [--max-nodes N] [-o FILE]
+ * [--png FILE] G.tpir */
+static int main_dot(int argc, char **argv) {
+    tpc_dot_request request = {.max_nodes = 200};
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--passes") == 0) {
+            request.passes = true;
+        } else if (strcmp(arg, "--backend") == 0 || strcmp(arg, "--fallback") == 0 ||
+                   strcmp(arg, "-o") == 0 || strcmp(arg, "--png") == 0 ||
+                   strcmp(arg, "--max-nodes") == 0) {
+            if (i + 1 >= argc) return usage_error("%s needs a value", arg);
+            const char *value = argv[++i];
+            if (strcmp(arg, "--max-nodes") == 0) {
+                char *end = NULL;
+                long count = strtol(value, &end, 10);
+                if (!*value || *end || count < 0 || count > 1000000000)
+                    return usage_error("--max-nodes takes a node count, got '%s'", value);
+                request.max_nodes = (int)count;
+            } else {
+                *(strcmp(arg, "--backend") == 0    ? &request.backend
+                  : strcmp(arg, "--fallback") == 0 ? &request.fallback
+                  : strcmp(arg, "-o") == 0         ? &request.out_path
+                                                   : &request.png_path) = value;
+            }
+        } else if (arg[0] == '-' && arg[1] != '\0') {
+            return usage_error("unknown option '%s' for 'dot'", arg);
+        } else if (!request.graph_path) {
+            request.graph_path = arg;
+        } else {
+            return usage_error("unexpected argument '%s' (one graph)", arg);
+        }
+    }
+    if (!request.graph_path) return usage_error("%s", "dot needs a graph file");
+    return tpc_dot(&request);
+}
+
 /* print / check take exactly one graph file. */
 static int main_single(const char *command, int argc, char **argv) {
     if (strcmp(command, "print") == 0 && argc == 2 && strcmp(argv[0], "--passes") == 0)
@@ -346,5 +394,6 @@ int main(int argc, char **argv) {
     if (strcmp(command, "run") == 0) return main_run(argc - 2, argv + 2);
     if (strcmp(command, "print") == 0 || strcmp(command, "check") == 0)
         return main_single(command, argc - 2, argv + 2);
-    return usage_error("unknown command '%s' (run, print, check)", command);
+    if (strcmp(command, "dot") == 0) return main_dot(argc - 2, argv + 2);
+    return usage_error("unknown command '%s' (run, print, check, dot)", command);
 }

@@ -32,4 +32,16 @@ void tpc_crash_report_clear(void);
 /* `tpc print --passes G.tpir`: the graph after each pass (print_passes.c). */
 int tpc_print_passes(const char *path);
 
+/* `tpc dot`: the graph in Graphviz's DOT language (dot.c). */
+typedef struct tpc_dot_request {
+    const char *graph_path;
+    const char *out_path; /* -o FILE.dot; NULL: stdout (or a temporary file with --png) */
+    const char *png_path; /* --png FILE.png: rendered by Graphviz's dot */
+    const char *backend;  /* --backend NAME: partition for it (implies passes) */
+    const char *fallback; /* --fallback NAME (implies passes) */
+    bool passes;          /* --passes: after the pipeline, partitioned for the default */
+    int max_nodes;        /* --max-nodes N: above it, one box per region */
+} tpc_dot_request;
+int tpc_dot(const tpc_dot_request *request);
+
 #endif
