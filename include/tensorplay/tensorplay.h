@@ -10,5 +10,6 @@
 #include "passes.h"
 #include "compile.h"
 #include "backend.h"
+#include "profile.h"
 
 #endif

@@ -18,6 +18,7 @@
 
 #include "tensorplay/backend.h"
 #include "tensorplay/compile.h"
+#include "tensorplay/profile.h"
 #include "tpc.h"
 
 #define EXIT_USAGE 2
@@ -25,6 +26,7 @@
 static const char usage_text[] =
     "usage: tpc run G.tpir --arg NAME=FILE.npy ... [--out DIR] [--backend NAME]\n"
     "               [--option KEY=VALUE ...] [--dynamic] [--isolate]\n"
+    "               [--profile] [--repeat N] [--profile-json FILE]\n"
     "       tpc print [--passes] G.tpir\n"
     "       tpc print --partition [--backend NAME] [--fallback NAME] G.tpir\n"
     "       tpc dot [--passes] [--backend NAME] [--fallback NAME] [--max-nodes N]\n"
@@ -42,6 +44,12 @@ static const char usage_text[] =
     "          Prints, per output: name, dtype and shape, the sum of its elements\n"
     "          and the sum of their absolute values. With --out, writes each\n"
     "          output as DIR/NAME.npy (DIR is created if missing).\n"
+    "          --profile prints on stderr where the time goes: parse, capture,\n"
+    "          each pass, partition, each region's backend compile, the first\n"
+    "          run (compile included), then N more runs (--repeat N, default\n"
+    "          5; median and range). --profile-json FILE writes the same in\n"
+    "          Chrome's trace-event format (chrome://tracing, Perfetto); both\n"
+    "          imply --profile.\n"
     "  print   parses the graph and prints its canonical text. With --passes,\n"
     "          also prints it after each pass of the pipeline.\n"
     "          With --partition, which node each backend runs and why (the\n"
@@ -105,7 +113,9 @@ typedef struct run_request {
     const char **arg_files;
     int num_args;
     tpc_run_options options;
-    bool isolate; /* --isolate: load, compile and run in a child process */
+    bool isolate;             /* --isolate: load, compile and run in a child process */
+    bool profile;             /* --profile: phase table on stderr */
+    const char *profile_json; /* --profile-json FILE: the same as trace events */
 } run_request;
 
 /* Matches --arg names to graph inputs: every input once, nothing else. */
@@ -191,9 +201,31 @@ static int run_loaded(const run_request *request, const tp_graph *graph, tp_tens
     return EXIT_SUCCESS;
 }
 
+static int command_run_loaded(const run_request *request, tp_graph *graph);
+
 static int command_run(const run_request *request) {
+    if (!request->profile) {
+        tp_graph *graph;
+        if (tp_graph_load(request->graph_path, &graph) != TP_OK) return failure();
+        return command_run_loaded(request, graph);
+    }
+    run_request profiled = *request;
+    profiled.options.profile = tpc_profile_begin();
+    if (!profiled.options.profile) return EXIT_FAILURE;
     tp_graph *graph;
-    if (tp_graph_load(request->graph_path, &graph) != TP_OK) return failure();
+    uint64_t start = tp_profile_now_ns();
+    if (tp_graph_load(request->graph_path, &graph) != TP_OK) {
+        tpc_profile_finish(profiled.options.profile, NULL);
+        return failure();
+    }
+    tpc_profile_add(profiled.options.profile, "parse", start, tp_profile_now_ns());
+    int code = command_run_loaded(&profiled, graph);
+    int written = tpc_profile_finish(profiled.options.profile, request->profile_json);
+    return code != EXIT_SUCCESS ? code : written;
+}
+
+/* Runs a loaded graph and destroys it. */
+static int command_run_loaded(const run_request *request, tp_graph *graph) {
     int num_inputs = tp_graph_num_inputs(graph), num_outputs = tp_graph_num_outputs(graph);
     tp_tensor **inputs = calloc((size_t)num_inputs + 1, sizeof *inputs);
     tp_tensor **outputs = calloc((size_t)num_outputs + 1, sizeof *outputs);
@@ -246,6 +278,22 @@ static int parse_run(int argc, char **argv, run_request *request) {
             request->options.dynamic = true;
         } else if (strcmp(arg, "--isolate") == 0) {
             request->isolate = true;
+        } else if (strcmp(arg, "--profile") == 0) {
+            request->profile = true;
+        } else if (strcmp(arg, "--repeat") == 0 || strcmp(arg, "--profile-json") == 0) {
+            if (i + 1 >= argc) return usage_error("%s needs a value", arg);
+            const char *value = argv[++i];
+            request->profile = true;
+            if (strcmp(arg, "--profile-json") == 0) {
+                request->profile_json = value;
+                continue;
+            }
+            char *end = NULL;
+            long count = strtol(value, &end, 10);
+            if (!*value || *end || count < 0 || count > 1000000)
+                return usage_error("--repeat takes a number of runs (0 to 1000000), got '%s'",
+                                   value);
+            request->options.repeat = (int)count;
         } else if (strcmp(arg, "--arg") == 0 || strcmp(arg, "--out") == 0 ||
                    strcmp(arg, "--backend") == 0 || strcmp(arg, "--option") == 0) {
             if (i + 1 >= argc) return usage_error("%s needs a value", arg);
@@ -284,7 +332,7 @@ static int parse_run(int argc, char **argv, run_request *request) {
 }
 
 static int main_run(int argc, char **argv) {
-    run_request request = {0};
+    run_request request = {.options.repeat = 5}; /* steady runs under --profile */
     request.arg_names = calloc((size_t)argc + 1, sizeof *request.arg_names);
     request.arg_files = calloc((size_t)argc + 1, sizeof *request.arg_files);
     request.options.options = calloc((size_t)argc + 1, sizeof *request.options.options);

@@ -5,15 +5,28 @@
 #define TP_TOOLS_TPC_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "tensorplay/graph.h"
 #include "tensorplay/tensor.h"
+
+/* --profile (profile.c): the core's phase events and tpc's own timings. */
+typedef struct tpc_profile tpc_profile;
+/* Installs the core's profile handler; NULL when out of memory. */
+tpc_profile *tpc_profile_begin(void);
+void tpc_profile_add(tpc_profile *profile, const char *name, uint64_t start_ns, uint64_t end_ns);
+void tpc_profile_steady_run(tpc_profile *profile, uint64_t start_ns, uint64_t end_ns);
+/* Removes the handler, prints the table on stderr, writes the trace-event
+ * JSON when json_path is set, frees the profile. */
+int tpc_profile_finish(tpc_profile *profile, const char *json_path);
 
 typedef struct tpc_run_options {
     const char *backend;  /* --backend NAME; NULL: the default backend */
     const char **options; /* --option KEY=VALUE, passed to the backend */
     int num_options;
-    bool dynamic; /* --dynamic: compile for any sizes of these ranks */
+    bool dynamic;         /* --dynamic: compile for any sizes of these ranks */
+    tpc_profile *profile; /* --profile: time the first run and `repeat` more */
+    int repeat;
 } tpc_run_options;
 
 /* Compiles `graph` through tp_compile_graph on the chosen backend (the same
