@@ -27,12 +27,16 @@ tp_status tp_error_setv(tp_status status, const char *format, va_list args) {
     return status;
 }
 
-tp_status tp_error_set(tp_status status, const char *format, ...) {
+tp_status tp_error_set_message(tp_status status, const char *format, ...) {
     va_list args;
     va_start(args, format);
     tp_error_setv(status, format, args);
     va_end(args);
     return status;
+}
+
+void tp_error_restore(const char *saved_message) {
+    snprintf(last_error, sizeof last_error, "%s", saved_message);
 }
 
 tp_status tp_error_prefix(tp_status status, const char *format, ...) {

@@ -228,7 +228,7 @@ static void ensure_loaded(void) {
     snprintf(saved, sizeof saved, "%s", tp_last_error());
     load_environment();
     load_ini_file();
-    tp_error_set(TP_OK, "%s", saved); /* loading must not clobber the caller's message */
+    tp_error_restore(saved); /* loading must not clobber the caller's message */
 }
 
 static int64_t effective_value(int index) {
@@ -301,7 +301,11 @@ tp_status tp_config_unset(const char *knob) {
 
 static tp_status read_knob(const char *knob, bool want_int, int64_t *value, bool *is_set) {
     int index = find_knob(knob);
-    if (index < 0) return unknown_knob(knob);
+    if (index < 0) {
+        unknown_knob(knob); /* not inlined: returning its result would hide from gcc that
+                               the outputs are written whenever TP_OK comes back */
+        return TP_ERR_NOT_FOUND;
+    }
     if ((knobs[index].type == KNOB_INT) != want_int)
         return tp_error_set(TP_ERR_INVALID_ARGUMENT, "compile config knob '%s' is %s", knob,
                             want_int ? "a bool; read it with tp_config_get_bool"

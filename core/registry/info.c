@@ -103,15 +103,16 @@ static tp_status fill_info(const tp_backend *claim, tp_backend_info *info) {
     info->revision = info->state == TP_BACKEND_LOADED ? claim->revision : 0;
     info->min_core = copy_or_empty(claim->min_core);
     info->max_core = copy_or_empty(claim->max_core);
-    info->num_requires = claim->requires.count;
-    info->requires = copy_list(&claim->requires, claim->requires.count);
-    info->requires_found = copy_list(&claim->requires_found, claim->requires.count);
+    info->num_required_sonames = claim->requires.count;
+    info->required_sonames = copy_list(&claim->requires, claim->requires.count);
+    info->required_sonames_found = copy_list(&claim->requires_found, claim->requires.count);
     info->num_warnings = claim->warnings.count;
     info->warnings = copy_list(&claim->warnings, claim->warnings.count);
     info->version = copy_or_empty(info->state == TP_BACKEND_LOADED ? claim->table->version : NULL);
     if (!info->reason || !info->name || !info->description || !info->tags || !info->file ||
-        !info->library || !info->entry || !info->min_core || !info->max_core || !info->requires ||
-        !info->requires_found || !info->warnings || !info->version)
+        !info->library || !info->entry || !info->min_core || !info->max_core ||
+        !info->required_sonames || !info->required_sonames_found || !info->warnings ||
+        !info->version)
         return tp_error_set(TP_ERR_OUT_OF_MEMORY, "registry: out of memory");
     return TP_OK;
 }
@@ -135,8 +136,8 @@ void tp_backend_info_release(tp_backend_info *infos, int count) {
         free((void *)info->entry);
         free((void *)info->min_core);
         free((void *)info->max_core);
-        free_list(info->requires, info->num_requires);
-        free_list(info->requires_found, info->num_requires);
+        free_list(info->required_sonames, info->num_required_sonames);
+        free_list(info->required_sonames_found, info->num_required_sonames);
         free_list(info->warnings, info->num_warnings);
         free((void *)info->version);
     }

@@ -112,6 +112,8 @@ typedef struct tp_search_path {
     tp_strvec origins;
 } tp_search_path;
 tp_status tp_search_path_build(tp_search_path *out);
+/* registered_files.c: the tp_backend_register_file paths, appended in order. */
+tp_status tp_registered_files_add_to(tp_search_path *out);
 void tp_search_path_clear(tp_search_path *path);
 /* The INI files of the search path, in precedence order (folders give their
  * *.ini files in name order). Problems (unreadable folder) go to `problems`. */

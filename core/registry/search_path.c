@@ -1,6 +1,7 @@
 /* The search path of backends INI files, and the INI files it yields.
  *
- * TP_BACKENDS_FILES (colon-separated files or folders) replaces everything.
+ * Files given to tp_backend_register_file come first. TP_BACKENDS_FILES
+ * (colon-separated files or folders) replaces everything after them.
  * Otherwise, in order: TP_BACKENDS_PATH entries, $XDG_CONFIG_HOME/tensorplay/
  * backends.d (default ~/.config), /etc/tensorplay/backends.d, the
  * share/tensorplay/backends.d of the prefix libtensorplay actually runs
@@ -115,6 +116,7 @@ static bool running_from_build_tree(void) {
 
 tp_status tp_search_path_build(tp_search_path *out) {
     memset(out, 0, sizeof *out);
+    TP_TRY(tp_registered_files_add_to(out));
     const char *files = tp_env_get("TP_BACKENDS_FILES");
     if (files && *files) return add_colon_list(out, files, "TP_BACKENDS_FILES");
 

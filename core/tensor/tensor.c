@@ -111,6 +111,39 @@ tp_status tp_tensor_create(tp_dtype dtype, int ndim, const int64_t *shape, tp_te
     return TP_OK;
 }
 
+tp_status tp_tensor_wrap(tp_dtype dtype, int ndim, const int64_t *shape, void *data,
+                         tp_tensor_release_fn release, void *release_data, tp_tensor **out) {
+    if (!out) return tp_error_set(TP_ERR_INVALID_ARGUMENT, "tp_tensor_wrap: out is NULL");
+    *out = NULL;
+    int64_t numel;
+    size_t nbytes;
+    TP_TRY(tp_shape_check(dtype, ndim, shape, &numel, &nbytes));
+    size_t element_size = tp_dtype_size(dtype);
+    if (nbytes > 0 && !data)
+        return tp_error_set(TP_ERR_INVALID_ARGUMENT, "tp_tensor_wrap: data is NULL for %zu bytes",
+                            nbytes);
+    if ((uintptr_t)data % element_size != 0)
+        return tp_error_set(TP_ERR_INVALID_ARGUMENT,
+                            "tp_tensor_wrap: data %p is not aligned to the %s element size (%zu "
+                            "bytes); copy it into an aligned buffer first",
+                            data, tp_dtype_name(dtype), element_size);
+    tp_tensor *tensor = tp_calloc(1, sizeof *tensor);
+    if (!tensor) return tp_error_set(TP_ERR_OUT_OF_MEMORY, "tp_tensor_wrap: out of memory");
+    atomic_init(&tensor->refcount, 1);
+    tensor->dtype = dtype;
+    tensor->ndim = ndim;
+    if (ndim > 0) memcpy(tensor->shape, shape, (size_t)ndim * sizeof *shape);
+    tensor->numel = numel;
+    tensor->nbytes = nbytes;
+    tensor->data = data;
+    tensor->external = true;
+    tensor->release_external = release;
+    tensor->release_data = release_data;
+    atomic_init(&tensor->version, 0);
+    *out = tensor;
+    return TP_OK;
+}
+
 tp_status tp_tensor_from_data(tp_dtype dtype, int ndim, const int64_t *shape, const void *data,
                               tp_tensor **out) {
     TP_TRY(tp_tensor_create_uninit(dtype, ndim, shape, out));
@@ -144,7 +177,10 @@ void tp_tensor_release(tp_tensor *tensor) {
     if (!tensor) return;
     /* acq_rel: the last owner sees every write made through other references. */
     if (atomic_fetch_sub_explicit(&tensor->refcount, 1, memory_order_acq_rel) != 1) return;
-    tp_aligned_free(tensor->data);
+    if (!tensor->external)
+        tp_aligned_free(tensor->data);
+    else if (tensor->release_external)
+        tensor->release_external(tensor->release_data);
     free(tensor);
 }
 

@@ -14,7 +14,12 @@ struct tp_tensor {
     int64_t shape[TP_MAX_DIMS];
     int64_t numel;
     size_t nbytes;
-    void *data; /* tp_aligned_alloc'd, owned */
+    void *data; /* tp_aligned_alloc'd and owned, unless external */
+    /* tp_tensor_wrap: the memory belongs to the caller; release_external (may
+     * be NULL) is called once with release_data when the last reference goes. */
+    bool external;
+    tp_tensor_release_fn release_external;
+    void *release_data;
     atomic_uint_fast64_t version;
     int device;  /* 0 = host; room for device-resident tensors (contract rev 2) */
     void *trace; /* capture: the tracing record this tensor stands for, or NULL */

@@ -1,9 +1,10 @@
 /* TensorPlay — op attributes.
  *
  * Every op's non-tensor parameters live in one plain struct, tp_attrs. Which
- * fields an op reads is declared in the op table (core/ops/op_list.def) as a
- * mask of tp_attr_key bits; the .tpir printer and parser, the verifier and the
- * plugin graph view all use that mask, so an op's attributes are defined once.
+ * fields an op reads is declared in the op table as a mask of tp_attr_key
+ * bits; the .tpir printer and parser, the verifier and the plugin graph view
+ * all use that mask, so an op's attributes are defined once. Each op's
+ * attributes, with their .tpir names and defaults: tensorplay-ops(7).
  *
  * Initialise with TP_ATTRS_INIT (all fields zero / defaults), set the fields
  * an op needs. `data` (constant payload) is a borrowed reference in calls and

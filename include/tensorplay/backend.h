@@ -80,9 +80,10 @@ typedef struct tp_backend_info {
     int contract;            /* declared contract revision */
     const char *min_core;    /* "" when not declared */
     const char *max_core;
-    int num_requires;
-    const char *const *requires;       /* sonames */
-    const char *const *requires_found; /* where each was found; NULL entries are missing */
+    int num_required_sonames; /* the INI's `requires` (the field is not named
+                                 `requires`: a C++20 keyword) */
+    const char *const *required_sonames;
+    const char *const *required_sonames_found; /* where each was found; NULL: missing */
     int num_warnings;
     const char *const *warnings; /* e.g. unknown keys, "FILE:LINE: unknown key 'x'" */
     const char *version;         /* the plugin's version once loaded; "" before */
@@ -170,6 +171,14 @@ TP_API const char *tp_backend_get_default(void);
 /* Sets the default (NULL restores "stax"). The backend is looked up (and
  * loaded) now, so a wrong name fails here. */
 TP_API tp_status tp_backend_set_default(const char *name);
+
+/* Adds one backends INI file to the front of the search path (before
+ * TP_BACKENDS_FILES and every default location) for the rest of the process,
+ * and rescans, so its backends can be looked up now. Registering the same
+ * file again only rescans. Errors: TP_ERR_IO when the file cannot be read,
+ * TP_ERR_PARSE with the scan's problem ("FILE:LINE: ...") when the file was
+ * refused or does not parse. */
+TP_API tp_status tp_backend_register_file(const char *ini_path);
 
 /* Calls reset() once on every loaded backend. */
 TP_API void tp_backend_reset_all(void);

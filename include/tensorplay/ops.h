@@ -52,6 +52,24 @@ TP_API tp_tensor *tp_ctx_adopt(tp_ctx *ctx, tp_tensor *tensor);
 TP_API tp_tensor *tp_op(tp_ctx *ctx, const char *op_name, tp_tensor *const *inputs, int num_inputs,
                         const tp_attrs *attrs);
 
+/* ---- the op table, for bindings and tools that generate one call per op ---- */
+typedef struct tp_op_info {
+    size_t struct_size;       /* sizeof(tp_op_info) of the caller; filled up to it */
+    const char *name;         /* "add", ... as tp_op takes it */
+    const char *kind;         /* "pointwise", "reduction", "matmul", "shape", "creation",
+                                 "composite" */
+    int min_arity, max_arity; /* tensor inputs */
+    uint32_t attr_mask;       /* TP_ATTR_BIT(key) of every attribute the op reads */
+} tp_op_info;
+
+#define TP_OP_INFO_INIT                                                                            \
+    { .struct_size = sizeof(tp_op_info) }
+
+/* Number of ops; ids are 0 .. count-1 in table order (the TP_PLUGIN_OP_* ids). */
+TP_API int tp_op_count(void);
+/* Describes op `op_id`; TP_ERR_NOT_FOUND outside 0 .. tp_op_count()-1. */
+TP_API tp_status tp_op_describe(int op_id, tp_op_info *out);
+
 /* ---- metadata and values (recorded by capture: see compile.h) ---- */
 TP_API int tp_ndim(tp_ctx *ctx, tp_tensor *x);
 TP_API int64_t tp_dim(tp_ctx *ctx, tp_tensor *x, int axis);

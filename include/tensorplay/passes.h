@@ -2,7 +2,7 @@
  * compiles a graph. Fusion is each backend's own business (contract
  * revision 2): the core hands over the graph only.
  *
- * Order (DESIGN section 5): normalize → constfold → decompose → cse → dce →
+ * Order: normalize → constfold → decompose → cse → dce →
  * shapeprop (advisory). Each pass reads a graph and builds a new
  * one through the public graph API, reporting whether anything changed; the
  * input graph is never modified.

@@ -79,6 +79,17 @@ TP_API tp_status tp_tensor_create(tp_dtype dtype, int ndim, const int64_t *shape
 /* New tensor holding a copy of `data` (numel * dtype size bytes, C order). */
 TP_API tp_status tp_tensor_from_data(tp_dtype dtype, int ndim, const int64_t *shape,
                                      const void *data, tp_tensor **out);
+/* Called once when the last reference to a tensor made by tp_tensor_wrap goes
+ * (on whichever thread drops it), so the owner of the memory can free it. */
+typedef void (*tp_tensor_release_fn)(void *release_data);
+/* New tensor over caller-owned memory, without a copy: `data` holds numel *
+ * dtype size bytes in C order, aligned to the element size (not necessarily
+ * TP_TENSOR_ALIGNMENT: kernels make no alignment assumption). The memory must
+ * stay valid until `release(release_data)` is called (release may be NULL when
+ * the memory outlives every reference). `data` may be NULL only when numel is
+ * 0. Used by language bindings to share NumPy arrays. */
+TP_API tp_status tp_tensor_wrap(tp_dtype dtype, int ndim, const int64_t *shape, void *data,
+                                tp_tensor_release_fn release, void *release_data, tp_tensor **out);
 /* New tensor with the same dtype, shape and contents (version starts at 0). */
 TP_API tp_status tp_tensor_clone(const tp_tensor *tensor, tp_tensor **out);
 

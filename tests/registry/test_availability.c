@@ -47,9 +47,9 @@ START_TEST(missing_requires_names_each_missing_library_and_its_provider) {
     ck_assert_contains(info->reason, "libtp-fixture-missing.so.7 not found");
     ck_assert_contains(info->reason, "libLLVM.so.99.1 not found");
     ck_assert(strstr(info->reason, "libc.so.6") == NULL);
-    ck_assert_int_eq(info->num_requires, 3);
-    ck_assert_ptr_nonnull(info->requires_found[0]); /* libc.so.6 */
-    ck_assert_ptr_null(info->requires_found[1]);
+    ck_assert_int_eq(info->num_required_sonames, 3);
+    ck_assert_ptr_nonnull(info->required_sonames_found[0]); /* libc.so.6 */
+    ck_assert_ptr_null(info->required_sonames_found[1]);
     tp_backend_info_release(info, 1);
 }
 END_TEST

@@ -1,7 +1,11 @@
 #!/bin/sh
 # The SDK end to end, as a plugin author meets it:
-#   1. install this build into a fresh temporary prefix and check what is there
-#      (SONAME, headers, CMake package, pkg-config files, man pages, corpus);
+#   1. install this build into a fresh temporary prefix, under umask 002 (the
+#      registry's trust rule refuses group-writable folders: the install must
+#      set its own modes), and check what is there (SONAME, headers, CMake
+#      package, pkg-config files, man pages, op reference, corpus, one INI
+#      per built plugin, every file installed once); build and run a program
+#      against it with find_package(TensorPlay) and with pkg-config;
 #   2. copy the template plugin out of the *installed* SDK and build it in a
 #      clean environment against that prefix alone (CMAKE_PREFIX_PATH);
 #   3. register it through TP_BACKENDS_PATH: `tp-backends list` shows it and
@@ -13,15 +17,17 @@
 set -eu
 build_dir=$1
 cmake=${2:-cmake}
-umask 022
+umask 002
 work=$(mktemp -d /tmp/tp-sdk-test.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${TP_KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
 prefix=$work/prefix
 step() { printf '\n== %s\n' "$*"; }
 fail() { printf 'FAILED: %s\n' "$*"; exit 1; }
 # A clean environment: nothing from the caller's shell or the source tree.
 clean_env() { env -i PATH=/usr/bin:/bin HOME="$work/home" XDG_CONFIG_HOME="$work/xdg" "$@"; }
-mkdir -p "$work/home" "$work/xdg"
+# The user folders stand for a home made by the system (0755): the trust rule
+# refuses a group-writable folder above an INI, with its reason.
+mkdir -m 0755 "$work/home" "$work/xdg"
 
 step "install into $prefix"
 "$cmake" --install "$build_dir" --prefix "$prefix" >"$work/install.log" || { cat "$work/install.log"; fail "cmake --install"; }
@@ -29,23 +35,35 @@ for file in lib/libtensorplay.so lib/libtensorplay.so.0 include/tensorplay/tenso
     include/tensorplay/plugin.h include/tensorplay-plugin/tensorplay/plugin.h \
     lib/cmake/TensorPlay/TensorPlayConfig.cmake lib/cmake/TensorPlay/TensorPlayConfigVersion.cmake \
     lib/pkgconfig/tensorplay.pc lib/pkgconfig/tensorplay-plugin.pc \
-    bin/tp-backends bin/tpc share/man/man1/tp-backends.1 share/man/man1/tpc.1 \
-    share/tensorplay/backends.d/tensorplay.ini share/tensorplay/conformance/pointwise/add.tpir \
+    bin/tp-backends bin/tpc share/man/man1/tp-backends.1.gz share/man/man1/tpc.1.gz \
+    share/man/man1/tp-bench.1.gz share/man/man7/tensorplay-ops.7.gz share/doc/tensorplay/ops.txt \
+    share/tensorplay/conformance/pointwise/add.tpir \
     share/tensorplay/sdk/README.md share/tensorplay/sdk/template/CMakeLists.txt; do
     [ -e "$prefix/$file" ] || fail "not installed: $file"
 done
 soname=$(objdump -p "$prefix/lib/libtensorplay.so" | awk '/SONAME/ {print $2}')
 [ "$soname" = "libtensorplay.so.0" ] || fail "SONAME is '$soname', expected libtensorplay.so.0"
 [ "$(ls "$prefix/include/tensorplay-plugin/tensorplay" | tr "\n" " ")" = "plugin.h plugin_ops.h " ] || fail "the plugin include folder must hold plugin.h and plugin_ops.h alone"
-echo "ok: files, SONAME $soname"
+duplicates=$(sort "$build_dir/install_manifest.txt" | uniq -d)
+[ -z "$duplicates" ] || fail "installed more than once: $duplicates"
+for plugin in "$build_dir"/plugins/*.so; do
+    [ -e "$plugin" ] || continue
+    [ -e "$prefix/lib/tensorplay/plugins/$(basename "$plugin")" ] || fail "plugin $(basename "$plugin") not installed"
+done
+[ ! -e "$prefix/share/tensorplay/backends.d/tensorplay.ini" ] || fail "the all-plugins tensorplay.ini is installed"
+grep -q '^linear$' "$prefix/share/doc/tensorplay/ops.txt" || fail "ops.txt does not describe linear"
+echo "ok: files, SONAME $soname, each file installed once"
 
 step "the installed tree finds its own registry from where it is installed"
 clean_env "$prefix/bin/tp-backends" paths | tee "$work/paths.txt"
 grep -q "$prefix/share/tensorplay/backends.d" "$work/paths.txt" ||
     fail "tp-backends paths does not list $prefix/share/tensorplay/backends.d"
 clean_env "$prefix/bin/tp-backends" list --all | grep -Eq "^eager " || fail "eager is not listed"
-clean_env "$prefix/bin/tp-backends" list | grep -q "$prefix/share/tensorplay/backends.d/tensorplay.ini" ||
-    fail "the installed in-tree entries are not read from $prefix"
+clean_env "$prefix/bin/tp-backends" list >"$work/installed-list.txt"
+if [ -e "$build_dir/plugins/stax-llvm.so" ]; then
+    grep -Eq "^stax +available .*$prefix/share/tensorplay/backends.d/stax.ini" "$work/installed-list.txt" ||
+        { cat "$work/installed-list.txt"; fail "stax is not available from $prefix/share/tensorplay/backends.d/stax.ini"; }
+fi
 echo "ok: $prefix/share/tensorplay/backends.d is on the search path"
 
 step "pkg-config: build a program against tensorplay.pc"
@@ -57,6 +75,21 @@ printf '#include <stdio.h>\n#include <tensorplay/tensorplay.h>\nint main(void) {
 # shellcheck disable=SC2046
 cc -o "$work/version" "$work/version.c" $(pc --cflags --libs tensorplay) -Wl,-rpath,"$prefix/lib" || fail "pkg-config build"
 echo "ok: a pkg-config program runs and prints TensorPlay $("$work/version")"
+
+step "CMake: build a program against find_package(TensorPlay) alone"
+cp -r "$(dirname "$0")/consumer" "$work/consumer"
+clean_env "$cmake" -S "$work/consumer" -B "$work/consumer-build" -DCMAKE_PREFIX_PATH="$prefix" \
+    >"$work/consumer.log" 2>&1 || { cat "$work/consumer.log"; fail "configure the find_package consumer"; }
+clean_env "$cmake" --build "$work/consumer-build" >>"$work/consumer.log" 2>&1 ||
+    { cat "$work/consumer.log"; fail "build the find_package consumer"; }
+output=$(clean_env "$work/consumer-build/consumer") || fail "the find_package consumer fails: $output"
+case "$output" in *": 2 4 6") ;; *) fail "the find_package consumer printed '$output', not 2 4 6" ;; esac
+echo "ok: $output"
+# shellcheck disable=SC2046
+cc -o "$work/consumer-pc" "$work/consumer/consumer.c" $(pc --cflags --libs tensorplay) -Wl,-rpath,"$prefix/lib" ||
+    fail "pkg-config build of the consumer"
+[ "$("$work/consumer-pc")" = "$output" ] || fail "the pkg-config consumer differs: $("$work/consumer-pc")"
+echo "ok: the same program built with pkg-config"
 
 step "build the template out of tree against $prefix only"
 cp -r "$prefix/share/tensorplay/sdk/template" "$work/template"
@@ -92,6 +125,9 @@ step "a deliberately broken build (TEMPLATE_BREAK_OP=exp) fails, naming exp"
 clean_env "$cmake" -S "$work/template" -B "$work/broken-build" -DCMAKE_PREFIX_PATH="$prefix" \
     -DTEMPLATE_BREAK_OP=exp >/dev/null || fail "configure the broken template"
 clean_env "$cmake" --build "$work/broken-build" >/dev/null 2>&1 || fail "build the broken template"
+# A build folder made under umask 002 is group-writable: the trust rule
+# refuses it, as the guide says; fix it as the guide says.
+chmod -R go-w "$work/broken-build"
 if clean_env TP_BACKENDS_PATH="$work/broken-build/backends.d" "$prefix/bin/tp-backends" check template \
     --conformance >"$work/broken.txt"; then
     fail "the broken template passes the conformance kit"

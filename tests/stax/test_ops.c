@@ -1,6 +1,7 @@
 /* stax vs eager on every op of the op table, for every dtype combination the
- * op accepts (combinations the graph builder rejects are skipped: the core
- * never hands them to a backend), with NumPy broadcasting. */
+ * op accepts (dtype combinations the graph builder rejects are skipped: the
+ * core never hands them to a backend; every op must be compared at least
+ * once), with NumPy broadcasting. */
 #include "stax_harness.h"
 
 static const tp_dtype all_dtypes[] = {TP_F32, TP_F64, TP_I32, TP_I64, TP_BOOL};
@@ -12,7 +13,10 @@ static const char *const binary_ops[] = {"add",     "sub",     "mul", "div",    
                                          "maximum", "minimum", "lt",  "le",          "gt",
                                          "ge",      "eq",      "ne",  "logical_and", "logical_or"};
 
-/* Builds graph(x: a, y: b...) { op(x, y...) }; false when the builder refuses. */
+/* Builds graph(x: a, y: b...) { op(x, y...) }; false when the op's rule
+ * refuses the input dtypes. Any other refusal (an unknown op name, attributes
+ * or shapes the op rejects) fails the test: the case it meant to check would
+ * otherwise pass without checking anything. */
 static bool build(tp_graph **out, const char *op, const tp_type *types, int n,
                   const tp_attrs *attrs) {
     tp_graph *g = NULL;
@@ -24,7 +28,11 @@ static bool build(tp_graph **out, const char *op, const tp_type *types, int n,
         ck_assert_int_eq(tp_graph_add_input(g, name, &types[i], &ids[i]), TP_OK);
     }
     tp_value_id result;
-    if (tp_graph_add_node(g, op, ids, n, attrs, "y", &result) != TP_OK) {
+    tp_status status = tp_graph_add_node(g, op, ids, n, attrs, "y", &result);
+    if (status != TP_OK) {
+        ck_assert_msg(status == TP_ERR_DTYPE,
+                      "the graph builder refused %s with '%s', not a dtype: %s", op,
+                      tp_status_name(status), tp_last_error());
         tp_graph_destroy(g);
         return false;
     }
@@ -33,10 +41,36 @@ static bool build(tp_graph **out, const char *op, const tp_type *types, int n,
     return true;
 }
 
+/* How many cases of each op the running test compared (each check test runs
+ * in its own process, so the tally starts empty). */
+static struct {
+    const char *op;
+    int tried, compared;
+} tally[64];
+
+static void count_case(const char *op, bool compared) {
+    int i = 0;
+    while (i < 64 && tally[i].op && strcmp(tally[i].op, op) != 0) i++;
+    ck_assert_msg(i < 64, "tally full");
+    tally[i].op = op;
+    tally[i].tried++;
+    tally[i].compared += compared;
+}
+
+/* Fails unless every op the test tried was compared at least once: an op
+ * whose every dtype is refused has not been tested. */
+static void assert_every_op_compared(void) {
+    for (int i = 0; i < 64 && tally[i].op; i++)
+        ck_assert_msg(tally[i].compared > 0, "%s: all %d cases refused by the graph builder",
+                      tally[i].op, tally[i].tried);
+}
+
 static void check_op(const char *op, const tp_type *types, int n, const tp_attrs *attrs,
                      double rtol_scale) {
     tp_graph *g = NULL;
-    if (!build(&g, op, types, n, attrs)) return;
+    bool built = build(&g, op, types, n, attrs);
+    count_case(op, built);
+    if (!built) return;
     tp_tensor *inputs[4];
     for (int i = 0; i < n; i++)
         inputs[i] = stax_test_random(types[i].dtype, types[i].ndim, types[i].dims, 7 + (uint64_t)i);
@@ -57,6 +91,7 @@ START_TEST(unary_ops_match_eager_for_every_dtype) {
             tp_type t = {.dtype = all_dtypes[d], .ndim = 2, .dims = {3, 37}};
             check_op(unary_ops[o], &t, 1, NULL, 1.0);
         }
+    assert_every_op_compared();
 }
 END_TEST
 
@@ -69,6 +104,7 @@ START_TEST(cast_matches_eager_for_every_dtype_pair) {
             attrs.dtype = all_dtypes[to];
             check_op("cast", &t, 1, &attrs, 1.0);
         }
+    assert_every_op_compared();
 }
 END_TEST
 
@@ -81,6 +117,7 @@ START_TEST(binary_ops_match_eager_for_every_dtype_pair_with_broadcasting) {
                                     {.dtype = all_dtypes[b], .ndim = 2, .dims = {3, 17}}};
                 check_op(binary_ops[o], types, 2, NULL, 1.0);
             }
+    assert_every_op_compared();
 }
 END_TEST
 
@@ -93,6 +130,7 @@ START_TEST(where_matches_eager_for_every_dtype) {
                                 {.dtype = TP_F64, .ndim = 0}};
             check_op("where", types, 3, NULL, 1.0);
         }
+    assert_every_op_compared();
 }
 END_TEST
 
@@ -119,6 +157,7 @@ START_TEST(reductions_match_eager_for_every_dtype_and_axes) {
             attrs.keepdim = axis == 1;
             check_op("argmax", &t, 1, &attrs, 1.0);
         }
+    assert_every_op_compared();
 }
 END_TEST
 
@@ -141,6 +180,7 @@ START_TEST(matmul_matches_eager_for_dtypes_and_shapes) {
                 types[1].dtype = all_dtypes[b];
                 check_op("matmul", types, 2, NULL, 10.0);
             }
+    assert_every_op_compared();
 }
 END_TEST
 
@@ -176,6 +216,7 @@ START_TEST(shape_ops_match_eager) {
         attrs.axis = 1;
         check_op("concat", parts, 3, &attrs, 1.0);
     }
+    assert_every_op_compared();
 }
 END_TEST
 
@@ -199,6 +240,7 @@ START_TEST(creation_ops_match_eager) {
         check_op("constant", NULL, 0, &attrs, 1.0);
         tp_tensor_release(payload);
     }
+    assert_every_op_compared();
 }
 END_TEST
 
@@ -231,6 +273,7 @@ START_TEST(composites_match_eager) {
         check_op("linear", lin, 2, NULL, 10.0);
         check_op("linear", lin, 3, NULL, 10.0);
     }
+    assert_every_op_compared();
 }
 END_TEST
 

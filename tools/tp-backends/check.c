@@ -38,7 +38,7 @@ static int child_fail(const char *step, const char *detail) {
 static tp_status build_graph(tp_graph **out) {
     tp_type type = {.dtype = TP_F32, .ndim = 2, .dims = {2, 3}};
     tp_graph *graph = NULL;
-    tp_value_id x, y, a, m;
+    tp_value_id x = TP_NO_VALUE, y = TP_NO_VALUE, a = TP_NO_VALUE, m = TP_NO_VALUE;
     tp_status status = tp_graph_create("check", &graph);
     if (status == TP_OK) status = tp_graph_add_input(graph, "x", &type, &x);
     if (status == TP_OK) status = tp_graph_add_input(graph, "y", &type, &y);

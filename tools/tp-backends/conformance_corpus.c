@@ -50,8 +50,9 @@ static bool inside(const char *path, const char *folder) {
 #endif
 
 static bool try_dir(const char *candidate, char *out, size_t size, char *tried, size_t tried_size) {
-    if (is_directory(candidate)) {
-        snprintf(out, size, "%s", candidate);
+    size_t length = strlen(candidate);
+    if (length < size && is_directory(candidate)) { /* a longer path would not fit `out` */
+        memcpy(out, candidate, length + 1);
         return true;
     }
     size_t used = strlen(tried);

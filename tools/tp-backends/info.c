@@ -55,11 +55,11 @@ int command_info(int argc, char **argv) {
     printf("core range:     %s .. %s (this TensorPlay is %s)\n",
            *info->min_core ? info->min_core : "any", *info->max_core ? info->max_core : "any",
            tp_version());
-    if (info->num_requires == 0) printf("requires:       (nothing)\n");
-    for (int i = 0; i < info->num_requires; i++)
-        printf("requires:       %s: %s%s\n", info->requires[i],
-               info -> requires_found[i] ? "found at " : "MISSING",
-               info->requires_found[i] ? info->requires_found[i] : "");
+    if (info->num_required_sonames == 0) printf("requires:       (nothing)\n");
+    for (int i = 0; i < info->num_required_sonames; i++)
+        printf("requires:       %s: %s%s\n", info->required_sonames[i],
+               info->required_sonames_found[i] ? "found at " : "MISSING",
+               info->required_sonames_found[i] ? info->required_sonames_found[i] : "");
     printf("tags:           %s\n", *info->tags ? info->tags : "(none)");
     printf("description:    %s\n", info->description);
     if (*info->version) printf("version:        %s\n", info->version);

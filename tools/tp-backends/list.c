@@ -64,9 +64,10 @@ static void print_json(const tp_backend_info *infos, int count, const char *pick
                info->min_contract, info->priority);
         fputs(", \"min_core\": ", stdout), json_string(stdout, info->min_core);
         fputs(", \"max_core\": ", stdout), json_string(stdout, info->max_core);
-        fputs(", \"requires\": ", stdout), print_string_array(info->requires, info->num_requires);
+        fputs(", \"requires\": ", stdout),
+            print_string_array(info->required_sonames, info->num_required_sonames);
         fputs(", \"requires_found\": ", stdout);
-        print_string_array(info->requires_found, info->num_requires);
+        print_string_array(info->required_sonames_found, info->num_required_sonames);
         fputs(", \"warnings\": ", stdout), print_string_array(info->warnings, info->num_warnings);
         putchar('}');
     }
