@@ -36,6 +36,31 @@ tp_status tp_partition_compute(const tp_graph *graph, const int32_t *color, int3
                                tp_partition *out);
 void tp_partition_clear(tp_partition *partition);
 
+/* ---- partition_plan.c ---- */
+
+/* One backend's answer per value (claimed, or the reason it is not). */
+typedef struct tp_partition_claims {
+    bool *claimed;
+    char **reasons;
+} tp_partition_claims;
+
+/* The split tp_compile_graph would make, without compiling: backends[0] the
+ * chosen backend, then the fallback (unless the same, or "none":
+ * fallback_none), then eager (unless listed); colors index backends. */
+typedef struct tp_partition_plan_state {
+    tp_backend *backends[3];
+    int32_t num_colors;
+    bool fallback_none;
+    tp_graph *optimized; /* after the backend's pass pipeline; owned */
+    tp_partition_claims claims[3];
+    int32_t *color; /* per value of `optimized` */
+    tp_partition split;
+} tp_partition_plan_state;
+
+tp_status tp_partition_plan_make(const tp_graph *graph, const char *backend_name,
+                                 const char *fallback_name, tp_partition_plan_state *plan);
+void tp_partition_plan_clear(tp_partition_plan_state *plan);
+
 /* ---- partitioned.c ---- */
 
 typedef struct tp_partitioned tp_partitioned;

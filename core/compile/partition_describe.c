@@ -1,6 +1,5 @@
 /* tp_partition_describe: the split tp_compile_graph would make, in words
- * (`tpc print --partition`). Runs the same pass pipeline and the same
- * coloring rule as partitioned.c, but compiles nothing. */
+ * (`tpc print --partition`); the split itself is partition_plan.c's. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,27 +37,8 @@ static void append(text_buffer *text, const char *format, ...) {
     }
 }
 
-typedef struct claim_table {
-    bool *claimed;
-    char **reasons;
-} claim_table;
-
-static void claim_table_clear(claim_table *table, int32_t count) {
-    for (int32_t v = 0; table->reasons && v < count; v++) free(table->reasons[v]);
-    free(table->reasons);
-    free(table->claimed);
-}
-
-static tp_status claim_table_fill(tp_backend *backend, const tp_graph *graph, claim_table *table) {
-    table->claimed = malloc(((size_t)graph->num_values + 1) * sizeof *table->claimed);
-    table->reasons = calloc((size_t)graph->num_values + 1, sizeof *table->reasons);
-    if (!table->claimed || !table->reasons)
-        return tp_error_set(TP_ERR_OUT_OF_MEMORY, "partition: out of memory");
-    return tp_backend_claims(backend, graph, table->claimed, table->reasons);
-}
-
 static void describe_regions(text_buffer *text, const tp_graph *graph, const tp_partition *split,
-                             tp_backend *const *backends, const claim_table *claims,
+                             tp_backend *const *backends, const tp_partition_claims *claims,
                              bool fallback_none) {
     for (int32_t r = 0; r < split->num_regions; r++) {
         int32_t color = split->region_color[r];
@@ -99,42 +79,23 @@ static int32_t count_crossing(const tp_graph *graph, const tp_partition *split) 
     return crossing;
 }
 
-static tp_status describe(const tp_graph *graph, tp_backend *const *backends, int32_t num_colors,
-                          bool fallback_none, text_buffer *text) {
-    claim_table claims[3] = {{0}};
-    int32_t *color = malloc(((size_t)graph->num_values + 1) * sizeof *color);
-    tp_status status =
-        color ? TP_OK : tp_error_set(TP_ERR_OUT_OF_MEMORY, "partition: out of memory");
-    for (int32_t c = 0; status == TP_OK && c < num_colors; c++)
-        status = claim_table_fill(backends[c], graph, &claims[c]);
-    for (int32_t v = 0; status == TP_OK && v < graph->num_values; v++) {
-        color[v] = num_colors - 1;
-        for (int32_t c = num_colors - 1; c >= 0; c--)
-            if (claims[c].claimed[v]) color[v] = c;
+static void describe(const tp_partition_plan_state *plan, text_buffer *text) {
+    const tp_graph *graph = plan->optimized;
+    const tp_partition *split = &plan->split;
+    append(text, "# partition of graph '%s' after the pass pipeline: nodes:", graph->name);
+    bool first = true;
+    for (int32_t c = 0; c < plan->num_colors; c++) {
+        int64_t nodes = 0;
+        for (int32_t r = 0; r < split->num_regions; r++)
+            if (split->region_color[r] == c) nodes += split->region_size[r];
+        if (!nodes) continue;
+        append(text, "%s %s %lld", first ? "" : ",", tp_backend_name(plan->backends[c]),
+               (long long)nodes);
+        first = false;
     }
-    tp_partition split = {0};
-    if (status == TP_OK) status = tp_partition_compute(graph, color, num_colors, &split);
-    if (status == TP_OK) {
-        append(text, "# partition of graph '%s' after the pass pipeline: nodes:", graph->name);
-        bool first = true;
-        for (int32_t c = 0; c < num_colors; c++) {
-            int64_t nodes = 0;
-            for (int32_t r = 0; r < split.num_regions; r++)
-                if (split.region_color[r] == c) nodes += split.region_size[r];
-            if (!nodes) continue;
-            append(text, "%s %s %lld", first ? "" : ",", tp_backend_name(backends[c]),
-                   (long long)nodes);
-            first = false;
-        }
-        append(text, "; regions %d; tensors crossing %d\n", split.num_regions,
-               count_crossing(graph, &split));
-        describe_regions(text, graph, &split, backends, claims, fallback_none);
-        if (text->failed) status = tp_error_set(TP_ERR_OUT_OF_MEMORY, "partition: out of memory");
-    }
-    tp_partition_clear(&split);
-    for (int32_t c = 0; c < num_colors; c++) claim_table_clear(&claims[c], graph->num_values);
-    free(color);
-    return status;
+    append(text, "; regions %d; tensors crossing %d\n", split->num_regions,
+           count_crossing(graph, split));
+    describe_regions(text, graph, split, plan->backends, plan->claims, plan->fallback_none);
 }
 
 tp_status tp_partition_describe(const tp_graph *graph, const char *backend_name,
@@ -142,26 +103,13 @@ tp_status tp_partition_describe(const tp_graph *graph, const char *backend_name,
     if (!graph || !text_out)
         return tp_error_set(TP_ERR_INVALID_ARGUMENT, "tp_partition_describe: NULL argument");
     *text_out = NULL;
-    tp_backend *backends[3] = {NULL, NULL, NULL};
-    TP_TRY(tp_backend_lookup(backend_name, &backends[0]));
-    tp_compile_policy policy;
-    TP_TRY(tp_config_snapshot(&policy));
-    TP_TRY(tp_partition_resolve_fallback(fallback_name ? fallback_name : policy.fallback_backend,
-                                         &backends[1]));
-    bool fallback_none = !backends[1];
-    int32_t num_colors = 1;
-    if (backends[1] && backends[1] != backends[0]) num_colors = 2;
-    TP_TRY(tp_backend_lookup("eager", &backends[num_colors]));
-    bool eager_listed = backends[num_colors] == backends[0] ||
-                        (num_colors == 2 && backends[num_colors] == backends[1]);
-    if (!eager_listed) num_colors++;
-    tp_pass_options options;
-    tp_pipeline_pass_options(backends[0], &options);
-    tp_graph *optimized = NULL;
-    TP_TRY(tp_pass_pipeline_run(graph, &options, &optimized));
+    tp_partition_plan_state plan;
+    tp_status status = tp_partition_plan_make(graph, backend_name, fallback_name, &plan);
     text_buffer text = {0};
-    tp_status status = describe(optimized, backends, num_colors, fallback_none, &text);
-    tp_graph_destroy(optimized);
+    if (status == TP_OK) describe(&plan, &text);
+    if (status == TP_OK && text.failed)
+        status = tp_error_set(TP_ERR_OUT_OF_MEMORY, "partition: out of memory");
+    tp_partition_plan_clear(&plan);
     if (status != TP_OK) {
         free(text.data);
         return status;

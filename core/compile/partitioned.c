@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/profile.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "ir/graph_internal.h"
@@ -261,10 +262,11 @@ static tp_status region_examples(const tp_partition_request *request, const tp_t
 }
 
 static tp_status compile_region(const tp_partition_request *request, tp_backend *const *backends,
-                                int32_t color, const tp_graph *region_graph,
+                                int32_t color, int32_t region, const tp_graph *region_graph,
                                 tp_tensor *const *examples, int32_t num_examples,
                                 tp_executable **out, tp_backend **used) {
     bool primary = color == COLOR_BACKEND;
+    uint64_t start = tp_profile_start();
     tp_status status = tp_backend_compile(backends[color], region_graph, examples, num_examples,
                                           primary ? request->options : NULL,
                                           primary ? request->num_options : 0, out);
@@ -277,6 +279,7 @@ static tp_status compile_region(const tp_partition_request *request, tp_backend 
         *used = backends[COLOR_EAGER];
         status = tp_backend_compile(*used, region_graph, examples, num_examples, NULL, 0, out);
     }
+    tp_profile_end(start, "backend_compile", tp_backend_name(*used), region);
     return status;
 }
 
@@ -358,7 +361,7 @@ static tp_status compile_regions(const tp_partition_request *request, tp_backend
         else if (status == TP_OK)
             for (int32_t i = 0; i < region->num_inputs; i++) examples[i] = NULL;
         if (status == TP_OK)
-            status = compile_region(request, backends, partition->region_color[r], region_graph,
+            status = compile_region(request, backends, partition->region_color[r], r, region_graph,
                                     types ? examples : NULL, types ? region->num_inputs : 0,
                                     &region->executable, &used[r]);
         for (int32_t i = 0; types && i < region->num_inputs; i++)
@@ -409,13 +412,18 @@ tp_status tp_partitioned_compile(const tp_partition_request *request, tp_executa
     if (!color) return tp_error_set(TP_ERR_OUT_OF_MEMORY, "partition: out of memory");
     bool all_primary = true;
     tp_backend *fallback = NULL;
+    uint64_t start = tp_profile_start();
     tp_status status = color_nodes(request, color, &all_primary, &fallback);
     if (status != TP_OK) free(color);
     TP_TRY(status);
     if (all_primary) {
         free(color);
-        TP_TRY(tp_backend_compile(request->backend, graph, request->inputs, request->num_inputs,
-                                  request->options, request->num_options, single));
+        tp_profile_end(start, "partition", "", -1);
+        start = tp_profile_start();
+        status = tp_backend_compile(request->backend, graph, request->inputs, request->num_inputs,
+                                    request->options, request->num_options, single);
+        tp_profile_end(start, "backend_compile", tp_backend_name(request->backend), 0);
+        TP_TRY(status);
         tp_partition_region_info whole = {.backend = tp_backend_name(request->backend),
                                           .num_inputs = graph->num_inputs,
                                           .num_outputs = graph->num_outputs};
@@ -431,6 +439,7 @@ tp_status tp_partitioned_compile(const tp_partition_request *request, tp_executa
     status = tp_backend_lookup("eager", &backends[COLOR_EAGER]);
     if (status == TP_OK) status = tp_partition_compute(graph, color, NUM_COLORS, &partition);
     free(color);
+    tp_profile_end(start, "partition", "", -1);
     if (status == TP_OK) status = partitioned_alloc(graph, &partition, &p);
     if (status == TP_OK && !(used = calloc((size_t)partition.num_regions + 1, sizeof *used)))
         status = tp_error_set(TP_ERR_OUT_OF_MEMORY, "partition: out of memory");

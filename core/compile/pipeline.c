@@ -7,6 +7,7 @@
 
 #include "../base/error.h"
 #include "../base/log.h"
+#include "../base/profile.h"
 #include "../tensor/tensor_internal.h"
 #include "compile_internal.h"
 #include "ops/op_table.h"
@@ -145,11 +146,13 @@ tp_status tp_pipeline_build_entry(tp_compiled *compiled, const tp_arg *args, int
     for (int i = 0; i < num_args; i++)
         names[i] = (char *)tp_compiled_param_name(compiled, i, generated[i], sizeof generated[i]);
     tp_capture_result capture;
+    uint64_t start = tp_profile_start();
     tp_status status = tp_compiled_is_graph(compiled)
                            ? tp_graph_function_capture(compiled, args, num_args, &capture)
                            : tp_capture_run(compiled->fn, compiled->user_data, compiled->name,
                                             (const char *const *)names, args, num_args,
                                             compiled->num_outputs, &capture);
+    tp_profile_end(start, "capture", compiled->name, -1);
     free(names);
     free(generated);
     if (status != TP_OK) {

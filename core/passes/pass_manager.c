@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/profile.h"
 
 #define TP_CONSTFOLD_DEFAULT_MAX_ELEMENTS 65536
 
@@ -128,7 +129,9 @@ tp_status tp_pass_pipeline_run(const tp_graph *in, const tp_pass_options *option
         if (resolved.skip & TP_PASS_BIT(pass)) continue;
         bool changed = false;
         tp_graph *next = NULL;
+        uint64_t start = tp_profile_start();
         status = run_pass((tp_pass_id)pass, current, &resolved, &context, &next, &changed);
+        tp_profile_end(start, "pass", tp_pass_name((tp_pass_id)pass), -1);
         if (status != TP_OK) break;
         tp_graph_destroy(owned);
         current = owned = next;

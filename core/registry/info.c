@@ -43,6 +43,12 @@ static tp_backend_state claim_state(const tp_backend *claim, const tp_backend *w
     return claim->unavailable_reason ? TP_BACKEND_UNAVAILABLE : TP_BACKEND_AVAILABLE;
 }
 
+/* The reason of a failed load remembered from an earlier process, for a
+ * claim this process has not tried to load (new string), or NULL. */
+static char *remembered_failure(const tp_backend *claim, tp_backend_state state) {
+    return state == TP_BACKEND_AVAILABLE ? tp_load_memory_recall_failure(claim) : NULL;
+}
+
 static const char **copy_list(const tp_strvec *list, int count) {
     const char **copy = calloc((size_t)count + 1, sizeof *copy);
     for (int i = 0; copy && i < count; i++)
@@ -56,8 +62,12 @@ static tp_status fill_info(const tp_backend *claim, tp_backend_info *info) {
     memset(info, 0, sizeof *info);
     info->state = claim_state(claim, winner);
     info->source = claim->source;
-    char *reason = NULL;
-    switch (info->state) {
+    char *reason = remembered_failure(claim, info->state);
+    if (reason) {
+        info->state = TP_BACKEND_FAILED;
+        info->remembered = true;
+    }
+    switch (reason ? TP_BACKEND_STATE_COUNT : info->state) {
     case TP_BACKEND_SHADOWED:
         reason = shadow_reason(winner);
         break;
@@ -66,6 +76,8 @@ static tp_status fill_info(const tp_backend *claim, tp_backend_info *info) {
         break;
     case TP_BACKEND_UNAVAILABLE:
         reason = copy_or_empty(claim->unavailable_reason);
+        break;
+    case TP_BACKEND_STATE_COUNT: /* remembered: reason is set */
         break;
     default:
         reason = tp_strdup("");
@@ -181,6 +193,11 @@ tp_status tp_backend_list(const tp_backend_list_options *options, tp_backend_inf
     for (int i = 0; i < total && status == TP_OK; i++) {
         const tp_backend *claim = tp_registry_claim_at(i);
         tp_backend_state state = claim_state(claim, tp_registry_winner(claim->name));
+        if (state == TP_BACKEND_AVAILABLE && !options->include_unavailable) {
+            char *remembered = remembered_failure(claim, state);
+            if (remembered) state = TP_BACKEND_FAILED;
+            free(remembered);
+        }
         if (state == TP_BACKEND_SHADOWED && !options->include_shadowed) continue;
         if ((state == TP_BACKEND_UNAVAILABLE || state == TP_BACKEND_FAILED) &&
             !options->include_unavailable)

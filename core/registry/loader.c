@@ -223,6 +223,7 @@ tp_status tp_loader_ensure_loaded(tp_backend *backend) {
     pthread_mutex_lock(&backend->load_lock);
     if (atomic_load(&backend->load_state) == TP_LOAD_NOT_TRIED) {
         char *problem = load(backend);
+        tp_load_memory_record(backend, problem);
         if (problem) {
             backend->load_error = problem;
             tp_loader_debug("'%s' failed: %s", backend->name,

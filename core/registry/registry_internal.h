@@ -145,6 +145,14 @@ tp_status tp_loader_ensure_loaded(tp_backend *backend);
 /* Calls shutdown() if loaded, once. */
 void tp_loader_shutdown(tp_backend *backend);
 
+/* ---- load_memory.c: the last load's outcome, across processes ------------------ */
+/* The reason of the remembered failed load of an INI claim's library (new
+ * string), or NULL: none remembered, the last load succeeded, or the library
+ * (path, size, mtime, inode) or TensorPlay changed since. */
+char *tp_load_memory_recall_failure(const tp_backend *backend);
+/* Remembers this load's outcome (failure NULL: loaded) for INI claims. */
+void tp_load_memory_record(const tp_backend *backend, const char *failure);
+
 /* ---- backend_calls.c: the one place that calls a plugin table ------------------ */
 /* Each call dispatches on backend->revision, so the rest of the core speaks
  * revision 2 whatever the plugin speaks. Results are TP_PLUGIN_* codes; the

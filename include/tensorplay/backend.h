@@ -93,6 +93,11 @@ typedef struct tp_backend_info {
      * 10; eager 0), or what the probe lowered it to once loaded. */
     int priority;
     int revision; /* the negotiated contract revision once loaded; 0 before */
+    /* State `failed` comes from the load memory: this process has not loaded
+     * it, and the last load of the same library file (path, size, mtime,
+     * inode) by this TensorPlay, in an earlier process, failed with `reason`.
+     * Using the backend loads it again; `tp-backends check` refreshes it. */
+    bool remembered;
 } tp_backend_info;
 
 typedef struct tp_backend_list_options {

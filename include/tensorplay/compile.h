@@ -234,6 +234,16 @@ TP_API tp_status tp_compiled_last_partition(const tp_compiled *compiled,
 TP_API tp_status tp_partition_describe(const tp_graph *graph, const char *backend,
                                        const char *fallback, char **text_out);
 
+/* The same split as data (what `tpc dot` draws): *optimized_out is the
+ * graph after the backend's pass pipeline (tp_graph_destroy),
+ * *region_of_out one region index per value of it, -1 for graph inputs
+ * (tp_free), *regions_out the regions in execution order (tp_free). With
+ * fallback `none` a region of unclaimed nodes has backend "unclaimed" (an
+ * error when compiling). Compiles nothing. */
+TP_API tp_status tp_partition_plan(const tp_graph *graph, const char *backend, const char *fallback,
+                                   tp_graph **optimized_out, int32_t **region_of_out,
+                                   tp_partition_region_info **regions_out, int *count_out);
+
 /* Clears every live wrapper's cache and guard chains, and resets every loaded
  * backend. */
 TP_API void tp_compile_reset_all(void);

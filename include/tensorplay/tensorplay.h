@@ -11,5 +11,6 @@
 #include "compile.h"
 #include "backend.h"
 #include "onnx.h"
+#include "profile.h"
 
 #endif

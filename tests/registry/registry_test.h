@@ -25,9 +25,14 @@ static inline const char *fixture(const char *name) {
     return path;
 }
 
-/* Makes the registry read exactly `files` (colon-separated). */
+/* Makes the registry read exactly `files` (colon-separated), with a load
+ * memory of this test's own (TEMP/cache), so that no test sees what another
+ * one loaded. */
 static inline void use_backend_files(const char *files) {
     setenv("TP_BACKENDS_FILES", files, 1);
+    char cache[4200];
+    snprintf(cache, sizeof cache, "%s/cache", tp_test_temp_dir());
+    setenv("TP_CACHE_DIR", cache, 1);
 }
 
 /* Writes `text` into TEMP/name and returns the path (static buffer rotation of 4). */

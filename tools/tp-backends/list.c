@@ -1,6 +1,8 @@
 /* tp-backends list: every backend with its status and why, as a table or
  * JSON, and which backend `auto` picks now and why. Never loads a plugin in
- * this process (auto is resolved in a child: auto_pick.c). */
+ * this process (auto is resolved in a child: auto_pick.c); a plugin whose
+ * last load failed shows "failed (last load: REASON)" from the load memory
+ * until its file changes or `tp-backends check NAME` loads it again. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,9 +24,11 @@ static void print_table(const tp_backend_info *infos, int count) {
     for (int i = 0; i < count; i++) {
         const tp_backend_info *info = &infos[i];
         const char *detail = *info->reason ? info->reason : info->description;
-        printf("%-*s  %-11s  %-*s  %-*s  %s\n", name_width, info->name,
+        /* a remembered failure: this process loaded nothing */
+        printf("%-*s  %-11s  %-*s  %-*s  %s%s%s\n", name_width, info->name,
                tp_backend_state_name(info->state), tags_width, *info->tags ? info->tags : "-",
-               source_width, source_text(info, source, sizeof source), detail);
+               source_width, source_text(info, source, sizeof source),
+               info->remembered ? "(last load: " : "", detail, info->remembered ? ")" : "");
     }
 }
 
@@ -52,6 +56,7 @@ static void print_json(const tp_backend_info *infos, int count, const char *pick
         fputs(", \"source\": ", stdout),
             json_string(stdout, source_text(info, source, sizeof source));
         fputs(", \"reason\": ", stdout), json_string(stdout, info->reason);
+        printf(", \"remembered\": %s", info->remembered ? "true" : "false");
         fputs(", \"description\": ", stdout), json_string(stdout, info->description);
         fputs(", \"library\": ", stdout), json_string(stdout, info->library);
         fputs(", \"entry\": ", stdout), json_string(stdout, info->entry);

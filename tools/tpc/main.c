@@ -1,4 +1,4 @@
-/* tpc — the command line: `tpc run|print|check|import G.tpir|M.onnx ...`,
+/* tpc — the command line: `tpc run|print|check|dot|import G.tpir|M.onnx ...`,
  * --help, --version. Parses arguments, loads graphs (.onnx models through the
  * importer) and .npy/.npz files, prints results; the run itself is
  * tpc_run_graph (run.c). Uses only the public API.
@@ -21,6 +21,7 @@
 #include "tensorplay/onnx.h"
 #include "tensorplay/backend.h"
 #include "tensorplay/compile.h"
+#include "tensorplay/profile.h"
 #include "tpc.h"
 
 #define EXIT_USAGE 2
@@ -28,9 +29,11 @@
 static const char usage_text[] =
     "usage: tpc run G.tpir|M.onnx [--arg NAME=FILE.npy ...] [--args FILE.npz] [--cast]\n"
     "               [--out DIR] [--backend NAME] [--option KEY=VALUE ...] [--dynamic]\n"
-    "               [--fullgraph] [--isolate]\n"
+    "               [--fullgraph] [--isolate] [--profile] [--repeat N] [--profile-json FILE]\n"
     "       tpc print [--passes] G.tpir|M.onnx\n"
     "       tpc print --partition [--backend NAME] [--fallback NAME] G.tpir|M.onnx\n"
+    "       tpc dot [--passes] [--backend NAME] [--fallback NAME] [--max-nodes N]\n"
+    "               [-o FILE.dot] [--png FILE.png] G.tpir|M.onnx\n"
     "       tpc check G.tpir|M.onnx\n"
     "       tpc import M.onnx -o G.tpir | tpc import --list-ops\n"
     "       tpc --help | --version\n"
@@ -53,11 +56,26 @@ static const char usage_text[] =
     "          Prints, per output: name, dtype and shape, the sum of its elements\n"
     "          and the sum of their absolute values. With --out, writes each\n"
     "          output as DIR/NAME.npy (DIR is created if missing).\n"
+    "          --profile prints on stderr where the time goes: parse, capture,\n"
+    "          each pass, partition, each region's backend compile, the first\n"
+    "          run (compile included), then N more runs (--repeat N, default\n"
+    "          5; median and range). --profile-json FILE writes the same in\n"
+    "          Chrome's trace-event format (chrome://tracing, Perfetto); both\n"
+    "          imply --profile.\n"
     "  print   parses the graph and prints its canonical text. With --passes,\n"
     "          also prints it after each pass of the pipeline.\n"
     "          With --partition, which node each backend runs and why (the\n"
     "          backend's reason for every node it does not claim; --backend auto\n"
     "          picks the highest-priority available backend).\n"
+    "  dot     writes the graph in Graphviz's DOT language (-o FILE, default\n"
+    "          stdout): a box per node with its op and type. With --passes, the\n"
+    "          graph after the pass pipeline with each partition region as a\n"
+    "          cluster coloured by backend (--backend/--fallback as for 'print\n"
+    "          --partition', and imply --passes); tensors crossing between\n"
+    "          regions are thick red edges. Above --max-nodes nodes (default\n"
+    "          200) each region is one box with its node count. --png renders\n"
+    "          it with Graphviz's dot. Fusion clusters are each backend's own\n"
+    "          and are not drawn.\n"
     "  check   parses and verifies the graph; prints its size.\n"
     "  import  converts an ONNX model into a .tpir graph file (weights included);\n"
     "          --list-ops prints the ONNX op types the importer accepts.\n"
@@ -111,7 +129,9 @@ typedef struct run_request {
     const char *npz_path; /* --args */
     bool cast;            /* --cast */
     tpc_run_options options;
-    bool isolate; /* --isolate: load, compile and run in a child process */
+    bool isolate;             /* --isolate: load, compile and run in a child process */
+    bool profile;             /* --profile: phase table on stderr */
+    const char *profile_json; /* --profile-json FILE: the same as trace events */
 } run_request;
 
 static void print_output(const char *name, const tp_tensor *tensor) {
@@ -198,27 +218,45 @@ static int read_inputs(const run_request *request, tpc_input_set *given) {
     return code;
 }
 
+static int command_run_loaded(const run_request *request, tp_graph *graph, tpc_input_set *given);
+
 static int command_run(const run_request *request) {
+    run_request profiled = *request;
+    if (request->profile) {
+        profiled.options.profile = tpc_profile_begin();
+        if (!profiled.options.profile) return EXIT_FAILURE;
+    }
     tpc_input_set given = {0};
     int code = read_inputs(request, &given);
     tp_graph *graph = NULL;
+    uint64_t start = tp_profile_now_ns();
     if (code == EXIT_SUCCESS &&
         tpc_load_graph_with_inputs(request->graph_path, &given, &graph) != TP_OK)
         code = failure();
-    if (code != EXIT_SUCCESS) {
-        tpc_inputs_free(&given);
-        return code;
+    if (code == EXIT_SUCCESS && request->profile)
+        tpc_profile_add(profiled.options.profile, "parse", start, tp_profile_now_ns());
+    if (code == EXIT_SUCCESS) code = command_run_loaded(&profiled, graph, &given);
+    tpc_inputs_free(&given);
+    if (request->profile) {
+        int written = tpc_profile_finish(profiled.options.profile,
+                                         code == EXIT_SUCCESS ? request->profile_json : NULL);
+        if (code == EXIT_SUCCESS) code = written;
     }
+    return code;
+}
+
+/* Runs a loaded graph and destroys it. */
+static int command_run_loaded(const run_request *request, tp_graph *graph, tpc_input_set *given) {
+    int code;
     int num_inputs = tp_graph_num_inputs(graph), num_outputs = tp_graph_num_outputs(graph);
     tp_tensor **inputs = calloc((size_t)num_inputs + 1, sizeof *inputs);
     tp_tensor **outputs = calloc((size_t)num_outputs + 1, sizeof *outputs);
-    code = inputs && outputs ? run_loaded(request, graph, &given, inputs, outputs) : EXIT_FAILURE;
+    code = inputs && outputs ? run_loaded(request, graph, given, inputs, outputs) : EXIT_FAILURE;
     for (int i = 0; inputs && i < num_inputs; i++) tp_tensor_release(inputs[i]);
     for (int i = 0; outputs && i < num_outputs; i++) tp_tensor_release(outputs[i]);
     free(inputs);
     free(outputs);
     tp_graph_destroy(graph);
-    tpc_inputs_free(&given);
     return code;
 }
 
@@ -271,6 +309,22 @@ static int parse_run(int argc, char **argv, run_request *request) {
             request->npz_path = argv[++i];
         } else if (strcmp(arg, "--isolate") == 0) {
             request->isolate = true;
+        } else if (strcmp(arg, "--profile") == 0) {
+            request->profile = true;
+        } else if (strcmp(arg, "--repeat") == 0 || strcmp(arg, "--profile-json") == 0) {
+            if (i + 1 >= argc) return usage_error("%s needs a value", arg);
+            const char *value = argv[++i];
+            request->profile = true;
+            if (strcmp(arg, "--profile-json") == 0) {
+                request->profile_json = value;
+                continue;
+            }
+            char *end = NULL;
+            long count = strtol(value, &end, 10);
+            if (!*value || *end || count < 0 || count > 1000000)
+                return usage_error("--repeat takes a number of runs (0 to 1000000), got '%s'",
+                                   value);
+            request->options.repeat = (int)count;
         } else if (strcmp(arg, "--arg") == 0 || strcmp(arg, "--out") == 0 ||
                    strcmp(arg, "--backend") == 0 || strcmp(arg, "--option") == 0) {
             if (i + 1 >= argc) return usage_error("%s needs a value", arg);
@@ -309,7 +363,7 @@ static int parse_run(int argc, char **argv, run_request *request) {
 }
 
 static int main_run(int argc, char **argv) {
-    run_request request = {0};
+    run_request request = {.options.repeat = 5}; /* steady runs under --profile */
     request.arg_names = calloc((size_t)argc + 1, sizeof *request.arg_names);
     request.arg_files = calloc((size_t)argc + 1, sizeof *request.arg_files);
     request.options.options = calloc((size_t)argc + 1, sizeof *request.options.options);
@@ -384,6 +438,43 @@ static int main_print_partition(int argc, char **argv) {
     return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
+/* dot [--passes] [--backend NAME] [--fallback NAME] [--max-nodes N] [-o FILE]
+ * [--png FILE] G.tpir */
+static int main_dot(int argc, char **argv) {
+    tpc_dot_request request = {.max_nodes = 200};
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--passes") == 0) {
+            request.passes = true;
+        } else if (strcmp(arg, "--backend") == 0 || strcmp(arg, "--fallback") == 0 ||
+                   strcmp(arg, "-o") == 0 || strcmp(arg, "--png") == 0 ||
+                   strcmp(arg, "--max-nodes") == 0) {
+            if (i + 1 >= argc) return usage_error("%s needs a value", arg);
+            const char *value = argv[++i];
+            if (strcmp(arg, "--max-nodes") == 0) {
+                char *end = NULL;
+                long count = strtol(value, &end, 10);
+                if (!*value || *end || count < 0 || count > 1000000000)
+                    return usage_error("--max-nodes takes a node count, got '%s'", value);
+                request.max_nodes = (int)count;
+            } else {
+                *(strcmp(arg, "--backend") == 0    ? &request.backend
+                  : strcmp(arg, "--fallback") == 0 ? &request.fallback
+                  : strcmp(arg, "-o") == 0         ? &request.out_path
+                                                   : &request.png_path) = value;
+            }
+        } else if (arg[0] == '-' && arg[1] != '\0') {
+            return usage_error("unknown option '%s' for 'dot'", arg);
+        } else if (!request.graph_path) {
+            request.graph_path = arg;
+        } else {
+            return usage_error("unexpected argument '%s' (one graph)", arg);
+        }
+    }
+    if (!request.graph_path) return usage_error("%s", "dot needs a graph file");
+    return tpc_dot(&request);
+}
+
 /* print / check take exactly one graph file. */
 static int main_single(const char *command, int argc, char **argv) {
     if (strcmp(command, "print") == 0 && argc == 2 && strcmp(argv[0], "--passes") == 0)
@@ -410,6 +501,7 @@ int main(int argc, char **argv) {
     if (strcmp(command, "run") == 0) return main_run(argc - 2, argv + 2);
     if (strcmp(command, "print") == 0 || strcmp(command, "check") == 0)
         return main_single(command, argc - 2, argv + 2);
+    if (strcmp(command, "dot") == 0) return main_dot(argc - 2, argv + 2);
     if (strcmp(command, "import") == 0) return main_import(argc - 2, argv + 2);
-    return usage_error("unknown command '%s' (run, print, check, import)", command);
+    return usage_error("unknown command '%s' (run, print, check, dot, import)", command);
 }

@@ -6,16 +6,29 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tensorplay/graph.h"
 #include "tensorplay/tensor.h"
+
+/* --profile (profile.c): the core's phase events and tpc's own timings. */
+typedef struct tpc_profile tpc_profile;
+/* Installs the core's profile handler; NULL when out of memory. */
+tpc_profile *tpc_profile_begin(void);
+void tpc_profile_add(tpc_profile *profile, const char *name, uint64_t start_ns, uint64_t end_ns);
+void tpc_profile_steady_run(tpc_profile *profile, uint64_t start_ns, uint64_t end_ns);
+/* Removes the handler, prints the table on stderr, writes the trace-event
+ * JSON when json_path is set, frees the profile. */
+int tpc_profile_finish(tpc_profile *profile, const char *json_path);
 
 typedef struct tpc_run_options {
     const char *backend;  /* --backend NAME; NULL: the default backend */
     const char **options; /* --option KEY=VALUE, passed to the backend */
     int num_options;
-    bool dynamic;   /* --dynamic: compile for any sizes of these ranks */
-    bool fullgraph; /* --fullgraph: refuse to split the graph between backends */
+    bool dynamic;         /* --dynamic: compile for any sizes of these ranks */
+    bool fullgraph;       /* --fullgraph: refuse to split the graph between backends */
+    tpc_profile *profile; /* --profile: time the first run and `repeat` more */
+    int repeat;
 } tpc_run_options;
 
 /* Compiles `graph` through tp_compile_graph on the chosen backend (the same
@@ -64,5 +77,17 @@ void tpc_crash_report_clear(void);
 
 /* `tpc print --passes G.tpir`: the graph after each pass (print_passes.c). */
 int tpc_print_passes(const char *path);
+
+/* `tpc dot`: the graph in Graphviz's DOT language (dot.c). */
+typedef struct tpc_dot_request {
+    const char *graph_path;
+    const char *out_path; /* -o FILE.dot; NULL: stdout (or a temporary file with --png) */
+    const char *png_path; /* --png FILE.png: rendered by Graphviz's dot */
+    const char *backend;  /* --backend NAME: partition for it (implies passes) */
+    const char *fallback; /* --fallback NAME (implies passes) */
+    bool passes;          /* --passes: after the pipeline, partitioned for the default */
+    int max_nodes;        /* --max-nodes N: above it, one box per region */
+} tpc_dot_request;
+int tpc_dot(const tpc_dot_request *request);
 
 #endif
