@@ -133,7 +133,7 @@ static void remember_load_error(tp_status status) {
 }
 
 static void load_environment(void) {
-    const char *fallback = getenv("TP_FALLBACK_BACKEND");
+    const char *fallback = tp_env_get("TP_FALLBACK_BACKEND");
     if (fallback) snprintf(env_fallback_backend, sizeof env_fallback_backend, "%s", fallback);
     for (int i = 0; i < KNOB_COUNT; i++) {
         const char *text = tp_env_get(knobs[i].env);

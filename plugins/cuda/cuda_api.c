@@ -109,7 +109,10 @@ static void *open_nvrtc(char *loaded, size_t loaded_size, char *tried, size_t tr
             return library;
         }
     }
-    const char *home = getenv("CUDA_HOME");
+    /* Loaded before any host table exists (the driver and NVRTC are found
+     * at probe time); secure_getenv keeps host->getenv's rule: a privileged
+     * process takes no library folder from the environment. */
+    const char *home = secure_getenv("CUDA_HOME");
     char folder[400];
     if (home && *home) {
         snprintf(folder, sizeof folder, "%s/lib64", home);
