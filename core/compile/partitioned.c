@@ -309,8 +309,11 @@ static tp_status partitioned_alloc(const tp_graph *graph, const tp_partition *pa
         ok = p->regions[r].inputs && p->regions[r].outputs;
     *out = p;
     if (!ok) return tp_error_set(TP_ERR_OUT_OF_MEMORY, "partition: out of memory");
-    memcpy(p->graph_inputs, graph->inputs, (size_t)graph->num_inputs * sizeof(tp_value_id));
-    memcpy(p->graph_outputs, graph->outputs, (size_t)graph->num_outputs * sizeof(tp_value_id));
+    /* A graph may have no inputs (its arrays are then NULL). */
+    if (graph->num_inputs > 0)
+        memcpy(p->graph_inputs, graph->inputs, (size_t)graph->num_inputs * sizeof(tp_value_id));
+    if (graph->num_outputs > 0)
+        memcpy(p->graph_outputs, graph->outputs, (size_t)graph->num_outputs * sizeof(tp_value_id));
     for (int32_t v = 0; v < graph->num_values; v++) p->direct_output[v] = -1;
     return TP_OK;
 }
