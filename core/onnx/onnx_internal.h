@@ -22,7 +22,7 @@
 /* Bounds that keep hostile files from exhausting memory before the checks. */
 #define TP_ONNX_MAX_NODES    1000000
 #define TP_ONNX_MAX_ELEMENTS (INT64_C(1) << 34) /* elements in one tensor */
-#define TP_ONNX_MAX_FOLD (1 << 24) /* elements of a result folded at import time */
+#define TP_ONNX_MAX_FOLD     (1 << 24)          /* elements of a result folded at import time */
 #define TP_ONNX_MAX_CONCAT   64 /* inputs of one concat (the op table's max arity) */
 
 typedef int32_t onnx_handle; /* index into onnx_importer.values; -1 none */
@@ -32,16 +32,16 @@ typedef struct onnx_value {
     char *name;                 /* ONNX name, owned; NULL for intermediates */
     tp_value_id id;             /* the graph value, or TP_NO_VALUE */
     tp_tensor *constant;        /* owned reference when known at import time */
-    const tp_tensor *known; /* a graph input's value given at import (tp_onnx_known_input) */
+    const tp_tensor *known;     /* a graph input's value given at import (tp_onnx_known_input) */
     const char *unsupported_by; /* node description when this output is not produced */
 } onnx_value;
 
 typedef struct onnx_importer {
     tp_graph *graph;
-    const char *file;     /* for messages */
-    const char *base_dir; /* for external data; NULL refuses it */
-    int64_t opset;        /* version of the default domain */
-    tp_ctx *ctx;          /* folds ops whose operands are all constants */
+    const char *file;                 /* for messages */
+    const char *base_dir;             /* for external data; NULL refuses it */
+    int64_t opset;                    /* version of the default domain */
+    tp_ctx *ctx;                      /* folds ops whose operands are all constants */
     const tp_onnx_known_input *known; /* given input values, borrowed */
     int num_known;
 

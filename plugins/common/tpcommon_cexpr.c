@@ -99,11 +99,10 @@ static bool unary_math(const tpcommon_cdialect *d, int32_t op_id, int32_t c, con
     static const struct {
         int32_t op_id;
         const char *name;
-    } functions[] = {{TP_PLUGIN_OP_EXP, "exp"},   {TP_PLUGIN_OP_LOG, "log"},
-                     {TP_PLUGIN_OP_SQRT, "sqrt"}, {TP_PLUGIN_OP_SIN, "sin"},
-                     {TP_PLUGIN_OP_COS, "cos"},   {TP_PLUGIN_OP_TANH, "tanh"},
-                     {TP_PLUGIN_OP_ERF, "erf"},   {TP_PLUGIN_OP_FLOOR, "floor"},
-                     {TP_PLUGIN_OP_CEIL, "ceil"}};
+    } functions[] = {
+        {TP_PLUGIN_OP_EXP, "exp"}, {TP_PLUGIN_OP_LOG, "log"},     {TP_PLUGIN_OP_SQRT, "sqrt"},
+        {TP_PLUGIN_OP_SIN, "sin"}, {TP_PLUGIN_OP_COS, "cos"},     {TP_PLUGIN_OP_TANH, "tanh"},
+        {TP_PLUGIN_OP_ERF, "erf"}, {TP_PLUGIN_OP_FLOOR, "floor"}, {TP_PLUGIN_OP_CEIL, "ceil"}};
     char f[32];
     for (size_t i = 0; i < sizeof functions / sizeof functions[0]; i++)
         if (functions[i].op_id == op_id) {
@@ -139,8 +138,8 @@ static void nan_test(const tpcommon_cdialect *d, const char *a, char *out, size_
         snprintf(out, size, "%s != %s", a, a);
 }
 
-static void gelu(const tpcommon_cdialect *d, int32_t c, const tp_plugin_value *attrs,
-                 const char *a, char *out, size_t size) {
+static void gelu(const tpcommon_cdialect *d, int32_t c, const tp_plugin_value *attrs, const char *a,
+                 char *out, size_t size) {
     const char *t = ctype(d, c);
     char f[32];
     if (attrs && tpcommon_attr_int(attrs, "approximate", 0) == TP_PLUGIN_GELU_TANH)
@@ -164,9 +163,9 @@ static void softplus(const tpcommon_cdialect *d, int32_t c, const tp_plugin_valu
              beta, a, beta);
 }
 
-bool tpcommon_cexpr_pointwise(const tpcommon_cdialect *d, int32_t op_id, int32_t c,
-                              int32_t result, const tp_plugin_value *attrs, const char *const *x,
-                              char *out, size_t size) {
+bool tpcommon_cexpr_pointwise(const tpcommon_cdialect *d, int32_t op_id, int32_t c, int32_t result,
+                              const tp_plugin_value *attrs, const char *const *x, char *out,
+                              size_t size) {
     if (!tpcommon_cexpr_defined(op_id, c)) return false;
     const char *t = ctype(d, c), *boolean = ctype(d, TP_PLUGIN_BOOL);
     const char *a = x[0], *b = op_id >= TP_PLUGIN_OP_ADD ? x[1] : NULL;

@@ -106,8 +106,8 @@ static void saturating_cast(int32_t from, int32_t to, const char *x, char *out, 
 /* CUDA C's spelling of the shared pointwise expressions (tpcommon_cexpr.h). */
 static const tpcommon_cdialect cuda_dialect = {
     .type_names = {"float", "double", "int", "long long", "tp_bool"},
-    .unsigned_names = {"unsigned int", "unsigned long long", "unsigned int",
-                       "unsigned long long", "tp_bool"},
+    .unsigned_names = {"unsigned int", "unsigned long long", "unsigned int", "unsigned long long",
+                       "tp_bool"},
     .f32_function_suffix = true, /* expf, sqrtf, ... */
     .has_isnan = false,
     .saturating_cast = saturating_cast,

@@ -33,8 +33,7 @@ typedef struct tp_cuda_testing_extension {
      * ("compute_75", "sm_90"); TP_PLUGIN_OK, or TP_PLUGIN_ERROR with the
      * message the backend would give (NVRTC's log, the saved source path) in
      * `error`. */
-    int32_t (*compile_source)(const char *source, const char *arch, char *error,
-                              size_t error_size);
+    int32_t (*compile_source)(const char *source, const char *arch, char *error, size_t error_size);
     /* Benchmark hooks (tests/gpu): run only the kernels of a device
      * executable `iterations` times on its stream, its buffers as the last
      * run() left them, and return milliseconds per iteration (-1 on error or

@@ -145,9 +145,9 @@ START_TEST(ptx_only_executable_refuses_to_run) {
     tp_plugin_option target = {"target", "ptx:compute_75"};
     tp_plugin_executable *exe = NULL;
     char error[2048];
-    ck_assert_int_eq(
-        cuda_plugin_compile(tp_graph_view_get(view), &meta, 1, &target, 1, &exe, error, sizeof error),
-        TP_PLUGIN_OK);
+    ck_assert_int_eq(cuda_plugin_compile(tp_graph_view_get(view), &meta, 1, &target, 1, &exe, error,
+                                         sizeof error),
+                     TP_PLUGIN_OK);
     float in[4] = {1, 2, 3, 4}, out[4];
     tp_plugin_buffer input = {
         .data = in, .nbytes = 16, .dtype = TP_PLUGIN_F32, .ndim = 1, .dims = {4}};

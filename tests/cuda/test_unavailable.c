@@ -97,9 +97,9 @@ START_TEST(compile_for_the_device_without_the_driver_gives_the_reason) {
     tp_plugin_tensor_meta meta = {.dtype = TP_PLUGIN_F32, .ndim = 1, .dims = {4}};
     tp_plugin_executable *exe = NULL;
     char error[1024] = "";
-    ck_assert_int_eq(cuda_plugin_compile(tp_graph_view_get(view), &meta, 1, NULL, 0,
-                                                       &exe, error, sizeof error),
-                     TP_PLUGIN_ERROR);
+    ck_assert_int_eq(
+        cuda_plugin_compile(tp_graph_view_get(view), &meta, 1, NULL, 0, &exe, error, sizeof error),
+        TP_PLUGIN_ERROR);
     ck_assert_ptr_null(exe);
     ck_assert_msg(strstr(error, "libcuda.so.1 not found"), "%s", error);
     tp_graph_view_destroy(view);

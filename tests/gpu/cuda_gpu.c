@@ -157,7 +157,8 @@ static int conform(tp_graph *graph, bool positive) {
         ok = tp_tensor_create(e->dtype, e->ndim, e->shape, &got[o]) == TP_OK;
         if (ok) fill_buffer(&out_buffers[o], got[o]);
     }
-    if (ok && table->calls.run(context, exe, in_buffers, n_in, out_buffers, n_out) != TP_PLUGIN_OK) {
+    if (ok &&
+        table->calls.run(context, exe, in_buffers, n_in, out_buffers, n_out) != TP_PLUGIN_OK) {
         fprintf(stderr, "run '%s' failed: %s\n", tp_graph_name(graph), tp_host_take_error());
         ok = 0;
     }
