@@ -42,7 +42,7 @@ int main(int argc, char **argv) {
     if (tp_backend_register(&add_only_table, NULL) != TP_OK) die("register");
     tp_graph *graph = NULL;
     tp_type type = {.dtype = TP_F32, .ndim = 1, .dims = {16}};
-    tp_value_id x, current;
+    tp_value_id x = 0, current;
     if (tp_graph_create("chain", &graph) != TP_OK || tp_graph_add_input(graph, "x", &type, &x))
         die("graph");
     current = x;
