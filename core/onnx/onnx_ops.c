@@ -717,6 +717,8 @@ static tp_status convert_concat(onnx_importer *im) {
     if (im->node->n_input > TP_ONNX_MAX_CONCAT)
         return onnx_node_error(im, TP_ERR_UNSUPPORTED, "%zu inputs (at most %d)", im->node->n_input,
                                TP_ONNX_MAX_CONCAT);
+    if (im->node->n_input == 0)
+        return onnx_node_error(im, TP_ERR_INVALID_GRAPH, "Concat needs at least one input");
     for (int i = 0; i < (int)im->node->n_input; i++) {
         onnx_handle handle;
         TP_TRY(onnx_required_input(im, i, &handle));

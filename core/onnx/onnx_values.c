@@ -145,6 +145,11 @@ tp_status onnx_graph_value(onnx_importer *im, onnx_handle handle, tp_value_id *o
 }
 
 void onnx_value_type(const onnx_importer *im, onnx_handle handle, tp_type *out) {
+    if (handle < 0 || handle >= im->num_values) { /* no such value: callers check operands */
+        out->dtype = TP_F32;
+        out->ndim = 0;
+        return;
+    }
     const onnx_value *value = &im->values[handle];
     if (value->constant) {
         out->dtype = tp_tensor_dtype(value->constant);
