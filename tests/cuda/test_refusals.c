@@ -9,43 +9,19 @@
 #include <string.h>
 
 #include "cuda_harness.h"
+#include "hand_views.h"
 #include "tensorplay/plugin_ops.h"
 
-/* One input %x: f32[4] and one node %y = op(%x) of result dtype `dtype`. */
+/* One input %x: f32[4] and one node %y = op(%x) of result dtype `dtype`
+ * (hand_views.h), with the input metadata compile needs. */
 typedef struct one_node_graph {
-    tp_plugin_value values[2];
-    tp_plugin_node nodes[2];
-    int32_t operands[1], inputs[1], outputs[1];
-    tp_plugin_graph graph;
+    hand_unary_view view;
     tp_plugin_tensor_meta meta;
 } one_node_graph;
 
 static void build_node(one_node_graph *g, const char *op, int32_t op_id, int32_t kind,
                        int32_t dtype, int32_t compute) {
-    memset(g, 0, sizeof *g);
-    tp_plugin_type f32_4 = {.dtype = TP_PLUGIN_F32, .ndim = 1, .dims = {4}};
-    g->values[0] = (tp_plugin_value){.name = "x", .type = f32_4, .fusion_region = -1};
-    g->operands[0] = 0;
-    g->values[1] = (tp_plugin_value){.name = "y",
-                                     .op = op,
-                                     .type = f32_4,
-                                     .num_operands = 1,
-                                     .operands = g->operands,
-                                     .fusion_region = -1};
-    g->values[1].type.dtype = dtype;
-    g->nodes[0] = (tp_plugin_node){-1, -1, TP_PLUGIN_F32, TP_PLUGIN_F32};
-    g->nodes[1] = (tp_plugin_node){op_id, kind, compute, dtype};
-    g->inputs[0] = 0;
-    g->outputs[0] = 1;
-    g->graph = (tp_plugin_graph){.struct_size = sizeof(tp_plugin_graph),
-                                 .name = "refusal",
-                                 .num_values = 2,
-                                 .values = g->values,
-                                 .num_inputs = 1,
-                                 .inputs = g->inputs,
-                                 .num_outputs = 1,
-                                 .outputs = g->outputs,
-                                 .nodes = g->nodes};
+    hand_unary_view_build(&g->view, op, op_id, kind, dtype, compute);
     g->meta = (tp_plugin_tensor_meta){.dtype = TP_PLUGIN_F32, .ndim = 1, .dims = {4}};
 }
 
@@ -55,7 +31,7 @@ static void build(one_node_graph *g, int32_t dtype) {
 }
 
 static int32_t supports(const one_node_graph *g, char *why, size_t size) {
-    return cuda_plugin_supports(&g->graph, 1, why, size);
+    return cuda_plugin_supports(&g->view.graph, 1, why, size);
 }
 
 /* Compiles for PTX with `extra` as a second option; returns the status. */
@@ -65,8 +41,8 @@ static int32_t compile(const one_node_graph *g, const char *extra_key, const cha
     tp_plugin_option options[2] = {{"target", "ptx:compute_75"}, {extra_key, extra_value}};
     tp_plugin_executable *exe = NULL;
     (void)p;
-    int32_t status = cuda_plugin_compile(&g->graph, &g->meta, 1, options, extra_key ? 2 : 1, &exe,
-                                         error, error_size);
+    int32_t status = cuda_plugin_compile(&g->view.graph, &g->meta, 1, options, extra_key ? 2 : 1,
+                                         &exe, error, error_size);
     if (exe) cuda_plugin_release(exe);
     return status;
 }
