@@ -8,6 +8,7 @@
 #include "base/alloc.h"
 #include "base/error.h"
 #include "graph_internal.h"
+#include "ops/storage_kernel.h"
 #include "tensor/tensor_internal.h"
 
 /* Matches one input tensor against its declared type; symbols bind to the
@@ -100,7 +101,7 @@ static tp_status run_node(const tp_graph *graph, const tp_value *value, tp_tenso
     status = tp_tensor_create_uninit(type.dtype, type.ndim, type.dims, &out);
     if (status != TP_OK)
         return tp_error_prefix(status, "graph '%s', %%%s: ", graph->name, value->name);
-    status = op->kernel(operands, value->num_operands, &value->attrs, out);
+    status = tp_op_run_kernel(op, operands, value->num_operands, &value->attrs, out);
     if (status != TP_OK) {
         tp_tensor_release(out);
         return tp_error_prefix(status, "graph '%s', %%%s (%s): ", graph->name, value->name,

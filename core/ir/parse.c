@@ -436,6 +436,17 @@ static tp_status parse_element(parser *p, tp_dtype dtype, void *slot) {
         if (!parse_float_token(t, &real)) return expected(p, "a number for an f64 element");
         *(double *)slot = real;
         break;
+    case TP_F16:
+    case TP_BF16: {
+        if (!parse_float_token(t, &real)) return expected(p, "a number for an f16/bf16 element");
+        uint16_t bits = dtype == TP_F16 ? tp_f16_from_f64(real) : tp_bf16_from_f64(real);
+        float widened = dtype == TP_F16 ? tp_f16_to_f32(bits) : tp_bf16_to_f32(bits);
+        if (isinf(widened) && !isinf(real))
+            return expected(p, dtype == TP_F16 ? "a number in f16 range for an f16 element"
+                                               : "a number in bf16 range for a bf16 element");
+        *(uint16_t *)slot = bits;
+        break;
+    }
     case TP_I32:
         if (!parse_int_token(t, &integer) || integer < INT32_MIN || integer > INT32_MAX)
             return expected(p, "an integer in i32 range for an i32 element");

@@ -22,12 +22,12 @@
  *               double, where N is at least the number of digits of the
  *               integer part when that is at most 17 (20, not 2e+01); inf,
  *               -inf, nan (NaN's sign and payload are not kept)
- *   dtype       f32 f64 i32 i64 bool
+ *   dtype       f32 f64 i32 i64 bool f16 bf16
  *   approximate none / tanh
  *   payload     the constant's elements, flat in C order: [1, 2.5, 3]; f32
  *               elements use the shortest %.Ng (N = 1..9, same integer-part
  *               rule) that reads back to the same float, f64 as floats above, integers in decimal,
- * bool as 0 / 1
+ * bool as 0 / 1, f16/bf16 as the f32 they widen to (which reads back exactly)
  */
 #include <math.h>
 #include <stdio.h>
@@ -162,6 +162,12 @@ static void append_payload(text_buffer *buffer, const tp_tensor *data) {
             break;
         case TP_F64:
             format_double(((const double *)elements)[i], text, sizeof text);
+            break;
+        case TP_F16: /* the f32 it widens to reads back to the same bits */
+            format_float(tp_f16_to_f32(((const uint16_t *)elements)[i]), text, sizeof text);
+            break;
+        case TP_BF16:
+            format_float(tp_bf16_to_f32(((const uint16_t *)elements)[i]), text, sizeof text);
             break;
         case TP_I32:
             snprintf(text, sizeof text, "%d", (int)((const int32_t *)elements)[i]);

@@ -21,10 +21,12 @@ static const struct {
     const char *name;
     int dtype; /* tp_dtype, or -1 when not supported */
 } dtype_table[] = {
-    {1, "float", TP_F32}, {2, "uint8", -1},      {3, "int8", -1},        {4, "uint16", -1},
-    {5, "int16", -1},     {6, "int32", TP_I32},  {7, "int64", TP_I64},   {8, "string", -1},
-    {9, "bool", TP_BOOL}, {10, "float16", -1},   {11, "double", TP_F64}, {12, "uint32", -1},
-    {13, "uint64", -1},   {14, "complex64", -1}, {15, "complex128", -1}, {16, "bfloat16", -1},
+    {1, "float", TP_F32},      {2, "uint8", -1},       {3, "int8", -1},
+    {4, "uint16", -1},         {5, "int16", -1},       {6, "int32", TP_I32},
+    {7, "int64", TP_I64},      {8, "string", -1},      {9, "bool", TP_BOOL},
+    {10, "float16", TP_F16},   {11, "double", TP_F64}, {12, "uint32", -1},
+    {13, "uint64", -1},        {14, "complex64", -1},  {15, "complex128", -1},
+    {16, "bfloat16", TP_BF16},
 };
 
 const char *onnx_dtype_name(int32_t onnx_type) {
@@ -40,8 +42,8 @@ tp_status onnx_dtype(int32_t onnx_type, tp_dtype *out) {
             return TP_OK;
         }
     return tp_error_set(TP_ERR_UNSUPPORTED,
-                        "element type %s (%d) is not supported (float, double, int32, int64 and "
-                        "bool are)",
+                        "element type %s (%d) is not supported (float, double, float16, bfloat16, "
+                        "int32, int64 and bool are)",
                         onnx_dtype_name(onnx_type), (int)onnx_type);
 }
 
@@ -154,7 +156,7 @@ static tp_status read_typed(const onnx_importer *im, const Onnx__TensorProto *pr
         break;
     default:
         have = proto->n_int32_data;
-        break; /* int32 and bool */
+        break; /* int32, bool, and float16/bfloat16 as their 16 bits */
     }
     if ((int64_t)have != numel)
         return tp_error_set(TP_ERR_PARSE,
@@ -173,6 +175,10 @@ static tp_status read_typed(const onnx_importer *im, const Onnx__TensorProto *pr
             break;
         case TP_I32:
             ((int32_t *)data)[i] = proto->int32_data[i];
+            break;
+        case TP_F16:
+        case TP_BF16:
+            ((uint16_t *)data)[i] = (uint16_t)proto->int32_data[i];
             break;
         default:
             ((uint8_t *)data)[i] = proto->int32_data[i] != 0;

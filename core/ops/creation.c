@@ -16,8 +16,9 @@
 
 static tp_status check_dtype(const char *op_name, tp_dtype dtype) {
     if ((unsigned)dtype < TP_DTYPE_COUNT) return TP_OK;
-    return tp_error_set(TP_ERR_DTYPE, "%s: dtype %d is not one of f32, f64, i32, i64, bool",
-                        op_name, (int)dtype);
+    return tp_error_set(TP_ERR_DTYPE,
+                        "%s: dtype %d is not one of f32, f64, i32, i64, bool, f16, bf16", op_name,
+                        (int)dtype);
 }
 
 /* Whether `value` truncated toward zero fits the integer dtype. */
@@ -133,6 +134,14 @@ static tp_status arange_plan_make(const tp_attrs *attrs, arange_plan *plan) {
         plan->first = first;
         plan->second = second;
         plan->delta = second - first; /* a float subtraction, as NumPy does */
+    } else if (attrs->dtype == TP_F16 || attrs->dtype == TP_BF16) {
+        /* NumPy's fill for half: the first two values stored, their
+         * difference in f32, each value computed in f32 and rounded */
+        plan->first = attrs->dtype == TP_F16 ? tp_f16_to_f32(tp_f16_from_f64(start))
+                                             : tp_bf16_to_f32(tp_bf16_from_f64(start));
+        plan->second = attrs->dtype == TP_F16 ? tp_f16_to_f32(tp_f16_from_f64(start + step))
+                                              : tp_bf16_to_f32(tp_bf16_from_f64(start + step));
+        plan->delta = (float)plan->second - (float)plan->first;
     } else {
         plan->first = start;
         plan->second = start + step;
@@ -165,6 +174,13 @@ tp_status tp_op_ARANGE_kernel(tp_tensor *const *inputs, int num_inputs, const tp
         double *values = out->data;
         for (int64_t i = 0; i < plan.length; i++) values[i] = plan.first + (double)i * plan.delta;
         if (plan.length > 1) values[1] = plan.second;
+        break;
+    }
+    case TP_F16:
+    case TP_BF16: {
+        float first = (float)plan.first, delta = (float)plan.delta;
+        for (int64_t i = 0; i < plan.length; i++)
+            tp_element_store_f64(out->data, out->dtype, i, first + (float)i * delta);
         break;
     }
     default:

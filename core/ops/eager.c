@@ -10,6 +10,7 @@
 #include "../tensor/tensor_internal.h"
 #include "ctx_internal.h"
 #include "op_args.h"
+#include "storage_kernel.h"
 
 static tp_type type_of(const tp_tensor *tensor) {
     tp_type type = {.dtype = tensor->dtype, .ndim = tensor->ndim};
@@ -63,7 +64,7 @@ static tp_status run_op(tp_ctx *ctx, const tp_op_def *op, tp_tensor *const *inpu
     tp_tensor *result = NULL;
     TP_TRY(tp_tensor_create_uninit(result_type.dtype, result_type.ndim, result_type.dims, &result));
     atomic_fetch_add_explicit(&kernel_runs, 1, memory_order_relaxed);
-    tp_status status = op->kernel(inputs, num_inputs, attrs, result);
+    tp_status status = tp_op_run_kernel(op, inputs, num_inputs, attrs, result);
     if (status == TP_OK && ctx->recorder && ctx->recorder->on_op)
         status = ctx->recorder->on_op(ctx->recorder, op, inputs, num_inputs, attrs, result);
     if (status != TP_OK) {

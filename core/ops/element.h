@@ -1,7 +1,8 @@
 /* Reading and writing one element of any dtype as a double or an int64, for
  * reference kernels that compute in a wider type than they store (creation
  * ops, composites). Internal. Conversions to integers truncate toward zero;
- * callers keep values in range (a shape rule checks what a user can reach). */
+ * callers keep values in range (a shape rule checks what a user can reach).
+ * f16 and bf16 round once, to nearest even, from the double. */
 #ifndef TP_CORE_OPS_ELEMENT_H
 #define TP_CORE_OPS_ELEMENT_H
 
@@ -21,6 +22,10 @@ static inline double tp_element_load_f64(const void *data, tp_dtype dtype, int64
         return (double)((const int64_t *)data)[index];
     case TP_BOOL:
         return ((const uint8_t *)data)[index] != 0;
+    case TP_F16:
+        return tp_f16_to_f32(((const uint16_t *)data)[index]);
+    case TP_BF16:
+        return tp_bf16_to_f32(((const uint16_t *)data)[index]);
     default:
         return 0.0;
     }
@@ -55,6 +60,12 @@ static inline void tp_element_store_f64(void *data, tp_dtype dtype, int64_t inde
         break;
     case TP_BOOL:
         ((uint8_t *)data)[index] = value != 0;
+        break;
+    case TP_F16: /* one rounding, from the double */
+        ((uint16_t *)data)[index] = tp_f16_from_f64(value);
+        break;
+    case TP_BF16:
+        ((uint16_t *)data)[index] = tp_bf16_from_f64(value);
         break;
     default:
         break;

@@ -26,6 +26,7 @@
 #include "../tensor/tensor_internal.h"
 #include "broadcast.h"
 #include "dtype_loops.h"
+#include "element.h"
 #include "op_args.h"
 #include "op_table.h"
 
@@ -291,7 +292,7 @@ static tp_status pointwise_infer(const pointwise_op *op, const tp_type *in, int 
                             (int)attrs->dtype);
     tp_dtype compute, result;
     choose_dtypes(op, in, attrs, &compute, &result);
-    if (op->rule != RULE_CAST && !op->loops[compute])
+    if (op->rule != RULE_CAST && !op->loops[tp_dtype_compute(compute)])
         return dtype_error(op, in, num_inputs, compute);
     tp_type shape = in[num_inputs - 1];
     for (int i = num_inputs - 2; i >= 0; i--)
@@ -349,8 +350,37 @@ static void run_pointwise(loop_fn loop, tp_tensor *out, int num_inputs, tp_tenso
     }
 }
 
+/* A value of any dtype as a double that rounds to the same f16/bf16 as the
+ * value itself: exact for every dtype but an i64 beyond 2^53, which keeps its
+ * top 53 bits and ORs the rest into the last one (round to odd), so that the
+ * one rounding to 16 bits that follows is the correct one. */
+static double load_for_narrowing(const tp_tensor *input, int64_t index) {
+    if (input->dtype != TP_I64) return tp_element_load_f64(input->data, input->dtype, index);
+    int64_t value = ((const int64_t *)input->data)[index];
+    uint64_t magnitude = value < 0 ? 0 - (uint64_t)value : (uint64_t)value;
+    int shift = 0;
+    while ((magnitude >> shift) >= (1ull << 53)) shift++;
+    if (shift > 0) {
+        bool sticky = (magnitude & ((1ull << shift) - 1)) != 0;
+        magnitude = (magnitude >> shift) | (sticky ? 1u : 0u);
+    }
+    double rounded = ldexp((double)magnitude, shift);
+    return value < 0 ? -rounded : rounded;
+}
+
+/* cast to f16/bf16: one rounding from the source value (never through f32,
+ * which would round twice). */
+static void cast_to_storage_dtype(const tp_tensor *input, tp_tensor *out) {
+    for (int64_t i = 0; i < out->numel; i++)
+        tp_element_store_f64(out->data, out->dtype, i, load_for_narrowing(input, i));
+}
+
 static tp_status pointwise_kernel(const pointwise_op *op, tp_tensor *const *inputs, int num_inputs,
                                   const tp_attrs *attrs, tp_tensor *out) {
+    if (op->rule == RULE_CAST && tp_dtype_compute(out->dtype) != out->dtype) {
+        cast_to_storage_dtype(inputs[0], out);
+        return TP_OK;
+    }
     tp_type types[3] = {{.dtype = TP_F32}, {.dtype = TP_F32}, {.dtype = TP_F32}};
     for (int k = 0; k < num_inputs; k++) types[k].dtype = inputs[k]->dtype;
     tp_dtype compute, result;

@@ -15,7 +15,8 @@
 #include "tensorplay/plugin_ops.h"
 
 _Static_assert(TP_PLUGIN_F32 == TP_F32 && TP_PLUGIN_F64 == TP_F64 && TP_PLUGIN_I32 == TP_I32 &&
-                   TP_PLUGIN_I64 == TP_I64 && TP_PLUGIN_BOOL == TP_BOOL,
+                   TP_PLUGIN_I64 == TP_I64 && TP_PLUGIN_BOOL == TP_BOOL &&
+                   TP_PLUGIN_F16 == TP_F16 && TP_PLUGIN_BF16 == TP_BF16,
                "plugin dtype codes must equal tp_dtype");
 _Static_assert(TP_PLUGIN_MAX_DIMS == TP_MAX_DIMS, "plugin rank limit must equal TP_MAX_DIMS");
 _Static_assert(TP_PLUGIN_LOG_DEBUG == TP_LOG_DEBUG && TP_PLUGIN_LOG_ERROR == TP_LOG_ERROR,

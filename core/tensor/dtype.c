@@ -21,7 +21,8 @@ typedef struct dtype_info {
 static const dtype_info dtype_table[TP_DTYPE_COUNT] = {
     [TP_F32] = {"f32", 4, CATEGORY_FLOAT},   [TP_F64] = {"f64", 8, CATEGORY_FLOAT},
     [TP_I32] = {"i32", 4, CATEGORY_INTEGER}, [TP_I64] = {"i64", 8, CATEGORY_INTEGER},
-    [TP_BOOL] = {"bool", 1, CATEGORY_BOOL},
+    [TP_BOOL] = {"bool", 1, CATEGORY_BOOL},  [TP_F16] = {"f16", 2, CATEGORY_FLOAT},
+    [TP_BF16] = {"bf16", 2, CATEGORY_FLOAT},
 };
 
 static int dtype_valid(tp_dtype dtype) {
@@ -45,7 +46,7 @@ tp_status tp_dtype_from_name(const char *name, tp_dtype *out) {
         }
     }
     return tp_error_set(TP_ERR_NOT_FOUND,
-                        "unknown dtype '%s'; expected one of f32, f64, i32, i64, bool",
+                        "unknown dtype '%s'; expected one of f32, f64, i32, i64, bool, f16, bf16",
                         name ? name : "(null)");
 }
 
@@ -57,11 +58,18 @@ bool tp_dtype_is_integer(tp_dtype dtype) {
     return dtype_valid(dtype) && dtype_table[dtype].category == CATEGORY_INTEGER;
 }
 
-/* The higher category wins; inside one category the wider dtype. An invalid
- * dtype gives TP_DTYPE_COUNT, which every caller's dtype check rejects. */
+/* The higher category wins; inside one category the wider dtype, and two
+ * different floats of one width (f16, bf16) meet in f32, which holds both
+ * exactly. An invalid dtype gives TP_DTYPE_COUNT, which every caller's dtype
+ * check rejects. */
 tp_dtype tp_dtype_promote(tp_dtype a, tp_dtype b) {
     if (!dtype_valid(a) || !dtype_valid(b)) return TP_DTYPE_COUNT;
     const dtype_info *info_a = &dtype_table[a], *info_b = &dtype_table[b];
     if (info_a->category != info_b->category) return info_a->category > info_b->category ? a : b;
+    if (a != b && info_a->size == info_b->size) return TP_F32;
     return info_a->size >= info_b->size ? a : b;
+}
+
+tp_dtype tp_dtype_compute(tp_dtype dtype) {
+    return dtype == TP_F16 || dtype == TP_BF16 ? TP_F32 : dtype;
 }

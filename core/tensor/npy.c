@@ -27,6 +27,7 @@ static const unsigned char npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 #define NPY_MAGIC_SIZE     6
 #define NPY_DATA_ALIGNMENT 64
 #define NPY_DESCR_MAX      32
+#define NPY_BF16_FIELD     "bfloat16" /* the field of the bf16 convention */
 
 /* Where the header dict lies in the file. */
 typedef struct npy_preamble {
@@ -249,7 +250,8 @@ static tp_status descr_to_dtype(const char *descr, const char *name, tp_dtype *o
     static const struct {
         const char *code;
         tp_dtype dtype;
-    } codes[] = {{"f4", TP_F32}, {"f8", TP_F64}, {"i4", TP_I32}, {"i8", TP_I64}, {"b1", TP_BOOL}};
+    } codes[] = {{"f4", TP_F32}, {"f8", TP_F64},  {"i4", TP_I32},
+                 {"i8", TP_I64}, {"b1", TP_BOOL}, {"f2", TP_F16}};
     char order = descr[0];
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
         if (order == '\0' || strcmp(descr + 1, codes[i].code) != 0) continue;
@@ -265,17 +267,37 @@ static tp_status descr_to_dtype(const char *descr, const char *name, tp_dtype *o
     }
     return tp_error_set(TP_ERR_UNSUPPORTED,
                         "%s: 'descr' '%s' is not supported (TensorPlay reads '<f4', '<f8', '<i4', "
-                        "'<i8' and '|b1')",
+                        "'<i8', '|b1', '<f2' and bf16 as [('" NPY_BF16_FIELD "', '<u2')])",
                         name, descr);
 }
 
+/* bf16, which NumPy lacks, is stored as a structured dtype of one uint16
+ * field named NPY_BF16_FIELD holding the bits (docs/npy-bf16.md): NumPy and
+ * every .npy reader load it without extensions, the name keeps the meaning,
+ * and no plain uint16 file is ever mistaken for bf16. */
+static tp_status parse_bf16_descr(header_cursor *cursor, npy_header *header) {
+    char field[32], type[8];
+    size_t start = cursor->pos;
+    bool matched = cursor_word(cursor, "[") && cursor_word(cursor, "(") &&
+                   cursor_string(cursor, field, sizeof field, "a field name") == TP_OK &&
+                   cursor_word(cursor, ",") &&
+                   cursor_string(cursor, type, sizeof type, "a field type") == TP_OK &&
+                   cursor_word(cursor, ")") && cursor_word(cursor, "]");
+    if (matched && strcmp(field, NPY_BF16_FIELD) == 0 &&
+        (strcmp(type, "<u2") == 0 || strcmp(type, "=u2") == 0)) {
+        snprintf(header->descr, sizeof header->descr, "bf16");
+        header->dtype = TP_BF16;
+        return TP_OK;
+    }
+    cursor->pos = start;
+    return tp_error_set(TP_ERR_UNSUPPORTED,
+                        "%s: 'descr' is a structured dtype; TensorPlay reads only '<f4', '<f8', "
+                        "'<i4', '<i8', '|b1', '<f2' and bf16 as [('" NPY_BF16_FIELD "', '<u2')]",
+                        cursor->name);
+}
+
 static tp_status parse_descr(header_cursor *cursor, npy_header *header) {
-    if (cursor_peek(cursor) == '[')
-        return tp_error_set(
-            TP_ERR_UNSUPPORTED,
-            "%s: 'descr' is a structured dtype; TensorPlay reads only '<f4', '<f8', "
-            "'<i4', '<i8' and '|b1'",
-            cursor->name);
+    if (cursor_peek(cursor) == '[') return parse_bf16_descr(cursor, header);
     TP_TRY(cursor_string(cursor, header->descr, sizeof header->descr, "a string for 'descr'"));
     return descr_to_dtype(header->descr, cursor->name, &header->dtype);
 }
@@ -490,6 +512,10 @@ static const char *dtype_descr(tp_dtype dtype) {
         return "<i8";
     case TP_BOOL:
         return "|b1";
+    case TP_F16:
+        return "<f2";
+    case TP_BF16:
+        return "[('" NPY_BF16_FIELD "', '<u2')]";
     default:
         return NULL;
     }
@@ -511,8 +537,9 @@ static unsigned char *npy_build_header(const tp_tensor *tensor, size_t *size) {
     char shape[TP_MAX_DIMS * 24 + 8], dict[sizeof shape + 96];
     format_shape_tuple(tensor, shape, sizeof shape);
     int dict_length =
-        snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
-                 dtype_descr(tensor->dtype), shape);
+        snprintf(dict, sizeof dict, "{'descr': %s%s%s, 'fortran_order': False, 'shape': %s, }",
+                 tensor->dtype == TP_BF16 ? "" : "'", dtype_descr(tensor->dtype),
+                 tensor->dtype == TP_BF16 ? "" : "'", shape);
     int major = 1;
     size_t preamble_size = NPY_MAGIC_SIZE + 4;
     size_t unpadded = preamble_size + (size_t)dict_length + 1; /* + '\n' */

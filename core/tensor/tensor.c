@@ -297,6 +297,13 @@ tp_status tp_tensor_fill(tp_tensor *tensor, double value) {
     case TP_BOOL:
         memset(tensor->data, value != 0, (size_t)n); /* NaN is true, as in C and NumPy */
         break;
+    case TP_F16:
+    case TP_BF16: {
+        uint16_t *p = tensor->data;
+        uint16_t v = tensor->dtype == TP_F16 ? tp_f16_from_f64(value) : tp_bf16_from_f64(value);
+        for (int64_t i = 0; i < n; i++) p[i] = v;
+        break;
+    }
     default:
         return tp_error_set(TP_ERR_INTERNAL, "tp_tensor_fill: tensor has invalid dtype %d",
                             (int)tensor->dtype);
@@ -323,6 +330,10 @@ double tp_tensor_element_f64(const tp_tensor *tensor, int64_t index) {
         return (double)((const int64_t *)tensor->data)[index];
     case TP_BOOL:
         return ((const uint8_t *)tensor->data)[index];
+    case TP_F16:
+        return tp_f16_to_f32(((const uint16_t *)tensor->data)[index]);
+    case TP_BF16:
+        return tp_bf16_to_f32(((const uint16_t *)tensor->data)[index]);
     default:
         return NAN;
     }

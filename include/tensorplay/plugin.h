@@ -136,6 +136,12 @@ extern "C" {
 #define TP_PLUGIN_I32  2
 #define TP_PLUGIN_I64  3
 #define TP_PLUGIN_BOOL 4 /* one byte per element, 0 or 1 */
+/* Storage-only 16-bit floats (any revision may see them in a graph; a plugin
+ * that does not handle them refuses the node, or fails compile naming the
+ * dtype): loads widen to f32, the op computes in f32 (compute_dtype says
+ * f32) and the store rounds to nearest, ties to even. */
+#define TP_PLUGIN_F16  5 /* IEEE 754 binary16 */
+#define TP_PLUGIN_BF16 6 /* bfloat16: the top 16 bits of an f32 */
 
 #define TP_PLUGIN_MAX_DIMS 8
 

@@ -19,7 +19,12 @@
  * inside a category by width (i32 < i64, f32 < f64).
  *   - promote(a, b) is the higher category; inside one category the wider.
  *     An integer meets a float: the float's own dtype (i64 + f32 -> f32, as
- *     in PyTorch; NumPy would give f64).
+ *     in PyTorch; NumPy would give f64; i32 + f16 -> f16).
+ *   - f16 and bf16 are floats of width 2 (f16 < f32 < f64, bf16 < f32):
+ *     f16 + f16 -> f16, bf16 + bf16 -> bf16, f16/bf16 + f32 -> f32,
+ *     f16/bf16 + f64 -> f64, and f16 + bf16 -> f32 (neither holds the
+ *     other). They are storage dtypes: every op on them computes in f32
+ *     (tp_dtype_compute) and rounds the result once when it stores it.
  *   - arithmetic (add sub mul pow maximum minimum matmul) computes in
  *     promote(a, b); add/sub/mul/pow/matmul reject bool x bool (cast first);
  *     maximum/minimum of bools is logical or/and.
@@ -57,19 +62,36 @@ typedef enum tp_dtype {
     TP_I32 = 2,
     TP_I64 = 3,
     TP_BOOL = 4, /* one byte per element, 0 or 1 */
+    TP_F16 = 5,  /* IEEE 754 binary16, storage only: ops compute in f32 */
+    TP_BF16 = 6, /* bfloat16 (the top half of an f32), storage only: ops compute in f32 */
     TP_DTYPE_COUNT
 } tp_dtype;
 
-/* "f32", "f64", "i32", "i64", "bool"; "?" for an invalid value. */
+/* "f32", "f64", "i32", "i64", "bool", "f16", "bf16"; "?" for an invalid value. */
 TP_API const char *tp_dtype_name(tp_dtype dtype);
 /* Bytes per element; 0 for an invalid value. */
 TP_API size_t tp_dtype_size(tp_dtype dtype);
 /* Parses a dtype name; TP_ERR_NOT_FOUND with the accepted names otherwise. */
 TP_API tp_status tp_dtype_from_name(const char *name, tp_dtype *out);
-TP_API bool tp_dtype_is_float(tp_dtype dtype);
+TP_API bool tp_dtype_is_float(tp_dtype dtype);   /* f16, bf16, f32, f64 */
 TP_API bool tp_dtype_is_integer(tp_dtype dtype); /* i32, i64 (not bool) */
 /* promote(a, b) as described above. */
 TP_API tp_dtype tp_dtype_promote(tp_dtype a, tp_dtype b);
+/* The dtype arithmetic on `dtype` is done in: f32 for the storage-only f16
+ * and bf16, the dtype itself otherwise. */
+TP_API tp_dtype tp_dtype_compute(tp_dtype dtype);
+
+/* Conversions between f32/f64 and the 16-bit storage formats, as every
+ * backend performs them: widening is exact; narrowing rounds to nearest, ties
+ * to even, overflows to infinity, keeps subnormals and keeps NaN a NaN (its
+ * sign and top payload bits, with the quiet bit set). Narrowing from an f64
+ * rounds once (not through f32). */
+TP_API float tp_f16_to_f32(uint16_t bits);
+TP_API uint16_t tp_f16_from_f32(float value);
+TP_API uint16_t tp_f16_from_f64(double value);
+TP_API float tp_bf16_to_f32(uint16_t bits);
+TP_API uint16_t tp_bf16_from_f32(float value);
+TP_API uint16_t tp_bf16_from_f64(double value);
 
 typedef struct tp_tensor tp_tensor;
 

@@ -215,7 +215,7 @@ END_TEST
 START_TEST(rejects_unsupported_dtypes) {
     const char *headers[] = {
         "{'descr': '<u2', 'fortran_order': False, 'shape': (12,), }",
-        "{'descr': '<f2', 'fortran_order': False, 'shape': (12,), }",
+        "{'descr': '<i2', 'fortran_order': False, 'shape': (12,), }",
         "{'descr': '|u1', 'fortran_order': False, 'shape': (24,), }",
         "{'descr': '<c8', 'fortran_order': False, 'shape': (3,), }",
         "{'descr': '|f4', 'fortran_order': False, 'shape': (6,), }",
