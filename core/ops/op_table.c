@@ -106,5 +106,5 @@ tp_dtype tp_op_compute_dtype(const tp_op_def *op, const tp_dtype *operands, int 
     }
     if ((op->flags & TP_OPF_COMPUTE_FLOAT) && !tp_dtype_is_float(dtype)) dtype = TP_F32;
     if ((op->flags & TP_OPF_COMPUTE_WIDE) && !tp_dtype_is_float(dtype)) dtype = TP_I64;
-    return dtype;
+    return tp_dtype_compute(dtype); /* f16/bf16 are stored, never computed in */
 }

@@ -80,7 +80,8 @@ const char *tp_op_kind_name(tp_op_kind kind);
 
 /* The dtype `op` computes in, given its operands' dtypes (`count` of them)
  * and its result dtype (used by ops without operands): the TP_OPF_COMPUTE_*
- * rule of the op's flags. What the plugin view's compute_dtype says. */
+ * rule of the op's flags, with f16/bf16 computing in f32. What the plugin
+ * view's compute_dtype says. */
 tp_dtype tp_op_compute_dtype(const tp_op_def *op, const tp_dtype *operands, int count,
                              tp_dtype result);
 

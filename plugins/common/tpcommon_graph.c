@@ -163,17 +163,35 @@ const tp_plugin_attr *tpcommon_attr_tensor(const tp_plugin_value *value) {
 /* ---- dtypes ---- */
 
 const char *tpcommon_dtype_name(int32_t dtype) {
-    static const char *const names[] = {"f32", "f64", "i32", "i64", "bool"};
-    return dtype >= 0 && dtype <= TP_PLUGIN_BOOL ? names[dtype] : "?";
+    static const char *const names[] = {"f32", "f64", "i32", "i64", "bool", "f16", "bf16"};
+    return dtype >= 0 && dtype <= TP_PLUGIN_BF16 ? names[dtype] : "?";
 }
 
 size_t tpcommon_dtype_size(int32_t dtype) {
-    static const size_t sizes[] = {4, 8, 4, 8, 1};
-    return dtype >= 0 && dtype <= TP_PLUGIN_BOOL ? sizes[dtype] : 0;
+    static const size_t sizes[] = {4, 8, 4, 8, 1, 2, 2};
+    return dtype >= 0 && dtype <= TP_PLUGIN_BF16 ? sizes[dtype] : 0;
 }
 
 bool tpcommon_dtype_is_float(int32_t dtype) {
     return dtype == TP_PLUGIN_F32 || dtype == TP_PLUGIN_F64;
+}
+
+bool tpcommon_dtype_is_storage_float(int32_t dtype) {
+    return dtype == TP_PLUGIN_F16 || dtype == TP_PLUGIN_BF16;
+}
+
+bool tpcommon_touches_storage_float(const tp_plugin_graph *graph, const tp_plugin_value *value) {
+    if (tpcommon_dtype_is_storage_float(value->type.dtype)) return true;
+    for (int32_t k = 0; k < value->num_operands; k++)
+        if (tpcommon_dtype_is_storage_float(graph->values[value->operands[k]].type.dtype))
+            return true;
+    return false;
+}
+
+int32_t tpcommon_first_storage_float_node(const tp_plugin_graph *graph) {
+    for (int32_t v = 0; v < graph->num_values; v++)
+        if (tpcommon_touches_storage_float(graph, &graph->values[v])) return v;
+    return -1;
 }
 
 bool tpcommon_dtype_is_integer(int32_t dtype) {
@@ -218,7 +236,7 @@ static bool is_binary_predicate(int32_t op) {
     }
 }
 
-int32_t tpcommon_op_compute_dtype(int32_t op, const int32_t *operands, int32_t count, int32_t own) {
+static int32_t compute_dtype_rule(int32_t op, const int32_t *operands, int32_t count, int32_t own) {
     int32_t in[3] = {0, 0, 0};
     for (int32_t k = 0; k < count && k < 3; k++) in[k] = operands[k];
     if (is_binary_predicate(op)) return tpcommon_dtype_promote(in[0], in[1]);
@@ -268,6 +286,12 @@ int32_t tpcommon_op_compute_dtype(int32_t op, const int32_t *operands, int32_t c
     default: /* neg abs relu floor ceil sign logical_* cast max min argmax, shape ops */
         return count > 0 ? in[0] : own;
     }
+}
+
+/* As the core's rule: f16/bf16 compute in f32. */
+int32_t tpcommon_op_compute_dtype(int32_t op, const int32_t *operands, int32_t count, int32_t own) {
+    int32_t dtype = compute_dtype_rule(op, operands, count, own);
+    return tpcommon_dtype_is_storage_float(dtype) ? TP_PLUGIN_F32 : dtype;
 }
 
 int32_t tpcommon_op_result_dtype(int32_t op, int32_t compute, int32_t cast_to) {

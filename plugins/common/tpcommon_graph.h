@@ -70,7 +70,14 @@ const tp_plugin_attr *tpcommon_attr_tensor(const tp_plugin_value *value);
 /* ---- dtypes ---- */
 const char *tpcommon_dtype_name(int32_t dtype); /* "f32" ... "bool"; "?" otherwise */
 size_t tpcommon_dtype_size(int32_t dtype);
-bool tpcommon_dtype_is_float(int32_t dtype);
+bool tpcommon_dtype_is_float(int32_t dtype); /* f32, f64 (not the storage floats) */
+/* f16 and bf16: stored in 16 bits, computed in f32 (compute_dtype says f32). */
+bool tpcommon_dtype_is_storage_float(int32_t dtype);
+/* Whether the node's result or one of its operands is f16/bf16: what a
+ * backend checks before claiming a node it cannot load or store. */
+bool tpcommon_touches_storage_float(const tp_plugin_graph *graph, const tp_plugin_value *value);
+/* The first value that touches f16/bf16, or -1. */
+int32_t tpcommon_first_storage_float_node(const tp_plugin_graph *graph);
 bool tpcommon_dtype_is_integer(int32_t dtype); /* i32 i64, not bool */
 /* tensor.h's promote(a, b): category bool < integer < float, then width;
  * an integer meeting a float gives the float. */

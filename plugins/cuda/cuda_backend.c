@@ -181,6 +181,14 @@ static int32_t cuda_compile(void *opaque, const tp_plugin_graph *graph,
         return report(opaque, TP_PLUGIN_UNSUPPORTED,
                       "the graph view has no op ids (core older than contract revision 2)");
     error[0] = '\0';
+    int32_t storage_float = tpcommon_first_storage_float_node(graph);
+    if (storage_float >= 0) {
+        snprintf(error, sizeof error,
+                 "%%%s reads or writes f16/bf16: the cuda backend does not generate code for them "
+                 "yet (compile with partitioning, or cast to f32)",
+                 graph->values[storage_float].name);
+        return report(opaque, TP_PLUGIN_UNSUPPORTED, error);
+    }
     const cuda_context *context = opaque;
     if (compile_graph(context->host, graph, inputs, num_inputs, options, num_options, executable,
                       error, sizeof error) == TP_PLUGIN_OK)
@@ -328,6 +336,11 @@ static int32_t cuda_supports(void *opaque, const tp_plugin_graph *graph, int32_t
         snprintf(why, sizeof why,
                  "op '%s' (%%%s, op id %d) is newer than the cuda plugin (it knows %d ops)", op,
                  value->name, (int)node->op_id, TP_PLUGIN_OP_COUNT);
+    else if (tpcommon_touches_storage_float(graph, value))
+        snprintf(why, sizeof why,
+                 "op '%s' (%%%s) reads or writes f16/bf16: the cuda backend does not generate "
+                 "code for them yet; the fallback backend runs it",
+                 op, value->name);
     else if (node->kind == TP_PLUGIN_KIND_COMPOSITE)
         snprintf(why, sizeof why,
                  "op '%s' (%%%s) is a composite: the cuda backend runs its decomposition", op,

@@ -94,6 +94,14 @@ static int32_t opencl_supports(void *opaque, const tp_plugin_graph *graph, int32
                  value->op ? value->op : "?", value->name, (int)node->op_id, TP_PLUGIN_OP_COUNT);
         return report(context, TP_PLUGIN_UNSUPPORTED, why);
     }
+    if (tpcommon_touches_storage_float(graph, value)) {
+        /* no vload_half/bf16 code generation yet: partitioning runs it elsewhere */
+        snprintf(why, sizeof why,
+                 "op '%s' (%%%s) reads or writes f16/bf16: the opencl backend does not generate "
+                 "code for them yet; the fallback backend runs it",
+                 value->op ? value->op : "?", value->name);
+        return report(context, TP_PLUGIN_UNSUPPORTED, why);
+    }
     if (tpcommon_op_kind(node->op_id) == TPCOMMON_KIND_INDEXING) {
         /* Refused here, not in compile: a claimed node compile refuses fails. */
         snprintf(why, sizeof why, "op '%s' (%%%s): the opencl backend has no kernel for it yet",
@@ -142,6 +150,14 @@ static int32_t opencl_compile(void *opaque, const tp_plugin_graph *graph,
     if (tpcommon_options_check(options, num_options, known_options, 2, error, sizeof error) !=
         TP_PLUGIN_OK)
         return report(context, TP_PLUGIN_ERROR, error);
+    int32_t storage_float = tpcommon_first_storage_float_node(graph);
+    if (storage_float >= 0) {
+        snprintf(error, sizeof error,
+                 "%%%s reads or writes f16/bf16: the opencl backend does not generate code for "
+                 "them yet (compile with partitioning, or cast to f32)",
+                 graph->values[storage_float].name);
+        return report(context, TP_PLUGIN_UNSUPPORTED, error);
+    }
     ocl_device *device = NULL;
     if (ocl_device_select(tpcommon_option_get(options, num_options, "platform"),
                           tpcommon_option_get(options, num_options, "device"), &device, error,

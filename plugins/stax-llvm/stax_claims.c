@@ -59,6 +59,27 @@ static bool lowers(int32_t op, int32_t dtype) {
     }
 }
 
+/* f16/bf16 (storage floats): loads widen to f32 and stores round from the
+ * f32 result (stax_emit_core.c's conv). The pointwise and shape lowerings go
+ * through those loads and stores; the reduction, row, gemm and creation
+ * kernels address their buffers in the compute type, so they are left to the
+ * fallback. A store that must round from anything but f32 (a cast from f64
+ * or an integer) would round twice: also left to the fallback. */
+static bool lowers_storage_float(const tp_plugin_graph *graph, const tp_plugin_value *node,
+                                 int32_t op, int32_t compute) {
+    switch (tpcommon_op_kind(op)) {
+    case TPCOMMON_KIND_CREATION:
+    case TPCOMMON_KIND_REDUCTION:
+    case TPCOMMON_KIND_ROW:
+    case TPCOMMON_KIND_MATMUL:
+        return false;
+    default:
+        break;
+    }
+    (void)graph;
+    return !tpcommon_dtype_is_storage_float(node->type.dtype) || compute == TP_PLUGIN_F32;
+}
+
 __attribute__((format(printf, 3, 4))) static int32_t refuse(char *error, size_t error_size,
                                                             const char *format, ...) {
     va_list args;
@@ -87,6 +108,15 @@ int32_t stax_node_supported(const tp_plugin_graph *graph, int32_t value, char *e
     if (node->type.ndim > STAX_MAX_DIMS)
         return refuse(error, error_size, "op '%s' (%%%s): more than %d dimensions", op_name,
                       node->name, STAX_MAX_DIMS);
+    if (tpcommon_touches_storage_float(graph, node) &&
+        !lowers_storage_float(graph, node, op, dtype))
+        return refuse(error, error_size,
+                      "op '%s' (%%%s) with %s values: stax loads and stores f16/bf16 only in "
+                      "pointwise and shape ops computing in f32; the fallback backend runs it",
+                      op_name, node->name,
+                      tpcommon_dtype_name(tpcommon_dtype_is_storage_float(node->type.dtype)
+                                              ? node->type.dtype
+                                              : graph->values[node->operands[0]].type.dtype));
     if (!lowers(op, dtype))
         return refuse(error, error_size,
                       "op '%s' (%%%s) on %s operands: stax does not lower it "

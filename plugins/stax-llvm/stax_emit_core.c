@@ -9,7 +9,9 @@
 #include <string.h>
 
 const char *stax_ty(int32_t t) {
-    static const char *const names[] = {"float", "double", "i32", "i64", "i8", "i1"};
+    /* bf16 travels as its bits (i16): LLVM lowers bfloat conversions to
+     * libcalls on hosts without AVX512-BF16, which a JIT module cannot reach */
+    static const char *const names[] = {"float", "double", "i32", "i64", "i8", "half", "i16", "i1"};
     return t >= 0 && t <= STAX_I1 ? names[t] : "void";
 }
 
@@ -84,10 +86,62 @@ ir_val bool_of(fn_ctx *f, ir_val i1) {
     return r;
 }
 
+/* f16/bf16 to f32, exactly: fpext from half (F16C's vcvtph2ps); a bf16's
+ * bits are the top half of the f32's. */
+static ir_val widen_storage_float(fn_ctx *f, ir_val v) {
+    ir_val r = fresh(f, TP_PLUGIN_F32);
+    if (v.t == TP_PLUGIN_F16) {
+        emit(f, "  %s = fpext half %s to float", r.s, v.s);
+        return r;
+    }
+    ir_val wide = fresh(f, TP_PLUGIN_I32), high = fresh(f, TP_PLUGIN_I32);
+    emit(f, "  %s = zext i16 %s to i32", wide.s, v.s);
+    emit(f, "  %s = shl i32 %s, 16", high.s, wide.s);
+    emit(f, "  %s = bitcast i32 %s to float", r.s, high.s);
+    return r;
+}
+
+/* f32 to f16/bf16, to nearest, ties to even: fptrunc to half (vcvtps2ph
+ * with the MXCSR rounding, nearest-even); for bf16 the integer form of the
+ * same rounding (add 0x7FFF plus the lowest kept bit, keep the top 16
+ * bits), a NaN keeping its sign and top payload with the quiet bit set. */
+static ir_val narrow_to_storage_float(fn_ctx *f, ir_val v, int32_t to) {
+    ir_val r = fresh(f, to);
+    if (to == TP_PLUGIN_F16) {
+        emit(f, "  %s = fptrunc float %s to half", r.s, v.s);
+        return r;
+    }
+    ir_val bits = fresh(f, TP_PLUGIN_I32), shifted = fresh(f, TP_PLUGIN_I32);
+    ir_val lowest = fresh(f, TP_PLUGIN_I32), bias = fresh(f, TP_PLUGIN_I32);
+    ir_val sum = fresh(f, TP_PLUGIN_I32), rounded = fresh(f, TP_PLUGIN_I32);
+    ir_val quiet = fresh(f, TP_PLUGIN_I32), nan = fresh(f, STAX_I1),
+           chosen = fresh(f, TP_PLUGIN_I32);
+    emit(f, "  %s = bitcast float %s to i32", bits.s, v.s);
+    emit(f, "  %s = lshr i32 %s, 16", shifted.s, bits.s);
+    emit(f, "  %s = and i32 %s, 1", lowest.s, shifted.s);
+    emit(f, "  %s = add i32 %s, 32767", bias.s, lowest.s);
+    emit(f, "  %s = add i32 %s, %s", sum.s, bits.s, bias.s);
+    emit(f, "  %s = lshr i32 %s, 16", rounded.s, sum.s);
+    emit(f, "  %s = or i32 %s, 64", quiet.s, shifted.s);
+    emit(f, "  %s = fcmp uno float %s, 0.0", nan.s, v.s);
+    emit(f, "  %s = select i1 %s, i32 %s, i32 %s", chosen.s, nan.s, quiet.s, rounded.s);
+    emit(f, "  %s = trunc i32 %s to i16", r.s, chosen.s);
+    return r;
+}
+
+static bool is_storage_float(int32_t t) {
+    return t == TP_PLUGIN_F16 || t == TP_PLUGIN_BF16;
+}
+
 /* Conversions as the reference kernels do them: ints sign-extend or wrap,
- * bools are 0/1, float -> int saturates with NaN -> 0, -> bool is != 0. */
+ * bools are 0/1, float -> int saturates with NaN -> 0, -> bool is != 0;
+ * f16/bf16 widen to f32 first, and narrow from the value converted to f32
+ * (the result an op computing in f32 gives, rounded once more on store). */
 ir_val conv(fn_ctx *f, ir_val v, int32_t to) {
     if (v.t == to) return v;
+    if (is_storage_float(v.t)) v = widen_storage_float(f, v);
+    if (v.t == to) return v;
+    if (is_storage_float(to)) return narrow_to_storage_float(f, conv(f, v, TP_PLUGIN_F32), to);
     if (to == TP_PLUGIN_BOOL) return bool_of(f, to_i1(f, v));
     if (v.t == STAX_I1) v = bool_of(f, v);
     if (v.t == to) return v;
@@ -236,12 +290,13 @@ ir_val slot_gep(fn_ctx *f, int32_t slot, int32_t dtype, const char *index) {
     return p;
 }
 
+/* An f16/bf16 element is widened to f32 as it is loaded. */
 ir_val load_view(fn_ctx *f, const stax_view *view, int32_t dtype) {
     ir_val index = view_index(f, view);
     ir_val p = slot_gep(f, view->slot, dtype, index.s);
     ir_val r = fresh(f, dtype);
     emit(f, "  %s = load %s, ptr %s", r.s, stax_ty(dtype), p.s);
-    return r;
+    return is_storage_float(dtype) ? widen_storage_float(f, r) : r;
 }
 
 void store_view(fn_ctx *f, const stax_view *view, ir_val value) {

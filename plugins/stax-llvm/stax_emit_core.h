@@ -7,7 +7,7 @@
 
 #include "stax_internal.h"
 
-#define STAX_I1            5
+#define STAX_I1            7               /* after TP_PLUGIN_BF16 */
 #define STAX_PARAMS_MARKER "  ;STAXPARAMS" /* pseudo dtype of comparison results */
 
 typedef struct ir_val {
