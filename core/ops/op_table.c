@@ -96,7 +96,7 @@ tp_status tp_op_infer(const tp_op_def *op, const tp_type *inputs, int num_inputs
 
 tp_dtype tp_op_compute_dtype(const tp_op_def *op, const tp_dtype *operands, int count,
                              tp_dtype result) {
-    if (count == 0) return result;
+    if (count == 0) return tp_dtype_compute(result);
     tp_dtype dtype = operands[0];
     if (op->flags & TP_OPF_COMPUTE_WHERE) {
         dtype = count > 1 ? operands[1] : operands[0];
