@@ -98,3 +98,30 @@ def test_read_only_and_empty_arrays_are_shared_too():
     assert tp.from_numpy(array).data_ptr == array.ctypes.data
     empty = np.zeros((0, 3), dtype=np.float32)
     assert tp.from_numpy(empty).shape == (0, 3)
+
+
+def test_float16_arrays_are_shared_and_computed_as_numpy_does():
+    bits = np.arange(0, 65536, 7, dtype=np.uint16)
+    a = bits.view(np.float16)
+    b = bits[::-1].copy().view(np.float16)
+    t = tp.from_numpy(a)
+    assert t.dtype_name == "f16" and t.data_ptr == a.ctypes.data
+    got = tp.ops.add(t, tp.from_numpy(b)).numpy()
+    assert got.dtype == np.float16
+    with np.errstate(all="ignore"):
+        want = a + b  # NumPy adds float16 in float32 and rounds once, as we do
+    same = (got.view(np.uint16) == want.view(np.uint16)) | (np.isnan(got) & np.isnan(want))
+    assert same.all()
+
+
+def test_bf16_tensors_are_numpy_arrays_of_the_bf16_bits_dtype(tmp_path):
+    bits = np.array([0x3F80, 0xC000, 0x7F80, 0x0001], dtype=np.uint16)  # 1, -2, inf, tiny
+    t = tp.from_numpy(bits.view(tp.BF16))
+    assert t.dtype_name == "bf16" and t.dtype == tp.BF16
+    widened = tp.ops.cast(t, "f32").numpy()
+    want = (bits.astype(np.uint32) << 16).view(np.float32)
+    assert (widened.view(np.uint32) == want.view(np.uint32)).all()
+    path = tmp_path / "bits.npy"
+    tp.save_npy(path, t)
+    assert (np.load(path)["bfloat16"] == bits).all()
+    assert (tp.load_npy(path).numpy()["bfloat16"] == bits).all()

@@ -16,7 +16,7 @@ from ._graph import Graph, load
 from ._ops import build_module as _build_ops, install_operators as _install_operators
 from ._registry import (Backend, backend_info, get_default_backend, list_backends,
                         register_backend_library, set_default_backend)
-from ._tensor import DTYPES, Tensor, from_numpy, load_npy, save_npy, tensor
+from ._tensor import BF16, DTYPES, Tensor, from_numpy, load_npy, save_npy, tensor
 
 ops, _op_specs = _build_ops()
 _install_operators(ops)
@@ -36,7 +36,7 @@ def _drop_c_references_to_python_memory() -> None:
 _atexit.register(_drop_c_references_to_python_memory)
 
 __all__ = [
-    "Backend", "BackendError", "CompileOutputCountError", "CompiledFunction", "DTYPES",
+    "BF16", "Backend", "BackendError", "CompileOutputCountError", "CompiledFunction", "DTYPES",
     "DTypeError", "FileError", "Graph", "InternalError", "InvalidArgument", "InvalidBackend",
     "InvalidGraph", "NotFound", "OutOfMemory", "ParseError", "ShapeError", "StateError",
     "Tensor", "TensorPlayError", "Unsupported", "UnsupportedFormat", "backend_info",

@@ -14,10 +14,15 @@ from . import _context, _errors, _lib
 
 lib = _lib.lib
 
-#: tp_dtype values and their NumPy dtypes.
-DTYPES: Dict[str, int] = {"f32": 0, "f64": 1, "i32": 2, "i64": 3, "bool": 4}
+#: tp_dtype values and their NumPy dtypes. NumPy has no bfloat16: a bf16
+#: tensor is a NumPy array of the structured dtype BF16 (one uint16 field
+#: "bfloat16" holding the bits), the same convention as bf16 .npy files
+#: (docs/npy-bf16.md); ``array["bfloat16"]`` is the uint16 view.
+DTYPES: Dict[str, int] = {"f32": 0, "f64": 1, "i32": 2, "i64": 3, "bool": 4, "f16": 5,
+                          "bf16": 6}
+BF16 = np.dtype([("bfloat16", "<u2")])
 _NUMPY_OF = {0: np.dtype(np.float32), 1: np.dtype(np.float64), 2: np.dtype(np.int32),
-             3: np.dtype(np.int64), 4: np.dtype(np.bool_)}
+             3: np.dtype(np.int64), 4: np.dtype(np.bool_), 5: np.dtype(np.float16), 6: BF16}
 _CODE_OF_NUMPY = {dtype: code for code, dtype in _NUMPY_OF.items()}
 _NAME_OF = {code: name for name, code in DTYPES.items()}
 
@@ -32,8 +37,9 @@ def dtype_code(dtype: DTypeLike) -> int:
         return _CODE_OF_NUMPY[np.dtype(dtype)]
     except (KeyError, TypeError):
         raise _errors.DTypeError(
-            f"dtype {dtype!r} is not one TensorPlay has; use one of f32, f64, i32, i64, bool "
-            "(or the NumPy float32, float64, int32, int64, bool_)", "dtype") from None
+            f"dtype {dtype!r} is not one TensorPlay has; use one of f32, f64, i32, i64, bool, "
+            "f16, bf16 (or the NumPy float32, float64, int32, int64, bool_, float16, "
+            "tensorplay.BF16)", "dtype") from None
 
 
 # from_numpy: the arrays whose memory C tensors use, until the C side lets go.
@@ -52,7 +58,8 @@ def _wrap_array(array: np.ndarray) -> int:
     if code is None:
         raise _errors.DTypeError(
             f"NumPy dtype {array.dtype} has no TensorPlay dtype; convert with "
-            "array.astype(numpy.float32) (or float64, int32, int64, bool)", "dtype")
+            "array.astype(numpy.float32) (or float64, int32, int64, bool, float16; bf16 "
+            "bits as array.view(tensorplay.BF16))", "dtype")
     flags = array.flags
     if not flags.c_contiguous or not flags.aligned:
         raise _errors.InvalidArgument(
@@ -98,9 +105,12 @@ class _Buffer:
 
     def __init__(self, tensor: "Tensor", pointer: int) -> None:
         self.tensor = tensor
+        dtype = _NUMPY_OF[lib.tp_tensor_dtype(tensor._ptr)]
         self.__array_interface__ = {
-            "shape": tensor._c_shape(), "typestr": _NUMPY_OF[lib.tp_tensor_dtype(tensor._ptr)].str,
+            "shape": tensor._c_shape(), "typestr": dtype.str,
             "data": (pointer or 0, False), "version": 3}
+        if dtype.fields:  # bf16: the structured dtype's field
+            self.__array_interface__["descr"] = dtype.descr
 
 
 class Tensor:
@@ -148,12 +158,14 @@ class Tensor:
 
     @property
     def dtype(self) -> np.dtype:
-        """The element type as a NumPy dtype (float32, float64, int32, int64, bool)."""
+        """The element type as a NumPy dtype (float32, float64, int32, int64, bool, float16,
+        or BF16 for bf16)."""
         return _NUMPY_OF[lib.tp_tensor_dtype(self._ptr)]
 
     @property
     def dtype_name(self) -> str:
-        """The element type as TensorPlay names it: "f32", "f64", "i32", "i64", "bool"."""
+        """The element type as TensorPlay names it: "f32", "f64", "i32", "i64", "bool", "f16",
+        "bf16"."""
         return _NAME_OF[lib.tp_tensor_dtype(self._ptr)]
 
     @property
@@ -262,7 +274,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     """A Tensor over `array`'s memory, without a copy.
 
     The array must be C-contiguous and aligned, of dtype float32, float64,
-    int32, int64 or bool. The tensor keeps the array alive for as long as the
+    int32, int64, bool, float16, or BF16 (bf16 bits; NumPy has no bfloat16). The tensor keeps the array alive for as long as the
     C library holds a reference (also after the Tensor object is gone, e.g.
     inside a compiled function's cache). Writes through either side are seen
     by the other.
