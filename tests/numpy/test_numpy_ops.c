@@ -325,8 +325,16 @@ static int64_t element_int(const tp_tensor *t, int64_t i) {
 
 static double element_float(const tp_tensor *t, int64_t i) {
     const void *data = tp_tensor_data(t);
-    return tp_tensor_dtype(t) == TP_F32 ? (double)((const float *)data)[i]
-                                        : ((const double *)data)[i];
+    switch (tp_tensor_dtype(t)) {
+    case TP_F32:
+        return ((const float *)data)[i];
+    case TP_F16:
+        return tp_f16_to_f32(((const uint16_t *)data)[i]);
+    case TP_BF16:
+        return tp_bf16_to_f32(((const uint16_t *)data)[i]);
+    default:
+        return ((const double *)data)[i];
+    }
 }
 
 static bool float_close(double got, double want, double rtol, double atol) {

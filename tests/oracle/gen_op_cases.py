@@ -51,6 +51,22 @@ Tolerances (rtol / atol), by result dtype and op class:
   f64 accumulating                          1e-10 / 1e-12
   matmul and linear raise atol to 8 ulp of max(|a| @ |b|): rounding error of
   a dot product scales with its terms, not with its (possibly cancelled) sum.
+
+f16 and bf16 (storage dtypes, computed in f32 and rounded on store): after
+the main run, every generator runs once more per storage dtype S with
+DTYPES = [S], and only the cases whose dtype is S are kept (see
+storage_pass). f16 is NumPy's float16, so its expected values are the exact
+math on the f16 inputs rounded to f16 by NumPy. NumPy has no bfloat16: in the
+bf16 pass a float32 array stands for a bf16 one (every float32 array of that
+pass is bf16), values()/specials() round their output to bf16 (to nearest,
+ties to even, by bit manipulation: bf16_round), a case whose float32 input is
+not exactly a bf16 (an input transformed after values()) is dropped, and the
+expected float32 is rounded to bf16 (a second rounding, far inside the
+tolerance). bf16 files use the structured dtype [('bfloat16', '<u2')] of
+docs/npy-bf16.md; casts to and from f32 are written by hand
+(gen_storage_casts). Tolerances are a few units of the format's precision
+(f16 2^-11, bf16 2^-8): the f32 computation rounded once differs from the
+exact result rounded once only at ties, by one ulp.
 """
 
 import math
@@ -73,6 +89,12 @@ INTS = ["i32", "i64"]
 RANK = {"bool": 0, "i32": 1, "i64": 2, "f32": 3, "f64": 4}
 
 TOLS = {
+    ("f16", "simple"): (1e-3, 1e-3),
+    ("f16", "transc"): (2e-3, 1e-3),
+    ("f16", "accum"): (1e-2, 1e-2),
+    ("bf16", "simple"): (8e-3, 8e-3),
+    ("bf16", "transc"): (1.6e-2, 8e-3),
+    ("bf16", "accum"): (6e-2, 6e-2),
     ("f32", "simple"): (1e-6, 1e-6),
     ("f32", "transc"): (1e-5, 1e-6),
     ("f32", "accum"): (1e-4, 1e-5),
@@ -106,6 +128,12 @@ def up(x, dt):
 
 
 def dt_of(x):
+    if STORAGE == "bf16" and x.dtype == np.float32:
+        return "bf16"  # the bf16 pass: every float32 array is a bf16 one
+    if x.dtype == BF16_DTYPE:
+        return "bf16"
+    if x.dtype == np.float16:
+        return "f16"
     for name, t in NP.items():
         if x.dtype == t:
             return name
@@ -123,7 +151,39 @@ def rand_shape(rank=None, zero=False, maxdim=5):
     return tuple(dims)
 
 
+# The storage pass running (None, "f16" or "bf16"): see storage_pass.
+STORAGE = None
+BF16_DTYPE = np.dtype([("bfloat16", "<u2")])
+
+
+def bf16_round(x):
+    """float32 array of the bf16 nearest to each element of x (ties to even;
+    a NaN stays a NaN). Written for this oracle: add 0x7FFF plus the lowest
+    kept bit to the float32 bits and clear the low 16."""
+    f = np.asarray(x, dtype=np.float32)
+    u = f.view(np.uint32).astype(np.uint64)
+    sixteen, one = np.uint64(16), np.uint64(1)
+    rounded = ((u + np.uint64(0x7FFF) + ((u >> sixteen) & one)) >> sixteen) << sixteen
+    out = rounded.astype(np.uint32).view(np.float32).reshape(f.shape)
+    return np.where(np.isnan(f), f, out).astype(np.float32)
+
+
+def bf16_bits(x):
+    """The bf16 file form of a bf16-valued float32 array."""
+    f = np.asarray(x, dtype=np.float32)
+    bits = (f.reshape(-1).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+    return bits.view(BF16_DTYPE).reshape(f.shape)  # (0-d stays 0-d)
+
+
+def bf16_exact(x):
+    f = np.asarray(x, dtype=np.float32)
+    low = f.view(np.uint32) & np.uint32(0xFFFF)
+    return bool(np.all(np.isnan(f) | (low == 0)))
+
+
 def values(shape, dt, lo=None, hi=None, scale=3.0):
+    if dt == "bf16":
+        return bf16_round(values(shape, "f32", lo, hi, scale))
     if dt == "bool":
         return rng.random(shape) < 0.5
     if dt in INTS:
@@ -138,6 +198,8 @@ def values(shape, dt, lo=None, hi=None, scale=3.0):
 
 def specials(dt, extra=()):
     v = np.array(SPECIALS + list(extra), dtype=np.float64)
+    if dt == "bf16":
+        return bf16_round(v.reshape(-1))
     return v.reshape(-1).astype(NP[dt])
 
 
@@ -156,6 +218,8 @@ class Writer:
 
     def _save(self, fname, arr):
         path = os.path.join(self.outdir, fname)
+        if STORAGE == "bf16" and np.asarray(arr).dtype == np.float32:
+            arr = bf16_bits(arr)
         np.save(path, np.array(arr, order="C"))  # (ascontiguousarray makes 0-d 1-d)
         self.nbytes += os.path.getsize(path)
         return fname
@@ -173,6 +237,18 @@ class Writer:
         """inputs: list of typed arrays; expected: typed array (its dtype is
         the dtype our rules give); attrs: dict key -> value (lists, ints,
         floats, str; np arrays for data)."""
+        if STORAGE is not None:
+            case_dtype = dtype if dtype is not None else dt_of(np.asarray(inputs[0]))
+            if case_dtype != STORAGE:
+                return  # the main run has it
+            if STORAGE == "bf16":
+                if any(np.asarray(x).dtype == np.float32 and not bf16_exact(x) for x in inputs):
+                    return  # an input was transformed off the bf16 grid
+                if any(v == "f32" for v in (attrs or {}).values()):
+                    return  # f32 is spelled by hand in gen_storage_casts
+                if expected is not None and np.asarray(expected).dtype == np.float32:
+                    expected = bf16_round(expected)
+            name = STORAGE + "_pass_" + name
         name = self._name(name)
         files = []
         for i, x in enumerate(inputs):
@@ -1076,18 +1152,11 @@ def main():
     t0 = time.time()
     w = Writer(outdir)
     with np.errstate(all="ignore"):
-        gen_unary(w)
-        gen_cast(w)
-        gen_binary(w)
-        gen_where(w)
-        gen_reduce(w)
-        gen_argmax(w)
-        gen_matmul(w)
-        gen_shape_ops(w)
-        gen_creation(w)
-        gen_composites(w)
-        gen_large_and_deep(w)
-        gen_indexing(w)
+        run_generators(w)
+        for storage in ("f16", "bf16"):
+            storage_pass(w, storage)
+        gen_storage_casts(w)
+        gen_storage_extras(w)
     w.finish()
     print("gen_op_cases: %d cases, %.1f MB in %s (%.1f s)" %
           (len(w.lines), w.nbytes / 1e6, outdir, time.time() - t0))
@@ -1129,6 +1198,100 @@ def gen_indexing(w):
                expect_error="invalid_argument")
     w.case("gather_f32_empty_indices", "gather", [x, np.zeros((0,), dtype=np.int64)],
            np.take(x, np.zeros((0,), dtype=np.int64), axis=1), attrs={"axis": 1})
+
+
+def run_generators(w):
+    gen_unary(w)
+    gen_cast(w)
+    gen_binary(w)
+    gen_where(w)
+    gen_reduce(w)
+    gen_argmax(w)
+    gen_matmul(w)
+    gen_shape_ops(w)
+    gen_creation(w)
+    gen_composites(w)
+    gen_large_and_deep(w)
+    gen_indexing(w)
+
+
+def storage_pass(w, storage):
+    """Every generator again with DTYPES = [storage], keeping only the cases
+    of that dtype (module docstring). Runs after the main run, so the main
+    cases stay byte for byte what they were."""
+    global STORAGE, DTYPES, FLOATS
+    saved = DTYPES, FLOATS, dict(NP), dict(RANK)
+    STORAGE, DTYPES, FLOATS = storage, [storage], [storage, "f32", "f64"]
+    NP[storage] = np.float16 if storage == "f16" else np.float32
+    RANK[storage] = 2.5  # above the integers, below f32
+    try:
+        run_generators(w)
+    finally:
+        STORAGE = None
+        DTYPES, FLOATS = saved[0], saved[1]
+        NP.clear()
+        NP.update(saved[2])
+        RANK.clear()
+        RANK.update(saved[3])
+
+
+def gen_storage_casts(w):
+    """Casts between the storage dtypes and the others, by hand: each value
+    is exact in every dtype involved or its rounding is worked out here."""
+    f16 = np.array([1.0, -2.5, 65504.0, 6.1e-5, 3.0e-8, 0.0, -0.0, np.inf, np.nan], np.float16)
+    for dst in ("f32", "f64"):
+        w.case("cast_f16_to_%s" % dst, "cast", [f16], f16.astype(NP[dst]), attrs={"dtype": dst})
+    f32 = np.array([1.0, 0.1, 65519.0, 65520.0, 1e-8, -3.0, np.nan, -np.inf], np.float32)
+    w.case("cast_f32_to_f16", "cast", [f32], f32.astype(np.float16), attrs={"dtype": "f16"})
+    f64 = np.array([1 + 2**-11 + 2**-30, 0.1, -7.25, 1e300], np.float64)
+    w.case("cast_f64_to_f16", "cast", [f64], f64.astype(np.float16), attrs={"dtype": "f16"})
+    ints = np.array([0, 1, -3, 2049, 70000], np.int32)
+    w.case("cast_i32_to_f16", "cast", [ints], ints.astype(np.float16), attrs={"dtype": "f16"})
+    # bf16 <-> f32 and f64: widening is exact; narrowing from f32 by bf16_round
+    bf16 = bf16_round(np.array([1.0, -2.5, 3.0e38, 1e-40, 0.1, -0.0, np.inf, np.nan]))
+    w.case("cast_bf16_to_f64", "cast", [bf16_bits(bf16)], bf16.astype(np.float64),
+           attrs={"dtype": "f64"})
+    w.case("cast_f32_to_bf16", "cast", [f32], bf16_bits_expected(f32), attrs={"dtype": "bf16"})
+    w.case("cast_bf16_to_f32", "cast", [bf16_bits(bf16)], bf16, attrs={"dtype": "f32"})
+
+
+def gen_storage_extras(w):
+    """The ops whose main-run cases spell f32 by hand (where, matmul, slice,
+    arange, linear), for f16 and bf16: inputs drawn on the format's grid,
+    expected values from the exact math rounded to the format."""
+    for s in ("f16", "bf16"):
+        def grid(shape):
+            x = values(shape, "f32")
+            return x.astype(np.float16) if s == "f16" else bf16_round(x)
+
+        def stored(x):  # a grid array as the file holds it
+            return x if s == "f16" else bf16_bits(x)
+
+        def rounded(y):  # exact result, rounded to the format, as the file holds it
+            y = np.asarray(y, dtype=np.float64)
+            return y.astype(np.float16) if s == "f16" else bf16_bits(bf16_round(y))
+
+        c, a, b = values((3, 4), "bool"), grid((3, 4)), grid((4,))
+        w.case("where_bool_%s" % s, "where", [c, stored(a), stored(b)],
+               stored(np.where(c, a, b)), dtype=s)
+        a, b = grid((3, 5)), grid((5, 2))
+        w.case("matmul_%s" % s, "matmul", [stored(a), stored(b)],
+               rounded(a.astype(np.float64) @ b.astype(np.float64)), tol="accum")
+        x, wt, bias = grid((2, 3)), grid((4, 3)), grid((4,))
+        w.case("linear_%s_bias" % s, "linear", [stored(x), stored(wt), stored(bias)],
+               rounded(x.astype(np.float64) @ wt.astype(np.float64).T + bias), tol="accum")
+        x = grid((6, 4))
+        w.case("slice_%s" % s, "slice", [stored(x)], stored(x[:, 1:4:2].copy()),
+               attrs={"axis": 1, "start": 1, "stop": 4, "step": 2})
+        for k, (start, stop, step) in enumerate([(0.0, 2.0, 0.25), (4.0, -4.0, -1.5)]):
+            w.case("arange_%s_%d" % (s, k), "arange", [],
+                   rounded(start + np.arange(math.ceil((stop - start) / step)) * step),
+                   dtype=s, attrs={"range_start": start, "range_stop": stop,
+                                   "range_step": step, "dtype": s})
+
+
+def bf16_bits_expected(f32):
+    return bf16_bits(bf16_round(f32))
 
 
 if __name__ == "__main__":
