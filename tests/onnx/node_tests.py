@@ -47,6 +47,26 @@ def classify_error(text):
     return "unsupported" if UNSUPPORTED.search(text) else "fail"
 
 
+# bf16 in .npy files: one uint16 field holding the bits (docs/npy-bf16.md).
+BF16 = np.dtype([("bfloat16", "<u2")])
+
+
+def to_numpy(value):
+    """A case's input or output as the array tpc reads or writes: TensorProto
+    values (the Cast cases) decoded; bfloat16 arrays (ml_dtypes, which NumPy
+    lacks) as their bits in the bf16 .npy convention."""
+    if isinstance(value, onnx.TensorProto):
+        value = onnx.numpy_helper.to_array(value)
+    value = np.asarray(value)
+    if value.dtype.name == "bfloat16":
+        value = np.ascontiguousarray(value).view(np.uint16).view(BF16)
+    return value
+
+
+def bf16_values(array):
+    return (array["bfloat16"].astype(np.uint32) << 16).view(np.float32)
+
+
 def compare(expected, path, rtol, atol):
     if not os.path.exists(path):
         return "no output file %s" % path
@@ -55,6 +75,8 @@ def compare(expected, path, rtol, atol):
         return "shape %s, expected %s" % (got.shape, expected.shape)
     if got.dtype != expected.dtype:
         return "dtype %s, expected %s" % (got.dtype, expected.dtype)
+    if expected.dtype == BF16:
+        got, expected = bf16_values(got), bf16_values(expected)
     if expected.dtype == np.bool_ or np.issubdtype(expected.dtype, np.integer):
         if not np.array_equal(got, expected):
             return "values differ"
@@ -83,7 +105,7 @@ def run_case(tpc, case, backends, work):
             arguments = []
             for name, value in zip(input_names, inputs):
                 file = os.path.join(folder, "in%d_%s.npy" % (index, re.sub(r"\W", "_", name)))
-                np.save(file, np.asarray(value))
+                np.save(file, to_numpy(value))
                 arguments += ["--arg", "%s=%s" % (name, file)]
             out_dir = os.path.join(folder, "out_%s_%d" % (backend, index))
             run = subprocess.run([tpc, "run", model_path, "--backend", backend, "--out", out_dir]
@@ -96,7 +118,7 @@ def run_case(tpc, case, backends, work):
                 if position >= len(names):
                     result, detail = "fail", "output %d missing" % position
                     break
-                problem = compare(np.asarray(expected),
+                problem = compare(to_numpy(expected),
                                   os.path.join(out_dir, names[position] + ".npy"), rtol, atol)
                 if problem:
                     result, detail = "fail", "output %d: %s" % (position, problem)
