@@ -1,6 +1,7 @@
 /* What the cuda backend refuses, and how it says so: supports refuses an op
  * id newer than the plugin, a composite (the core decomposes it), a
- * pointwise op at a dtype it has no expression for, an unknown dtype, each
+ * pointwise op at a dtype it has no expression for, an unknown dtype,
+ * f16/bf16 values (no code generation for them yet), each
  * with TP_PLUGIN_UNSUPPORTED and a reason naming op and value; compile
  * refuses the same with TP_PLUGIN_UNSUPPORTED, and a malformed option value
  * (TP_PLUGIN_ERROR) with the option and what is expected. The graph views
@@ -92,6 +93,23 @@ START_TEST(unknown_result_dtype_is_refused_as_unsupported) {
 }
 END_TEST
 
+/* f16/bf16 have no CUDA code generation yet: refused, so partitioning runs
+ * them on the fallback backend. */
+START_TEST(storage_float_values_are_refused_naming_the_value) {
+    static const int32_t storage[] = {TP_PLUGIN_F16, TP_PLUGIN_BF16};
+    for (int i = 0; i < 2; i++) {
+        one_node_graph g;
+        build_node(&g, "neg", TP_PLUGIN_OP_NEG, TP_PLUGIN_KIND_POINTWISE, storage[i],
+                   TP_PLUGIN_F32);
+        char why[1024] = "";
+        ck_assert_int_eq(supports(&g, why, sizeof why), TP_PLUGIN_UNSUPPORTED);
+        ck_assert_msg(strstr(why, "op 'neg' (%y) reads or writes f16/bf16"), "%s", why);
+        ck_assert_int_eq(compile(&g, NULL, NULL, why, sizeof why), TP_PLUGIN_UNSUPPORTED);
+        ck_assert_msg(strstr(why, "%y reads or writes f16/bf16"), "%s", why);
+    }
+}
+END_TEST
+
 START_TEST(known_op_on_known_dtypes_is_claimed_and_compiles) {
     one_node_graph g;
     build(&g, TP_PLUGIN_F32);
@@ -127,6 +145,7 @@ TP_TEST_SUITE(cuda_refusals) {
     tcase_add_test(cases, composite_is_refused_so_the_core_decomposes_it);
     tcase_add_test(cases, pointwise_op_without_an_expression_at_its_dtype_is_refused);
     tcase_add_test(cases, unknown_result_dtype_is_refused_as_unsupported);
+    tcase_add_test(cases, storage_float_values_are_refused_naming_the_value);
     tcase_add_test(cases, known_op_on_known_dtypes_is_claimed_and_compiles);
     tcase_add_test(cases, cache_option_other_than_on_or_off_is_refused);
     tcase_add_test(cases, device_option_out_of_range_is_refused);

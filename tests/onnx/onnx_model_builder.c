@@ -108,6 +108,27 @@ Onnx__TensorProto *onnx_test_initializer(onnx_test_model *m, const char *name, i
     return tensor;
 }
 
+Onnx__TensorProto *onnx_test_raw_initializer(onnx_test_model *m, const char *name, int elem_type,
+                                             int ndim, const int64_t *dims, const void *data,
+                                             size_t raw_bytes) {
+    Onnx__TensorProto *tensor = new_tensor(m, name, elem_type, ndim, dims);
+    tensor->has_raw_data = 1;
+    tensor->raw_data.len = raw_bytes;
+    tensor->raw_data.data = arena_alloc(m, raw_bytes);
+    if (raw_bytes) memcpy(tensor->raw_data.data, data, raw_bytes);
+    return tensor;
+}
+
+Onnx__TensorProto *onnx_test_int32_field_initializer(onnx_test_model *m, const char *name,
+                                                     int elem_type, int64_t count,
+                                                     const int32_t *values) {
+    Onnx__TensorProto *tensor = new_tensor(m, name, elem_type, 1, &count);
+    tensor->n_int32_data = (size_t)count;
+    tensor->int32_data = arena_alloc(m, (size_t)count * sizeof(int32_t));
+    memcpy(tensor->int32_data, values, (size_t)count * sizeof(int32_t));
+    return tensor;
+}
+
 Onnx__TensorProto *onnx_test_int64_initializer(onnx_test_model *m, const char *name, int64_t count,
                                                const int64_t *values) {
     Onnx__TensorProto *tensor =

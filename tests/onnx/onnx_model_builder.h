@@ -35,6 +35,15 @@ Onnx__TensorProto *onnx_test_initializer(onnx_test_model *m, const char *name, i
 /* An int64 initializer in the typed int64_data field. */
 Onnx__TensorProto *onnx_test_int64_initializer(onnx_test_model *m, const char *name, int64_t count,
                                                const int64_t *values);
+/* An initializer of any element type with raw_data of `raw_bytes` bytes. */
+Onnx__TensorProto *onnx_test_raw_initializer(onnx_test_model *m, const char *name, int elem_type,
+                                             int ndim, const int64_t *dims, const void *data,
+                                             size_t raw_bytes);
+/* A 1-D initializer of `elem_type` in the typed int32_data field (int32,
+ * bool, and float16/bfloat16 as their bits). */
+Onnx__TensorProto *onnx_test_int32_field_initializer(onnx_test_model *m, const char *name,
+                                                     int elem_type, int64_t count,
+                                                     const int32_t *values);
 /* A node; inputs/outputs are NULL-terminated name lists. */
 Onnx__NodeProto *onnx_test_node(onnx_test_model *m, const char *op_type, const char *name,
                                 const char *const *inputs, const char *const *outputs);

@@ -1,7 +1,7 @@
 /* The opencl backend on contract revision 2, loaded through the registry
  * from the build tree's INI: what supports refuses (an op id newer than the
- * plugin, a pointwise op at a dtype it has no OpenCL C expression for, a
- * view without op ids) with TP_PLUGIN_UNSUPPORTED and a reason naming the
+ * plugin, a pointwise op at a dtype it has no OpenCL C expression for, an
+ * f16/bf16 value, a view without op ids) with TP_PLUGIN_UNSUPPORTED and a reason naming the
  * op; the probe lowering an INI priority to 50 on PoCL's CPU device and
  * naming the device (and tp_backend_info's priority from the build tree's
  * INI); the shared symbol binder's errors at compile (wrong dtype, wrong
@@ -54,6 +54,22 @@ START_TEST(pointwise_op_without_an_expression_at_its_dtype_is_refused) {
     char why[1024];
     ck_assert_int_eq(supports(&g.graph, 1, why, sizeof why), TP_PLUGIN_UNSUPPORTED);
     ck_assert_str_eq(why, "op 'exp' (%y) computing in i32: no OpenCL C expression");
+}
+END_TEST
+
+/* f16/bf16 have no OpenCL code generation yet: refused, so partitioning runs
+ * them on the fallback backend. */
+START_TEST(storage_float_values_are_refused_naming_the_value) {
+    if (!oclt_available()) return;
+    static const int32_t storage[] = {TP_PLUGIN_F16, TP_PLUGIN_BF16};
+    for (int i = 0; i < 2; i++) {
+        hand_unary_view g;
+        hand_unary_view_build(&g, "neg", TP_PLUGIN_OP_NEG, TP_PLUGIN_KIND_POINTWISE, storage[i],
+                              TP_PLUGIN_F32);
+        char why[1024];
+        ck_assert_int_eq(supports(&g.graph, 1, why, sizeof why), TP_PLUGIN_UNSUPPORTED);
+        ck_assert_msg(strstr(why, "op 'neg' (%y) reads or writes f16/bf16"), "%s", why);
+    }
 }
 END_TEST
 
@@ -227,6 +243,7 @@ TP_TEST_SUITE(opencl_claims_probe) {
     tcase_set_timeout(cases, 120);
     tcase_add_test(cases, op_id_newer_than_the_plugin_is_refused_naming_op_and_id);
     tcase_add_test(cases, pointwise_op_without_an_expression_at_its_dtype_is_refused);
+    tcase_add_test(cases, storage_float_values_are_refused_naming_the_value);
     tcase_add_test(cases, view_without_op_ids_is_refused);
     tcase_add_test(cases, known_op_is_claimed);
     tcase_add_test(cases, probe_on_a_cpu_device_lowers_priority_to_50_and_names_it);
