@@ -61,15 +61,14 @@ static bool lowers(int32_t op, int32_t dtype) {
 
 /* f16/bf16 (storage floats): loads widen to f32 and stores round from the
  * f32 result (stax_emit_core.c's conv). The pointwise and shape lowerings go
- * through those loads and stores; the reduction, row, gemm and creation
- * kernels address their buffers in the compute type, so they are left to the
- * fallback. A store that must round from anything but f32 (a cast from f64
- * or an integer) would round twice: also left to the fallback. */
+ * through those loads and stores, and the reductions reduce the widened
+ * values; the row, gemm and creation kernels address their buffers in the
+ * compute type, so they are left to the fallback. A store that must round from anything but f32 (a
+ * cast from f64 or an integer) would round twice: also left to the fallback. */
 static bool lowers_storage_float(const tp_plugin_graph *graph, const tp_plugin_value *node,
                                  int32_t op, int32_t compute) {
     switch (tpcommon_op_kind(op)) {
     case TPCOMMON_KIND_CREATION:
-    case TPCOMMON_KIND_REDUCTION:
     case TPCOMMON_KIND_ROW:
     case TPCOMMON_KIND_MATMUL:
         return false;
@@ -112,7 +111,8 @@ int32_t stax_node_supported(const tp_plugin_graph *graph, int32_t value, char *e
         !lowers_storage_float(graph, node, op, dtype))
         return refuse(error, error_size,
                       "op '%s' (%%%s) with %s values: stax loads and stores f16/bf16 only in "
-                      "pointwise and shape ops computing in f32; the fallback backend runs it",
+                      "pointwise, shape and reduction ops computing in f32; the fallback "
+                      "backend runs it",
                       op_name, node->name,
                       tpcommon_dtype_name(tpcommon_dtype_is_storage_float(node->type.dtype)
                                               ? node->type.dtype

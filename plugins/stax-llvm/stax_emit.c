@@ -215,7 +215,9 @@ int32_t stax_emit_reduction(stax_emit_graph *g, const char *name, int32_t root, 
     int row_loop = open_rows(&f, xt, reduced);
     char row_index[32];
     snprintf(row_index, sizeof row_index, "%%li%d", row_loop);
-    int32_t in_t = xt->dtype;
+    /* f16/bf16 elements are reduced as the f32 they widen to (a max or min
+     * of them is one of them, so its store rounds nothing) */
+    int32_t in_t = tpcommon_dtype_is_storage_float(xt->dtype) ? TP_PLUGIN_F32 : xt->dtype;
     bool fl = tpcommon_dtype_is_float(in_t);
     int32_t acc_t = op == TP_PLUGIN_OP_SUM    ? (fl ? TP_PLUGIN_F64 : TP_PLUGIN_I64)
                     : op == TP_PLUGIN_OP_MEAN ? TP_PLUGIN_F64
@@ -235,7 +237,7 @@ int32_t stax_emit_reduction(stax_emit_graph *g, const char *name, int32_t root, 
     ir_val best_index = var_new(&f, TP_PLUGIN_I64, lit_int(TP_PLUGIN_I64, 0));
     int ids[STAX_MAX_DIMS];
     int32_t open = open_axes(&f, reduced, ids);
-    ir_val v = lower_value(&f, x);
+    ir_val v = conv(&f, lower_value(&f, x), in_t);
     ir_val a = var_get(&f, acc);
     if (op == TP_PLUGIN_OP_SUM || op == TP_PLUGIN_OP_MEAN) {
         ir_val xv = conv(&f, v, acc_t);

@@ -2,8 +2,11 @@
  * on stax alone, no fallback), load every one of the 65,536 bit patterns
  * widened to f32 and round every store to nearest even; the oracle is the
  * same arithmetic done here in f32 and rounded with the conversions that
- * tests/tensor checks exhaustively against NumPy. Kernels stax leaves to the
- * fallback (matmul, reductions) are refused, not miscompiled. */
+ * tests/tensor checks exhaustively against NumPy. Reductions run natively
+ * too; kernels stax leaves to the fallback (matmul) are refused, not
+ * miscompiled. */
+#include <stdlib.h>
+
 #include "stax_harness.h"
 
 /* x: every pattern; y: the patterns in another order (a multiplicative
@@ -117,7 +120,72 @@ START_TEST(cast_from_f16_to_f32_is_exact_on_every_pattern) {
 }
 END_TEST
 
-START_TEST(matmul_and_sum_on_f16_are_left_to_the_fallback) {
+/* sum, max and mean along rows of f16/bf16 on stax alone: the widened values
+ * reduced (in f64 for sum and mean, as the f32 reduction does), rounded to
+ * f32 and then to the dtype. The oracle sums in double here; the summation
+ * order may differ, so a result may differ from it by one unit of the
+ * dtype's last place, never more; max is exact. */
+static void check_row_reductions(tp_dtype dtype) {
+    stax_test_cache_dir();
+    enum { ROWS = 8, COLUMNS = 129 };
+    static const char *const ops[] = {"sum", "max", "mean"};
+    int64_t shape[2] = {ROWS, COLUMNS};
+    tp_tensor *x = NULL;
+    ck_assert_int_eq(tp_tensor_create(dtype, 2, shape, &x), TP_OK);
+    uint16_t *bits = tp_tensor_data_mut(x);
+    uint64_t state = 12345;
+    for (int i = 0; i < ROWS * COLUMNS; i++) {
+        double u = (double)(stax_test_next(&state) % 1000003) / 1000003.0;
+        bits[i] = narrow(dtype, (float)(u * 4.0 - 2.0));
+    }
+    for (int o = 0; o < 3; o++) {
+        tp_graph *g = NULL;
+        ck_assert_int_eq(tp_graph_create("rows", &g), TP_OK);
+        tp_type type = {.dtype = dtype, .ndim = 2, .dims = {ROWS, COLUMNS}};
+        tp_value_id in, out;
+        ck_assert_int_eq(tp_graph_add_input(g, "x", &type, &in), TP_OK);
+        tp_attrs attrs = TP_ATTRS_INIT;
+        attrs.naxes = 1;
+        attrs.axes[0] = 1;
+        ck_assert_int_eq(tp_graph_add_node(g, ops[o], &in, 1, &attrs, "y", &out), TP_OK);
+        ck_assert_int_eq(tp_graph_set_outputs(g, &out, 1), TP_OK);
+        tp_tensor *y = NULL;
+        ck_assert_msg(stax_test_run("stax", g, &x, 1, NULL, 0, &y) == TP_OK,
+                      "stax alone must compile %s over %s: %s", ops[o], tp_dtype_name(dtype),
+                      tp_last_error());
+        ck_assert_int_eq(tp_tensor_dtype(y), dtype);
+        const uint16_t *got = tp_tensor_data(y);
+        for (int r = 0; r < ROWS; r++) {
+            double total = 0, best = -INFINITY;
+            for (int c = 0; c < COLUMNS; c++) {
+                double v = widen(dtype, bits[r * COLUMNS + c]);
+                total += v;
+                best = v > best ? v : best;
+            }
+            double exact = o == 0 ? total : o == 1 ? best : total / COLUMNS;
+            uint16_t want = narrow(dtype, (float)exact);
+            int distance = abs((int)(int16_t)got[r] - (int)(int16_t)want);
+            ck_assert_msg(o == 1 ? got[r] == want : distance <= 1,
+                          "%s(%s) row %d: stax 0x%04x, expected 0x%04x", ops[o],
+                          tp_dtype_name(dtype), r, got[r], want);
+        }
+        tp_tensor_release(y);
+        tp_graph_destroy(g);
+    }
+    tp_tensor_release(x);
+}
+
+START_TEST(f16_row_reductions_run_natively) {
+    check_row_reductions(TP_F16);
+}
+END_TEST
+
+START_TEST(bf16_row_reductions_run_natively) {
+    check_row_reductions(TP_BF16);
+}
+END_TEST
+
+START_TEST(matmul_on_f16_is_left_to_the_fallback) {
     tp_graph *g = NULL;
     ck_assert_int_eq(tp_graph_create("refused", &g), TP_OK);
     tp_type type = {.dtype = TP_F16, .ndim = 2, .dims = {4, 4}};
@@ -137,7 +205,8 @@ START_TEST(matmul_and_sum_on_f16_are_left_to_the_fallback) {
     ck_assert_msg(!claimed[product], "stax claimed an f16 matmul");
     ck_assert_msg(reasons[product] && strstr(reasons[product], "f16"), "reason: %s",
                   reasons[product] ? reasons[product] : "(none)");
-    ck_assert_msg(!claimed[total], "stax claimed an f16 sum");
+    ck_assert_msg(claimed[total], "stax refused an f16 sum: %s",
+                  reasons[total] ? reasons[total] : "(none)");
     ck_assert_msg(claimed[doubled], "stax refused an f16 add: %s",
                   reasons[doubled] ? reasons[doubled] : "(none)");
     for (int i = 0; i < 8; i++) free(reasons[i]);
@@ -152,7 +221,9 @@ TP_TEST_SUITE(half) {
     tcase_add_test(tc, f16_pointwise_chain_on_every_pattern_rounds_each_store);
     tcase_add_test(tc, bf16_pointwise_chain_on_every_pattern_rounds_each_store);
     tcase_add_test(tc, cast_from_f16_to_f32_is_exact_on_every_pattern);
-    tcase_add_test(tc, matmul_and_sum_on_f16_are_left_to_the_fallback);
+    tcase_add_test(tc, f16_row_reductions_run_natively);
+    tcase_add_test(tc, bf16_row_reductions_run_natively);
+    tcase_add_test(tc, matmul_on_f16_is_left_to_the_fallback);
     suite_add_tcase(suite, tc);
     return suite;
 }
