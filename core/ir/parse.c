@@ -242,7 +242,7 @@ static tp_status parse_dtype(parser *p, tp_dtype *out) {
             next_token(p);
             return TP_OK;
         }
-    return expected(p, "a dtype (f32, f64, i32, i64, bool)");
+    return expected(p, "a dtype (f32, f64, i32, i64, bool, f16, bf16)");
 }
 
 static tp_status parse_dim(parser *p, int64_t *out) {

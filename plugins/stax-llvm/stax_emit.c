@@ -109,6 +109,9 @@ int32_t stax_emit_pointwise(stax_emit_graph *g, const char *name, int32_t root,
     }
     int loop = loop_open(&f, j0.s, jn.s, f.idx[f.ndim - 1]);
     ir_val value = copy ? lower_value(&f, v) : lower_compute(&f, v);
+    /* a copied f16/bf16 element was widened as it was loaded: store it back
+     * in its own dtype (exact: it came from that dtype) */
+    value = conv(&f, value, g->values[v].type.dtype);
     store_view(&f, target, value);
     loop_close(&f, loop);
     ir_val next = bin(&f, "add", i, bin(&f, "sub", jn, j0));

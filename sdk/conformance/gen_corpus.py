@@ -12,9 +12,9 @@ import os
 import shutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ALL = "f32 f64 i32 i64 bool"
-NUMERIC = "f32 f64 i32 i64"
-FLOATS = "f32 f64"
+ALL = "f32 f64 i32 i64 bool f16 bf16"
+NUMERIC = "f32 f64 i32 i64 f16 bf16"
+FLOATS = "f32 f64 f16 bf16"
 
 files = {}
 

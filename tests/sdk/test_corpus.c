@@ -130,7 +130,7 @@ START_TEST(a_malformed_directive_names_the_file_and_line) {
     snprintf(path, sizeof path, "%s/bad.tpir", dir);
     FILE *file = fopen(path, "w");
     ck_assert_ptr_nonnull(file);
-    fputs("# a case\n# @dtypes f32 f16\ngraph g(%x: f32[2]) {\n  %y: f32[2] = exp(%x)\n"
+    fputs("# a case\n# @dtypes f32 f24\ngraph g(%x: f32[2]) {\n  %y: f32[2] = exp(%x)\n"
           "  return %y\n}\n",
           file);
     fclose(file);

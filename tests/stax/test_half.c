@@ -185,6 +185,43 @@ START_TEST(bf16_row_reductions_run_natively) {
 }
 END_TEST
 
+/* A shape op alone is a copy kernel: the elements come back bit for bit. */
+static void check_transpose_copies_bits(tp_dtype dtype) {
+    stax_test_cache_dir();
+    tp_graph *g = NULL;
+    ck_assert_int_eq(tp_graph_create("transpose", &g), TP_OK);
+    tp_type type = {.dtype = dtype, .ndim = 2, .dims = {3, 5}};
+    tp_value_id x, y;
+    ck_assert_int_eq(tp_graph_add_input(g, "x", &type, &x), TP_OK);
+    tp_attrs attrs = TP_ATTRS_INIT;
+    attrs.dim0 = 0;
+    attrs.dim1 = 1;
+    ck_assert_int_eq(tp_graph_add_node(g, "transpose", &x, 1, &attrs, "y", &y), TP_OK);
+    ck_assert_int_eq(tp_graph_set_outputs(g, &y, 1), TP_OK);
+    int64_t shape[2] = {3, 5};
+    tp_tensor *input = NULL, *output = NULL;
+    ck_assert_int_eq(tp_tensor_create(dtype, 2, shape, &input), TP_OK);
+    uint16_t *bits = tp_tensor_data_mut(input);
+    for (int i = 0; i < 15; i++) bits[i] = (uint16_t)(0x3C00 + 17 * i);
+    ck_assert_msg(stax_test_run("stax", g, &input, 1, NULL, 0, &output) == TP_OK, "%s",
+                  tp_last_error());
+    const uint16_t *got = tp_tensor_data(output);
+    for (int r = 0; r < 5; r++)
+        for (int c = 0; c < 3; c++)
+            ck_assert_msg(got[r * 3 + c] == bits[c * 5 + r],
+                          "%s y[%d][%d] = 0x%04x, x[%d][%d] = 0x%04x", tp_dtype_name(dtype), r, c,
+                          got[r * 3 + c], c, r, bits[c * 5 + r]);
+    tp_tensor_release(input);
+    tp_tensor_release(output);
+    tp_graph_destroy(g);
+}
+
+START_TEST(transpose_of_f16_and_bf16_copies_the_bits) {
+    check_transpose_copies_bits(TP_F16);
+    check_transpose_copies_bits(TP_BF16);
+}
+END_TEST
+
 START_TEST(matmul_on_f16_is_left_to_the_fallback) {
     tp_graph *g = NULL;
     ck_assert_int_eq(tp_graph_create("refused", &g), TP_OK);
@@ -223,6 +260,7 @@ TP_TEST_SUITE(half) {
     tcase_add_test(tc, cast_from_f16_to_f32_is_exact_on_every_pattern);
     tcase_add_test(tc, f16_row_reductions_run_natively);
     tcase_add_test(tc, bf16_row_reductions_run_natively);
+    tcase_add_test(tc, transpose_of_f16_and_bf16_copies_the_bits);
     tcase_add_test(tc, matmul_on_f16_is_left_to_the_fallback);
     suite_add_tcase(suite, tc);
     return suite;

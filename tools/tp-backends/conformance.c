@@ -400,8 +400,8 @@ int conformance_main(const char *name, const conformance_options *options) {
     } else {
         printf("conformance: backend '%s' against 'eager', %d cases from %s\n", name,
                kit.num_selected, dir);
-        printf("tolerance: f32 1e-05 + 1e-04 |want|, f64 1e-12 + 1e-10 |want|, integers and "
-               "bool exact\n");
+        printf("tolerance: f32 1e-05 + 1e-04 |want|, f64 1e-12 + 1e-10 |want|, f16 4e-03 + "
+               "8e-03 |want|, bf16 3.2e-02 + 3.2e-02 |want|, integers and bool exact\n");
         if (run_children(&kit)) code = summarize(&kit);
     }
     free(kit.selected);

@@ -18,7 +18,7 @@
  *                         crash or a hang), progress, summary table, JSON.
  *
  * Directives are comment lines of a corpus file, `# @KEY ARGS`:
- *   # @dtypes f32 f64 i32 i64 bool   the variants: inputs written with the
+ *   # @dtypes f32 f64 i32 i64 bool f16 bf16   the variants: inputs written with the
  *                                    first dtype are retyped to each one
  *   # @range [INPUT] LOW HIGH        input values (floats on a 1/8 grid;
  *                                    integers inside the range; bools 0/1);
@@ -38,7 +38,7 @@
 
 #include "tensorplay/backend.h"
 
-#define CONFORMANCE_MAX_DTYPES  5
+#define CONFORMANCE_MAX_DTYPES  7
 #define CONFORMANCE_MAX_BINDS   8
 #define CONFORMANCE_MAX_RANGES  8
 #define CONFORMANCE_MAX_SYMBOLS 8

@@ -499,6 +499,12 @@ static void fill_values(tp_tensor *tensor, double low, double high, uint64_t *st
         case TP_F64:
             ((double *)data)[i] = real;
             break;
+        case TP_F16: /* rounded once; eager and the backend read the same bits */
+            ((uint16_t *)data)[i] = tp_f16_from_f64(real);
+            break;
+        case TP_BF16:
+            ((uint16_t *)data)[i] = tp_bf16_from_f64(real);
+            break;
         case TP_I32:
             ((int32_t *)data)[i] = (int32_t)integer;
             break;

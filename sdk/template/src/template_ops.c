@@ -103,8 +103,8 @@ const char *template_op_name(int32_t op_id) {
 }
 
 static const char *dtype_name(int32_t dtype) {
-    static const char *const names[] = {"f32", "f64", "i32", "i64", "bool"};
-    return dtype >= 0 && dtype <= TP_PLUGIN_BOOL ? names[dtype] : "?";
+    static const char *const names[] = {"f32", "f64", "i32", "i64", "bool", "f16", "bf16"};
+    return dtype >= 0 && dtype <= TP_PLUGIN_BF16 ? names[dtype] : "?";
 }
 
 /* Values the loops hold exactly enough: f32 and f64. (Integers above 2^53
