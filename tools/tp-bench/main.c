@@ -340,7 +340,7 @@ static void print_case(const bench_case *bc, contender *list, int count, double 
                 printf("  %-14s compile %.2f ms, first call %.3f ms, %s\n", "", c->compile_s * 1e3,
                        c->first_s * 1e3, c->check_text);
         }
-        if (ratio > 0 && c->kind == CONTENDER_PEER && helper->pid > 0) {
+        if (ratio > 0 && c->kind != CONTENDER_BACKEND && helper->pid > 0) {
             char reply[256];
             helper_ask(helper, reply, sizeof reply, "ratio %s %s %.6f", bc->name, c->label, ratio);
         }
@@ -463,7 +463,7 @@ static void print_usage(FILE *out) {
             "  --models DIR     where the model cases' ONNX files are (default\n"
             "                   $TP_BENCH_CACHE/models, ~/.cache/tensorplay-bench/models)\n"
             "  --json           one JSON object per case instead of the table\n"
-            "  --plot FILE.png  draw stax's time over each peer's, per case (matplotlib)\n"
+            "  --plot FILE.png  draw stax's time over each peer's and baseline's, per case\n"
             "  --list           print the case names and exit\n");
 }
 
