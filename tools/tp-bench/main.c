@@ -12,7 +12,8 @@
  * median of the round medians with their range, and the ratios are stax's
  * time over each other contender's.
  *
- *   tp-bench [--backends a,b] [--reps N] [--rounds N] [--case NAME,...] [--peers[=LIST]]
+ *   tp-bench [--backends a,b] [--reps N] [--rounds N] [--threads N] [--case NAME,...]
+ * [--peers[=LIST]]
  *            [--python PATH] [--models DIR] [--json] [--plot FILE.png] [--list]
  */
 #define _GNU_SOURCE
@@ -445,31 +446,34 @@ static void run_case(const bench_case *bc, helper_process *helper, double triad,
 /* ---- main ---- */
 
 static void print_usage(FILE *out) {
-    fprintf(out,
-            "usage: tp-bench [--backends a,b] [--reps N] [--rounds N] [--case NAME,...]\n"
-            "                [--peers[=LIST]] [--python PATH] [--models DIR] [--json]\n"
-            "                [--plot FILE.png] [--list]\n"
-            "       tp-bench --help\n\n"
-            "  --backends a,b   backends to measure (default stax,eager)\n"
-            "  --reps N         timed repetitions per contender per round (default 5)\n"
-            "  --rounds N       interleaved rounds; figures are the median of the rounds'\n"
-            "                   medians with their range (default 5)\n"
-            "  --case NAME,...  only these cases (see --list)\n"
-            "  --peers[=LIST]   also time ONNX Runtime and PyTorch on each case (LIST: of\n"
-            "                   numpy,onnxruntime,torch,torch.compile; default all), with the\n"
-            "                   venv bench/peers-venv.sh makes\n"
-            "  --python PATH    the helper's Python (default: the peers venv with --peers,\n"
-            "                   else /usr/bin/python3 for NumPy)\n"
-            "  --models DIR     where the model cases' ONNX files are (default\n"
-            "                   $TP_BENCH_CACHE/models, ~/.cache/tensorplay-bench/models)\n"
-            "  --json           one JSON object per case instead of the table\n"
-            "  --plot FILE.png  draw stax's time over each peer's and baseline's, per case\n"
-            "  --list           print the case names and exit\n");
+    fprintf(
+        out,
+        "usage: tp-bench [--backends a,b] [--reps N] [--rounds N] [--threads N] [--case NAME,...]\n"
+        "                [--peers[=LIST]] [--python PATH] [--models DIR] [--json]\n"
+        "                [--plot FILE.png] [--list]\n"
+        "       tp-bench --help\n\n"
+        "  --backends a,b   backends to measure (default stax,eager)\n"
+        "  --reps N         timed repetitions per contender per round (default 5)\n"
+        "  --rounds N       interleaved rounds; figures are the median of the rounds'\n"
+        "                   medians with their range (default 5)\n"
+        "  --threads N      threads for stax, the C loops and every peer (default\n"
+        "                   TP_NUM_THREADS, else the core count)\n"
+        "  --case NAME,...  only these cases (see --list)\n"
+        "  --peers[=LIST]   also time ONNX Runtime and PyTorch on each case (LIST: of\n"
+        "                   numpy,onnxruntime,torch,torch.compile; default all), with the\n"
+        "                   venv bench/peers-venv.sh makes\n"
+        "  --python PATH    the helper's Python (default: the peers venv with --peers,\n"
+        "                   else /usr/bin/python3 for NumPy)\n"
+        "  --models DIR     where the model cases' ONNX files are (default\n"
+        "                   $TP_BENCH_CACHE/models, ~/.cache/tensorplay-bench/models)\n"
+        "  --json           one JSON object per case instead of the table\n"
+        "  --plot FILE.png  draw stax's time over each peer's and baseline's, per case\n"
+        "  --list           print the case names and exit\n");
 }
 
 static bool parse_options(int argc, char **argv, options *o, int *exit_code) {
     static char models[4200], python[4200];
-    *o = (options){.backends = "stax,eager", .reps = 5, .rounds = 5};
+    *o = (options){.backends = "stax,eager", .reps = 5, .rounds = 5, .threads = 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool more = i + 1 < argc;
@@ -479,6 +483,8 @@ static bool parse_options(int argc, char **argv, options *o, int *exit_code) {
             o->reps = atoi(argv[++i]);
         else if (!strcmp(a, "--rounds") && more)
             o->rounds = atoi(argv[++i]);
+        else if (!strcmp(a, "--threads") && more)
+            o->threads = atoi(argv[++i]);
         else if (!strcmp(a, "--case") && more)
             o->only = argv[++i];
         else if (!strcmp(a, "--python") && more)
@@ -511,7 +517,13 @@ static bool parse_options(int argc, char **argv, options *o, int *exit_code) {
     if (o->reps < 1) o->reps = 1;
     if (o->reps > 256) o->reps = 256;
     if (o->rounds < 1) o->rounds = 1;
-    o->threads = default_threads();
+    if (o->threads > 0) { /* stax's pool reads TP_NUM_THREADS when it starts */
+        char count[16];
+        snprintf(count, sizeof count, "%d", o->threads);
+        setenv("TP_NUM_THREADS", count, 1);
+    } else {
+        o->threads = default_threads();
+    }
     if (!o->models) {
         const char *env = getenv("TP_BENCH_MODELS");
         snprintf(models, sizeof models, "%s/models", cache_dir());
