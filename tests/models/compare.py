@@ -48,18 +48,15 @@ def steady_median_ms(profile_text):
     return None
 
 
-UNSUPPORTED_NODE = re.compile(r"node '[^']*' \(([A-Za-z0-9_]+)\), domain '([^']*)'")
+UNSUPPORTED_SUMMARY = re.compile(r"(\d+) nodes? with ops the ONNX importer does not support \(([^)]*)\)")
 
 
 def importer_message(stderr):
-    """The importer's list of unsupported nodes as op types with counts, or
-    the last lines of tpc's message."""
-    ops = {}
-    for op, domain in UNSUPPORTED_NODE.findall(stderr):
-        key = op if domain in ("", "ai.onnx") else f"{domain}.{op}"
-        ops[key] = ops.get(key, 0) + 1
-    if ops:
-        return "unsupported ops: " + ", ".join(f"{op} x{n}" for op, n in sorted(ops.items()))
+    """The importer's summary of unsupported op types with their node
+    counts, or the last lines of tpc's message."""
+    found = UNSUPPORTED_SUMMARY.search(stderr)
+    if found:
+        return f"unsupported ops: {found.group(2)}"
     lines = [l.strip() for l in stderr.strip().splitlines() if l.strip() and "steady" not in l]
     return " ".join(lines[-3:]) if lines else "(no message)"
 

@@ -167,10 +167,34 @@ START_TEST(every_unsupported_op_is_listed_at_once) {
     custom->domain = "com.example";
     onnx_test_value(&m, 1, "y", FLOAT, 0, NULL, NULL);
     const char *message = import_error(&m, TP_ERR_UNSUPPORTED);
-    assert_contains(message, "2 nodes with ops the ONNX importer does not support");
+    assert_contains(message, "2 nodes with ops the ONNX importer does not support "
+                             "(Frobnicate x1, com.example.Relu x1):");
     assert_contains(message, "node 'first' (Frobnicate), domain 'ai.onnx'");
     assert_contains(message, "node 'second' (Relu), domain 'com.example'");
     ck_assert_ptr_null(strstr(message, "'fine'"));
+    onnx_test_model_free(&m);
+}
+END_TEST
+
+/* More unsupported nodes than the message can list (MobileNetV2: 52 Conv,
+ * then one GlobalAveragePool): the summary still counts every op type. */
+START_TEST(unsupported_op_after_many_others_is_still_named) {
+    onnx_test_model m;
+    onnx_test_model_init(&m, 17);
+    onnx_test_value(&m, 0, "x", FLOAT, 1, (int64_t[]){4}, NULL);
+    char names[61][16];
+    for (int i = 0; i < 60; i++) {
+        snprintf(names[i + 1], sizeof names[i + 1], "v%d", i + 1);
+        snprintf(names[i], sizeof names[i], i ? "v%d" : "x", i);
+        onnx_test_node(&m, "Frobnicate", NULL, (const char *const[]){names[i], NULL},
+                       (const char *const[]){names[i + 1], NULL});
+    }
+    onnx_test_node(&m, "Pool", "last", NAMES("v60"), NAMES("y"));
+    onnx_test_value(&m, 1, "y", FLOAT, 0, NULL, NULL);
+    const char *message = import_error(&m, TP_ERR_UNSUPPORTED);
+    assert_contains(message, "61 nodes with ops the ONNX importer does not support "
+                             "(Frobnicate x60, Pool x1):");
+    assert_contains(message, "... and the others counted above");
     onnx_test_model_free(&m);
 }
 END_TEST
@@ -466,6 +490,7 @@ TP_TEST_SUITE(onnx_import) {
     tcase_add_test(tc, shape_and_reshape_fold_at_import_time);
     tcase_add_test(tc, shape_input_given_at_import_is_read);
     tcase_add_test(tc, every_unsupported_op_is_listed_at_once);
+    tcase_add_test(tc, unsupported_op_after_many_others_is_still_named);
     tcase_add_test(tc, truncated_file_is_a_parse_error);
     tcase_add_test(tc, wrong_wire_type_is_a_parse_error);
     tcase_add_test(tc, attribute_of_the_wrong_type_names_node_and_attribute);
