@@ -110,6 +110,25 @@ static summary summarize(const contender *c) {
     return (summary){median, sorted[0], sorted[c->rounds - 1]};
 }
 
+/* `text` as the inside of a JSON string (quotes, backslashes and control
+ * characters escaped), into `out`. */
+static const char *json_escaped(const char *text, char *out, size_t size) {
+    size_t at = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p && at + 7 < size; p++) {
+        if (*p == '"' || *p == '\\') {
+            out[at++] = '\\', out[at++] = (char)*p;
+        } else if (*p == '\n') {
+            out[at++] = '\\', out[at++] = 'n';
+        } else if (*p < 0x20) {
+            at += (size_t)snprintf(out + at, size - at, "\\u%04x", *p);
+        } else {
+            out[at++] = (char)*p;
+        }
+    }
+    out[at] = '\0';
+    return out;
+}
+
 /* Appends printf-style text to a fixed buffer. */
 static void append(char *buffer, size_t size, const char *format, ...) {
     size_t used = strlen(buffer);
@@ -366,8 +385,10 @@ static void run_case(const bench_case *bc, helper_process *helper, double triad,
     char why[2048] = "";
     if (bc->kind == BENCH_MODEL) {
         if (!bench_load_model(bc, o->models, &g, &inputs, &n, why, sizeof why)) {
+            char escaped[4 * sizeof why];
             if (o->json)
-                printf("{\"case\":\"%s\",\"skipped\":\"%s\"}\n", bc->name, why);
+                printf("{\"case\":\"%s\",\"skipped\":\"%s\"}\n", bc->name,
+                       json_escaped(why, escaped, sizeof escaped));
             else
                 printf("%s: skipped: %s\n", bc->name, why);
             return;
