@@ -88,8 +88,8 @@ static void encoder_fn(tp_ctx *ctx, const tp_arg *args, int num_args, tp_tensor 
         tp_tensor *const *w = &weights->tensors[layer * PER_LAYER];
         h = tp_layer_norm(ctx, tp_add(ctx, h, attention(ctx, h, w)), w[12], w[13], -1, 1e-5);
         tp_tensor *up = tp_gelu(ctx, tp_linear(ctx, h, w[8], w[9]), TP_GELU_NONE);
-        h = tp_layer_norm(ctx, tp_add(ctx, h, tp_linear(ctx, up, w[10], w[11])), w[14], w[15],
-                          -1, 1e-5);
+        h = tp_layer_norm(ctx, tp_add(ctx, h, tp_linear(ctx, up, w[10], w[11])), w[14], w[15], -1,
+                          1e-5);
     }
     outputs[0] = h;
 }
