@@ -93,6 +93,10 @@ static tp_status run_node(const tp_graph *graph, const tp_value *value, tp_tenso
     tp_status status = tp_op_infer(op, types, value->num_operands, &value->attrs, &type);
     if (status != TP_OK)
         return tp_error_prefix(status, "graph '%s', %%%s: ", graph->name, value->name);
+    if (!op->kernel)
+        return tp_error_set(TP_ERR_INTERNAL,
+                            "graph '%s', %%%s: op '%s' has no reference kernel (a TensorPlay bug)",
+                            graph->name, value->name, op->name);
     tp_tensor *out;
     status = tp_tensor_create_uninit(type.dtype, type.ndim, type.dims, &out);
     if (status != TP_OK)
