@@ -36,8 +36,8 @@ static void note_evaluation_error(capture_state *state, tp_status status) {
     state->evaluation_error = strdup(tp_last_error());
 }
 
-static void on_raw_access(tp_tensor_trace_hook *hook, const tp_tensor *tensor, const char *api) {
-    trace_record *record = (trace_record *)hook;
+/* The first raw read explains why the function cannot be captured. */
+static void record_raw_access(trace_record *record, const tp_tensor *tensor, const char *api) {
     capture_state *state = record->state;
     if (state->raw_access_reason) return; /* the first one explains it */
     char text[512];
@@ -55,12 +55,11 @@ static void on_raw_access(tp_tensor_trace_hook *hook, const tp_tensor *tensor, c
     if (status != TP_OK) note_evaluation_error(state, status);
 }
 
-/* The start of on_raw_access: also when the reason is known already, the
- * tensor must hold its values before the API hands them out. */
-static void on_raw_access_compute(tp_tensor_trace_hook *hook, const tp_tensor *tensor,
-                                  const char *api) {
-    on_raw_access(hook, tensor, api);
+/* Every raw read: also when the reason is known already, the tensor must
+ * hold its values before the API hands them out. */
+static void on_raw_access(tp_tensor_trace_hook *hook, const tp_tensor *tensor, const char *api) {
     trace_record *record = (trace_record *)hook;
+    record_raw_access(record, tensor, api);
     tp_status status = tensor->deferred ? tp_capture_evaluate(record->state, record->value) : TP_OK;
     if (status != TP_OK) note_evaluation_error(record->state, status);
     if (tensor->deferred) tp_capture_fill_zeros((tp_tensor *)tensor); /* after an error */
@@ -98,7 +97,7 @@ static tp_status trace_tensor(capture_state *state, tp_tensor *tensor, tp_value_
     }
     trace_record *record = malloc(sizeof *record);
     if (!record) return out_of_memory("trace record");
-    record->hook = (tp_tensor_trace_hook){.on_raw_access = on_raw_access_compute,
+    record->hook = (tp_tensor_trace_hook){.on_raw_access = on_raw_access,
                                           .on_size_read = on_size_read,
                                           .recorder = &state->recorder,
                                           .on_foreign_ctx = on_foreign_ctx,
@@ -141,7 +140,7 @@ static void untrace_all(capture_state *state) {
  * holding its current values (a tensor the function reached from outside). */
 static tp_status value_of(capture_state *state, tp_tensor *tensor, tp_value_id *out) {
     trace_record *record = tensor->trace;
-    if (record && record->hook.on_raw_access == on_raw_access_compute && record->state == state) {
+    if (record && record->hook.on_raw_access == on_raw_access && record->state == state) {
         *out = record->value;
         return TP_OK;
     }
@@ -221,7 +220,7 @@ static void touch_inputs_below(capture_state *state, tp_value_id value) {
 static void on_metadata(tp_ctx_recorder *recorder, tp_tensor *tensor, int axis) {
     capture_state *state = state_of(recorder);
     trace_record *record = tensor->trace;
-    if (!record || record->hook.on_raw_access != on_raw_access_compute || record->state != state)
+    if (!record || record->hook.on_raw_access != on_raw_access || record->state != state)
         return; /* a tensor from outside: its shape is not an input's */
     touch_inputs_below(state, record->value);
 }
@@ -266,7 +265,7 @@ int64_t tp_gate_outcome(tp_item_kind kind, const tp_tensor *tensor) {
 static tp_status on_item(tp_ctx_recorder *recorder, tp_tensor *tensor, tp_item_kind kind) {
     capture_state *state = state_of(recorder);
     trace_record *record = tensor->trace;
-    if (!record || record->hook.on_raw_access != on_raw_access_compute || record->state != state)
+    if (!record || record->hook.on_raw_access != on_raw_access || record->state != state)
         return TP_OK; /* a value from outside the capture is the same on every call */
     tp_status status = tp_capture_evaluate(state, record->value);
     if (status != TP_OK) {

@@ -10,6 +10,7 @@
 #include "capture/capture.h"
 #include "compile_fixtures.h"
 #include "ops/kernel_dispatch.h"
+#include "tensorplay/graph.h"
 
 /* A capture of `fn` on `args`, checked to succeed; returns the reference
  * kernels it ran. */
@@ -235,6 +236,68 @@ START_TEST(a_clone_of_a_traced_tensor_runs_uncompiled_with_fresh_values) {
 }
 END_TEST
 
+/* y = g(x * 2), g = neg run with tp_graph_run: the public interpreter reads
+ * the traced tensor's data. */
+static void graph_run_fn(tp_ctx *ctx, const tp_arg *args, int num_args, tp_tensor **outputs,
+                         int num_outputs, void *user_data) {
+    (void)num_args, (void)num_outputs;
+    tp_tensor *doubled = tp_mul(ctx, args[0].tensor, tp_scalar(ctx, TP_F32, 2.0));
+    tp_tensor *negated = NULL;
+    if (tp_graph_run(user_data, &doubled, 1, &negated) != TP_OK) return;
+    outputs[0] = tp_ctx_adopt(ctx, negated);
+}
+
+START_TEST(tp_graph_run_on_a_traced_tensor_runs_uncompiled_with_fresh_values) {
+    static const char text[] = "graph g(%x: f32[1]) {\n"
+                               "  %y: f32[1] = neg(%x)\n"
+                               "  return %y\n"
+                               "}\n";
+    tp_graph *graph = NULL;
+    ck_assert_int_eq(tp_graph_parse(text, strlen(text), "g.tpir", &graph), TP_OK);
+    tp_compile_options options = TP_COMPILE_OPTIONS_INIT;
+    options.backend = "eager";
+    options.user_data = graph;
+    tp_compiled *compiled = NULL;
+    ck_assert_int_eq(tp_compile(graph_run_fn, &options, &compiled), TP_OK);
+    ck_assert_float_eq(call_one(compiled, 3.0f, TP_OK), -6.0f);
+    ck_assert_float_eq(call_one(compiled, -4.0f, TP_OK), 8.0f);
+    ck_assert_ptr_nonnull(strstr(tp_compiled_uncompiled_reason(compiled), "tp_graph_run"));
+    tp_compiled_free(compiled);
+    tp_graph_destroy(graph);
+}
+END_TEST
+
+/* inner: y = x + 1. outer: tp_call_into(inner) into a tensor of its own,
+ * then y * 2. */
+static void plus_one_fn(tp_ctx *ctx, const tp_arg *args, int num_args, tp_tensor **outputs,
+                        int num_outputs, void *user_data) {
+    (void)num_args, (void)num_outputs, (void)user_data;
+    outputs[0] = tp_add(ctx, args[0].tensor, tp_scalar(ctx, TP_F32, 1.0));
+}
+
+static void call_into_fn(tp_ctx *ctx, const tp_arg *args, int num_args, tp_tensor **outputs,
+                         int num_outputs, void *user_data) {
+    (void)num_args, (void)num_outputs;
+    tp_tensor *target = tp_full(ctx, TP_F32, 1, (int64_t[]){1}, 0.0);
+    if (tp_call_into(user_data, args, 1, &target) != TP_OK) return;
+    outputs[0] = tp_mul(ctx, target, tp_scalar(ctx, TP_F32, 2.0));
+}
+
+START_TEST(tp_call_into_inside_a_capture_runs_uncompiled_with_fresh_values) {
+    tp_compiled *inner = compile_eager(plus_one_fn, false);
+    tp_compile_options options = TP_COMPILE_OPTIONS_INIT;
+    options.backend = "eager";
+    options.user_data = inner;
+    tp_compiled *outer = NULL;
+    ck_assert_int_eq(tp_compile(call_into_fn, &options, &outer), TP_OK);
+    ck_assert_float_eq(call_one(outer, 3.0f, TP_OK), 8.0f); /* (3 + 1) * 2 */
+    ck_assert_float_eq(call_one(outer, 0.5f, TP_OK), 3.0f);
+    ck_assert_ptr_nonnull(strstr(tp_compiled_uncompiled_reason(outer), "tp_call_into"));
+    tp_compiled_free(outer);
+    tp_compiled_free(inner);
+}
+END_TEST
+
 /* Keeps a reference of x * 4 beyond the function. */
 static tp_tensor *kept;
 
@@ -312,6 +375,8 @@ TP_TEST_SUITE(compile_capture_deferred) {
     tcase_add_test(tc, a_second_gate_reuses_what_the_first_computed);
     tcase_add_test(tc, a_raw_read_of_an_op_result_sees_its_values_and_runs_uncompiled);
     tcase_add_test(tc, a_clone_of_a_traced_tensor_runs_uncompiled_with_fresh_values);
+    tcase_add_test(tc, tp_graph_run_on_a_traced_tensor_runs_uncompiled_with_fresh_values);
+    tcase_add_test(tc, tp_call_into_inside_a_capture_runs_uncompiled_with_fresh_values);
     tcase_add_test(tc, a_traced_tensor_kept_beyond_the_function_holds_its_values);
     tcase_add_test(tc, a_value_read_on_a_second_ctx_is_an_error);
     tcase_add_test(tc, a_kernel_error_while_computing_a_gate_fails_the_capture_naming_the_op);
