@@ -36,10 +36,11 @@
  *   - not read or write values behind the ops' back (tp_tensor_data,
  *     tp_tensor_data_mut, tp_tensor_get_f64, tp_tensor_copy_from,
  *     tp_tensor_fill, tp_tensor_clone, tp_npy_save, tp_graph_run,
- *     tp_executable_run or tp_call_into on a traced tensor): under fullgraph that is a
- *     capture error, otherwise the read sees the right values, the rest of
- *     that run computes as eagerly, and the function runs uncompiled from
- *     then on with the reason kept (tp_compiled_uncompiled_reason);
+ *     tp_executable_run or tp_call_into on a traced tensor): under
+ *     fullgraph that is a capture error, otherwise the read sees the right
+ *     values, the rest of that run computes as eagerly, and the function
+ *     runs uncompiled from then on with the reason kept
+ *     (tp_compiled_uncompiled_reason);
  *   - not run ops on, or read sizes or values (tp_ndim, tp_dim, tp_item_*)
  *     of, traced tensors with a tp_ctx other than the one it was given: that
  *     call fails and so does the capture (TP_ERR_STATE).
