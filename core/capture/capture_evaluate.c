@@ -71,8 +71,19 @@ static int compare_ids(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* Whether every operand of `value` holds its values already. */
+static bool operands_computed(const capture_state *state, tp_value_id value) {
+    int count = tp_graph_value_num_operands(state->graph, value);
+    for (int i = 0; i < count; i++)
+        if (is_deferred(state, tp_graph_value_operand(state->graph, value, i))) return false;
+    return true;
+}
+
 tp_status tp_capture_evaluate(capture_state *state, tp_value_id value) {
     if (!is_deferred(state, value)) return TP_OK;
+    /* The common case after a raw read (every earlier value computed): no
+     * walk, so computing each later op costs the op alone. */
+    if (operands_computed(state, value)) return compute_node(state, value);
     int count = tp_graph_num_values(state->graph);
     bool *seen = calloc((size_t)count, sizeof *seen);
     tp_value_id *stack = malloc((size_t)count * sizeof *stack);
