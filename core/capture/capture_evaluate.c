@@ -13,10 +13,14 @@ tp_status tp_capture_keep_value(capture_state *state, tp_value_id value, tp_tens
         int capacity = state->values_capacity ? state->values_capacity : 64;
         while (capacity <= value) capacity *= 2;
         tp_tensor **values = realloc(state->values, (size_t)capacity * sizeof *values);
-        if (!values) return tp_error_set(TP_ERR_OUT_OF_MEMORY, "capture: out of memory (values)");
-        memset(values + state->values_capacity, 0,
-               (size_t)(capacity - state->values_capacity) * sizeof *values);
-        state->values = values;
+        if (values) state->values = values;
+        uint32_t *visited =
+            values ? realloc(state->visited, (size_t)capacity * sizeof *visited) : NULL;
+        if (!visited) return tp_error_set(TP_ERR_OUT_OF_MEMORY, "capture: out of memory (values)");
+        state->visited = visited;
+        size_t added = (size_t)(capacity - state->values_capacity);
+        memset(values + state->values_capacity, 0, added * sizeof *values);
+        memset(visited + state->values_capacity, 0, added * sizeof *visited);
         state->values_capacity = capacity;
     }
     tp_tensor_release(state->values[value]);
@@ -27,7 +31,9 @@ tp_status tp_capture_keep_value(capture_state *state, tp_value_id value, tp_tens
 void tp_capture_release_values(capture_state *state) {
     for (int i = 0; i < state->values_capacity; i++) tp_tensor_release(state->values[i]);
     free(state->values);
+    free(state->visited);
     state->values = NULL;
+    state->visited = NULL;
     state->values_capacity = 0;
 }
 
@@ -84,28 +90,34 @@ tp_status tp_capture_evaluate(capture_state *state, tp_value_id value) {
     /* The common case after a raw read (every earlier value computed): no
      * walk, so computing each later op costs the op alone. */
     if (operands_computed(state, value)) return compute_node(state, value);
+    /* Each value enters the walk once, so both lists fit in the count of
+     * values (malloc without clearing: the walk touches what it visits). */
     int count = tp_graph_num_values(state->graph);
-    bool *seen = calloc((size_t)count, sizeof *seen);
     tp_value_id *stack = malloc((size_t)count * sizeof *stack);
     tp_value_id *needed = malloc((size_t)count * sizeof *needed);
     tp_status status = TP_OK;
-    if (!seen || !stack || !needed) {
+    if (!stack || !needed) {
         status = tp_error_set(TP_ERR_OUT_OF_MEMORY, "capture: out of memory (evaluation)");
         goto done;
     }
+    if (++state->visit_epoch == 0) { /* wrapped: start the marks again */
+        memset(state->visited, 0, (size_t)state->values_capacity * sizeof *state->visited);
+        state->visit_epoch = 1;
+    }
+    uint32_t epoch = state->visit_epoch;
     /* The deferred ancestors of `value`, found without recursion; a computed
      * value stops the walk (its own ancestors are not needed). */
     int top = 0, num_needed = 0;
     stack[top++] = value;
-    seen[value] = true;
+    state->visited[value] = epoch;
     while (top > 0) {
         tp_value_id current = stack[--top];
         needed[num_needed++] = current;
         int operands = tp_graph_value_num_operands(state->graph, current);
         for (int i = 0; i < operands; i++) {
             tp_value_id operand = tp_graph_value_operand(state->graph, current, i);
-            if (operand >= 0 && !seen[operand] && is_deferred(state, operand)) {
-                seen[operand] = true;
+            if (is_deferred(state, operand) && state->visited[operand] != epoch) {
+                state->visited[operand] = epoch;
                 stack[top++] = operand;
             }
         }
@@ -114,7 +126,6 @@ tp_status tp_capture_evaluate(capture_state *state, tp_value_id value) {
     qsort(needed, (size_t)num_needed, sizeof *needed, compare_ids);
     for (int i = 0; status == TP_OK && i < num_needed; i++) status = compute_node(state, needed[i]);
 done:
-    free(seen);
     free(stack);
     free(needed);
     return status;

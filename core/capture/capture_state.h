@@ -33,6 +33,10 @@ struct capture_state {
      * (an input's clone, a constant's snapshot, an op's result, deferred
      * until computed). */
     tp_tensor **values;
+    /* visited[id] == visit_epoch: seen by the current evaluation's walk (a
+     * walk costs what it visits, not the graph's size) */
+    uint32_t *visited;
+    uint32_t visit_epoch;
     int values_capacity;
     trace_record **records;
     int num_records, record_capacity;
