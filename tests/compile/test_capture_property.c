@@ -2,9 +2,9 @@
  * op table, gates on data through tp_item_* choosing a branch, raw reads
  * where the wrapper may run uncompiled) give the same results compiled and
  * eager over many input changes (new values; new row counts in dynamic
- * mode), on every available backend. The oracle is the eager run of the same
- * function on the same inputs. Every value the function reads while it is
- * captured must also be, bit for bit, what the eager run read.
+ * mode), on every available backend (eager, stax, opencl, cuda). The oracle is the eager run of the
+ * same function on the same inputs. Every value the function reads while it is captured must also
+ * be, bit for bit, what the eager run read.
  *
  * TP_PROPERTY_SEED=N reruns one seed (every failure message names it);
  * TP_PROPERTY_FUNCTIONS=N sets how many functions per backend (opencl runs a
@@ -294,6 +294,12 @@ START_TEST(random_functions_agree_with_eager_on_opencl) {
 }
 END_TEST
 
+/* Skipped where no NVIDIA driver is found (the backend is unavailable). */
+START_TEST(random_functions_agree_with_eager_on_cuda) {
+    run_property("cuda", env_int("TP_PROPERTY_FUNCTIONS", 40) / 6, 5);
+}
+END_TEST
+
 TP_TEST_SUITE(compile_capture_property) {
     Suite *suite = suite_create("compile_capture_property");
     TCase *tc = tcase_create("capture_property");
@@ -302,6 +308,7 @@ TP_TEST_SUITE(compile_capture_property) {
     tcase_add_test(tc, random_functions_agree_with_eager_on_the_eager_backend);
     tcase_add_test(tc, random_functions_agree_with_eager_on_stax);
     tcase_add_test(tc, random_functions_agree_with_eager_on_opencl);
+    tcase_add_test(tc, random_functions_agree_with_eager_on_cuda);
     suite_add_tcase(suite, tc);
     return suite;
 }
