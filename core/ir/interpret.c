@@ -8,7 +8,7 @@
 #include "base/alloc.h"
 #include "base/error.h"
 #include "graph_internal.h"
-#include "ops/storage_kernel.h"
+#include "ops/kernel_dispatch.h"
 #include "tensor/tensor_internal.h"
 
 /* Matches one input tensor against its declared type; symbols bind to the
@@ -155,6 +155,7 @@ tp_status tp_graph_run(const tp_graph *graph, tp_tensor *const *inputs, int num_
         return tp_error_set(TP_ERR_INVALID_GRAPH, "graph '%s' has no outputs (set a return)",
                             graph->name);
     TP_TRY(tp_graph_check_inputs(graph, inputs, num_inputs));
+    for (int i = 0; i < num_inputs; i++) tp_tensor_note_raw_access(inputs[i], "tp_graph_run");
     tp_tensor **tensors = tp_calloc((size_t)graph->num_values, sizeof *tensors);
     int32_t *last_use = tp_malloc((size_t)graph->num_values * sizeof *last_use);
     if (!tensors || !last_use) {

@@ -42,8 +42,8 @@ static tp_status f32_twin(const char *op_name, const tp_tensor *of, tp_tensor **
     return TP_OK;
 }
 
-tp_status tp_op_run_kernel(const tp_op_def *op, tp_tensor *const *inputs, int num_inputs,
-                           const tp_attrs *attrs, tp_tensor *out) {
+tp_status tp_op_run_storage_kernel(const tp_op_def *op, tp_tensor *const *inputs, int num_inputs,
+                                   const tp_attrs *attrs, tp_tensor *out) {
     bool any_storage = is_storage_dtype(out->dtype) && !writes_storage_dtypes_itself(op);
     for (int i = 0; i < num_inputs; i++) any_storage |= is_storage_dtype(inputs[i]->dtype);
     if (!any_storage) return op->kernel(inputs, num_inputs, attrs, out);

@@ -62,18 +62,19 @@ static bool lowers(int32_t op, int32_t dtype) {
 /* f16/bf16 (storage floats): loads widen to f32 and stores round from the
  * f32 result (stax_emit_core.c's conv). The pointwise and shape lowerings go
  * through those loads and stores, and the reductions reduce the widened
- * values; the row, gemm and creation kernels address their buffers in the
- * compute type, so they are left to the fallback. A store that must round from anything but f32 (a
- * cast from f64 or an integer) would round twice: also left to the fallback. */
+ * values; the row, gemm and creation kernels (and any kind added later)
+ * address their buffers in the compute type, so they are left to the
+ * fallback. A store that must round from anything but f32 (a cast from f64
+ * or an integer) would round twice: also left to the fallback. */
 static bool lowers_storage_float(const tp_plugin_graph *graph, const tp_plugin_value *node,
                                  int32_t op, int32_t compute) {
-    switch (tpcommon_op_kind(op)) {
-    case TPCOMMON_KIND_CREATION:
-    case TPCOMMON_KIND_ROW:
-    case TPCOMMON_KIND_MATMUL:
-        return false;
-    default:
+    switch (tpcommon_op_kind(op)) { /* the kinds known to widen and round; a new kind is not */
+    case TPCOMMON_KIND_POINTWISE:
+    case TPCOMMON_KIND_SHAPE:
+    case TPCOMMON_KIND_REDUCTION:
         break;
+    default:
+        return false;
     }
     (void)graph;
     return !tpcommon_dtype_is_storage_float(node->type.dtype) || compute == TP_PLUGIN_F32;
