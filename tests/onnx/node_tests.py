@@ -59,7 +59,7 @@ def to_numpy(value):
         value = onnx.numpy_helper.to_array(value)
     value = np.asarray(value)
     if value.dtype.name == "bfloat16":
-        value = np.ascontiguousarray(value).view(np.uint16).view(BF16)
+        value = np.array(value, order="C").view(np.uint16).view(BF16)  # (0-d stays 0-d)
     return value
 
 
