@@ -117,7 +117,13 @@ class Attrs(Structure):
                 ("dim1", c_int64), ("start", c_int64), ("stop", c_int64), ("step", c_int64),
                 ("range_start", c_double), ("range_stop", c_double), ("range_step", c_double),
                 ("dtype", c_int), ("value", c_double), ("eps", c_double), ("approximate", c_int),
-                ("beta", c_double), ("threshold", c_double), ("data", c_void_p)]
+                ("beta", c_double), ("threshold", c_double), ("data", c_void_p),
+                ("nkernel_shape", c_int32), ("nstrides", c_int32), ("npads", c_int32),
+                ("ndilations", c_int32), ("noutput_padding", c_int32),
+                ("kernel_shape", c_int64 * MAX_DIMS), ("strides", c_int64 * MAX_DIMS),
+                ("pads", c_int64 * MAX_DIMS), ("dilations", c_int64 * MAX_DIMS),
+                ("output_padding", c_int64 * MAX_DIMS), ("group", c_int64),
+                ("ceil_mode", c_bool), ("count_include_pad", c_bool)]
 
 
 class PartitionRegion(Structure):
