@@ -155,7 +155,7 @@ static int32_t bind_program(tp_plugin_executable *exe) {
     if (prog->uses_gemm) {
         size_t bytes = 64;
         for (int32_t s = 0; s < prog->num_steps; s++)
-            if (prog->steps[s].kind == STAX_STEP_GEMM) {
+            if (prog->steps[s].kind != STAX_STEP_KERNEL) { /* GEMM, WINDOW (gemm or not) */
                 size_t need = stax_gemm_workspace_bytes(&prog->steps[s].gemm);
                 if (need > bytes) bytes = need;
             }
@@ -371,6 +371,11 @@ static int32_t stax_run(void *context, tp_plugin_executable *exe, const tp_plugi
                     : NULL;
             stax_gemm_run(exe->host, &step->gemm, exe->slot_data, exe->workspace, exe->ukernels,
                           epilogue, threads);
+            continue;
+        }
+        if (step->kind == STAX_STEP_WINDOW) {
+            stax_window_run(exe->host, step, exe->slot_data, exe->workspace, exe->ukernels,
+                            threads);
             continue;
         }
         kernel_call call = {(stax_kernel_fn)(uintptr_t)exe->kernels[step->kernel], exe->slot_data};
