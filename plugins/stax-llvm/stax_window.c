@@ -20,6 +20,14 @@
 
 #include "stax_internal.h"
 
+/* The direct loops are compiled for the host's vector width, picked when the
+ * plugin loads (the JIT's kernels are; these are plain C). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
+#define STAX_VECTOR_LOOP __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define STAX_VECTOR_LOOP
+#endif
+
 typedef struct window_task {
     const stax_window *w;
     void **slots;
@@ -122,7 +130,7 @@ static void conv_gemm(const tp_plugin_host *host, const stax_step *step, void **
 
 /* ---- direct loops over output planes ---- */
 
-static void depthwise_planes(void *context, int64_t begin, int64_t end) {
+STAX_VECTOR_LOOP static void depthwise_planes(void *context, int64_t begin, int64_t end) {
     const window_task *t = context;
     const stax_window *w = t->w;
     const float *x = slot_f32(t->slots, w->x_slot, w->x_offset);
@@ -157,7 +165,7 @@ static void depthwise_planes(void *context, int64_t begin, int64_t end) {
     }
 }
 
-static void transpose_planes(void *context, int64_t begin, int64_t end) {
+STAX_VECTOR_LOOP static void transpose_planes(void *context, int64_t begin, int64_t end) {
     const window_task *t = context;
     const stax_window *w = t->w;
     const float *x = slot_f32(t->slots, w->x_slot, w->x_offset);
@@ -207,7 +215,7 @@ static int64_t taps_within(const stax_window *w, int a, int64_t o, int64_t lo_bo
     return count;
 }
 
-static void pool_planes(void *context, int64_t begin, int64_t end) {
+STAX_VECTOR_LOOP static void pool_planes(void *context, int64_t begin, int64_t end) {
     const window_task *t = context;
     const stax_window *w = t->w;
     const float *x = slot_f32(t->slots, w->x_slot, w->x_offset);
