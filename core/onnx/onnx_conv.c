@@ -176,7 +176,8 @@ tp_status onnx_convert_conv(onnx_importer *im) {
 
 /* ConvTranspose: output_shape (or auto_pad SAME, which asks for in * stride)
  * fixes the total padding; a negative total (a larger result) goes into
- * output_padding. SAME_UPPER puts the smaller half first. */
+ * output_padding. As the ONNX spec says, SAME_UPPER puts the smaller half
+ * of an odd total first, every other auto_pad (NOTSET included) the larger. */
 tp_status onnx_convert_conv_transpose(onnx_importer *im) {
     onnx_handle operands[3];
     int count, shape_count;
@@ -212,9 +213,9 @@ tp_status onnx_convert_conv_transpose(onnx_importer *im) {
                 total = 0;
             }
             int64_t small = total / 2, large = total - small;
-            bool lower = strcmp(w.auto_pad, "SAME_LOWER") == 0;
-            w.pads[i] = lower ? large : small;
-            w.pads[w.spatial + i] = lower ? small : large;
+            bool upper = strcmp(w.auto_pad, "SAME_UPPER") == 0; /* else the larger half first */
+            w.pads[i] = upper ? small : large;
+            w.pads[w.spatial + i] = upper ? large : small;
         }
     }
     tp_attrs attrs = TP_ATTRS_INIT;
