@@ -158,7 +158,7 @@ void tp_ir_attr_copy(tp_attrs *dst, const tp_attrs *src, tp_attr_key key) {
     case TP_ATTR_KEEPDIM:
     case TP_ATTR_CEIL_MODE:
     case TP_ATTR_COUNT_INCLUDE_PAD:
-        *tp_attrs_bool_mut(dst, key) = tp_attrs_bool(src, key);
+        *tp_attrs_bool_field(dst, key) = tp_attrs_bool(src, key);
         break;
     case TP_ATTR_GROUP:
         dst->group = src->group;

@@ -539,7 +539,7 @@ static tp_status parse_attribute_value(parser *p, node_text *node, tp_attr_key k
     case TP_ATTR_TYPE_BOOL:
         if (!token_is(t, TOKEN_IDENT, "true") && !token_is(t, TOKEN_IDENT, "false"))
             return expected(p, "true or false");
-        *tp_attrs_bool_mut(attrs, (tp_attr_key)key) = token_is(t, TOKEN_IDENT, "true");
+        *tp_attrs_bool_field(attrs, (tp_attr_key)key) = token_is(t, TOKEN_IDENT, "true");
         next_token(p);
         return TP_OK;
     case TP_ATTR_TYPE_INT: {

@@ -82,7 +82,7 @@ const int64_t *tp_attrs_ints(const tp_attrs *attrs, tp_attr_key key, int32_t *co
     return values;
 }
 
-bool *tp_attrs_bool_mut(tp_attrs *attrs, tp_attr_key key) {
+bool *tp_attrs_bool_field(tp_attrs *attrs, tp_attr_key key) {
     switch (key) {
     case TP_ATTR_KEEPDIM:
         return &attrs->keepdim;
@@ -96,6 +96,6 @@ bool *tp_attrs_bool_mut(tp_attrs *attrs, tp_attr_key key) {
 }
 
 bool tp_attrs_bool(const tp_attrs *attrs, tp_attr_key key) {
-    bool *field = tp_attrs_bool_mut((tp_attrs *)attrs, key);
+    bool *field = tp_attrs_bool_field((tp_attrs *)attrs, key);
     return field && *field;
 }
