@@ -8,6 +8,7 @@ across the callback.
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import inspect
 import re
@@ -19,13 +20,87 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _context, _errors, _lib
-from ._tensor import Tensor, _wrap_array
+from ._tensor import _CODE_OF_NUMPY, Tensor, _data_address, _wrap_array
 
 lib = _lib.lib
 _Arg = _lib.Arg
 _PACKERS: Dict[str, Callable[..., bytes]] = {}
 _tp_call_packed = _lib.tp_call_packed
 _new_tensor = object.__new__
+
+# ---- the cache hit: one tp_prepared_call_run per call ---------------------------
+# tp_prepared_arg records (compile.h): kind, dtype, ndim, reserved (int32 each),
+# the 8-byte value, then up to 8 int64 sizes; written with pack_into.
+_RECORD_SIZE = _lib.PREPARED_ARG_SIZE
+_ARRAY_RECORDS = [struct.Struct(f"<iiiiQ{n}q") for n in range(_lib.MAX_DIMS + 1)]
+_HANDLE_RECORD = struct.Struct("<iiiiQ")
+_INT_RECORD = struct.Struct("<iiiiq")
+_FLOAT_RECORD = struct.Struct("<iiiid")
+_tp_prepared_call_run = _lib.tp_prepared_call_run
+_ndarray = np.ndarray
+_NOT_CACHED = (object(),)  # a slot whose record is rewritten on every call (scalars)
+
+
+class _PreparedCall:
+    """A tp_prepared_call and the buffer its records and outputs live in.
+
+    ``last[i]`` is what slot i's record was packed from: (argument, shape,
+    dtype, strides). An argument that is the same object with the same
+    shape, dtype and strides keeps its record, so a loop over the same
+    arrays or Tensors packs nothing. Used by one thread at a time (the
+    CompiledFunction's lock).
+    """
+
+    __slots__ = ("handle", "buffer", "outputs", "last", "__weakref__")
+
+    def __init__(self, compiled_handle: int, num_args: int, num_outputs: int) -> None:
+        handle = c_void_p()
+        _errors.check(lib.tp_prepared_call_create(compiled_handle, num_args, byref(handle)))
+        self.handle = handle
+        records = _RECORD_SIZE * num_args
+        self.buffer = (ctypes.c_char * (records + 8 * num_outputs))()
+        self.outputs = (c_void_p * num_outputs).from_buffer(self.buffer, records)
+        self.last: List[Tuple[Any, ...]] = [_NOT_CACHED] * num_args
+
+    def free(self) -> None:
+        handle, self.handle = self.handle, None
+        if handle:
+            lib.tp_prepared_call_free(handle)
+
+    def pack(self, index: int, value: Any) -> bool:
+        """Writes argument `index`'s record; False when only tp_call takes it."""
+        offset = index * _RECORD_SIZE
+        kind = type(value)
+        if kind is Tensor:
+            if not value._ptr:
+                return False
+            _HANDLE_RECORD.pack_into(self.buffer, offset, _lib.ARG_TENSOR, 0, 0, 0, value._ptr)
+            self.last[index] = (value,)
+            return True
+        if kind is _ndarray:
+            dtype = value.dtype
+            code = _CODE_OF_NUMPY.get(dtype)
+            flags = value.flags
+            shape = value.shape
+            if code is None or not flags.c_contiguous or not flags.aligned or len(shape) > 8:
+                return False  # tp_call's path copies or explains
+            _ARRAY_RECORDS[len(shape)].pack_into(self.buffer, offset, _lib.PREPARED_ARRAY, code,
+                                                 len(shape), 0, _data_address(value), *shape)
+            self.last[index] = (value, shape, dtype, value.strides)
+            return True
+        self.last[index] = _NOT_CACHED
+        try:
+            if kind is bool:
+                _INT_RECORD.pack_into(self.buffer, offset, _lib.ARG_BOOL, 0, 0, 0, int(value))
+            elif kind is int:
+                _INT_RECORD.pack_into(self.buffer, offset, _lib.ARG_INT, 0, 0, 0, value)
+            elif kind is float:
+                _FLOAT_RECORD.pack_into(self.buffer, offset, _lib.ARG_FLOAT, 0, 0, 0, value)
+            else:
+                return False
+        except struct.error:  # an int beyond int64: tp_call's path explains
+            return False
+        return True
 
 
 def _encode(text: Optional[str]) -> Optional[bytes]:
@@ -93,6 +168,8 @@ class CompiledFunction:
         self._succeeded = False  # a call has returned: the output count is settled
         self._output_count = 1
         self._lock = threading.Lock()
+        self._prepared: Optional[_PreparedCall] = None
+        self._prepared_lock = threading.Lock()  # the prepared call's buffer: one thread
         self._callback = _lib.FN(self._run_body)  # kept alive as long as the handle
         self._create(1)
         functools.update_wrapper(self, fn)  # type: ignore[arg-type]
@@ -121,14 +198,21 @@ class CompiledFunction:
         old, self._handle, self._output_count = self._handle, handle.value, num_outputs
         self._handle_arg = c_void_p(self._handle)
         self._outputs_type = c_void_p * num_outputs
+        self._drop_prepared()
         if old:
             lib.tp_compiled_free(old)
+
+    def _drop_prepared(self) -> None:
+        prepared, self._prepared = getattr(self, "_prepared", None), None
+        if prepared is not None:
+            prepared.free()
 
     def __del__(self) -> None:
         handle = getattr(self, "_handle", None)
         if handle:
             self._handle = None
             try:
+                self._drop_prepared()
                 lib.tp_compiled_free(handle)
             except Exception:
                 pass
@@ -178,13 +262,52 @@ class CompiledFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Union[Tensor, Tuple[Tensor, ...]]:
         """Runs the compiled function (tp_call); arguments bind like the original's."""
         if not kwargs and len(args) == self._arity:
-            try:  # the fast path: every argument a Tensor (kind 0 = zero padding)
+            # A cache hit takes one foreign call (tp_prepared_call_run), once a
+            # first call has settled the output count; anything else, and a
+            # call while another thread uses the prepared call, goes to tp_call.
+            if self._succeeded and self._prepared_lock.acquire(False):
+                try:
+                    result = self._call_prepared(args)
+                finally:
+                    self._prepared_lock.release()
+                if result is not None:
+                    return result
+            try:  # every argument a Tensor (kind 0 = zero padding)
                 packed = self._tensors_packer(*[arg._ptr for arg in args])
             except (AttributeError, struct.error):
                 pass
             else:
                 return self._call(packed, self._arity)
         return self._call_general(args, kwargs)
+
+    def _call_prepared(self, args: Tuple[Any, ...]) -> Optional[Union[Tensor, Tuple[Tensor, ...]]]:
+        """The cache hit through tp_prepared_call_run; None when it did not run."""
+        prepared = self._prepared
+        if prepared is None:
+            prepared = self._prepared = _PreparedCall(self._handle, self._arity,
+                                                      self._output_count)
+        last = prepared.last
+        index = 0
+        for value in args:
+            seen = last[index]
+            if value is not seen[0] or (
+                    type(value) is _ndarray and (value.shape != seen[1] or value.dtype is not seen[2]
+                                                 or value.strides != seen[3])):
+                if not prepared.pack(index, value):
+                    return None
+            index += 1
+        outputs = prepared.outputs
+        status = _tp_prepared_call_run(prepared.handle, prepared.buffer, outputs)
+        if status:
+            raise _errors.error_for(status, lib.tp_last_error().decode(errors="replace"))
+        first = outputs[0]
+        if not first:
+            return None  # not a cache hit: tp_call compiles or runs eagerly
+        if self._output_count == 1 and not self._returns_tuple:
+            result = _new_tensor(Tensor)
+            result._ptr, result._base, result._capture = first, None, None
+            return result
+        return tuple(Tensor._own(outputs[i]) for i in range(self._output_count))
 
     def _call_general(self, args: Tuple[Any, ...],
                       kwargs: Dict[str, Any]) -> Union[Tensor, Tuple[Tensor, ...]]:

@@ -208,6 +208,8 @@ for _name, _res, _args in [
     ("tp_compile_graph", c_int, [_P, POINTER(CompileOptions), POINTER(_P)]),
     ("tp_compiled_free", None, [_P]),
     ("tp_call", c_int, [_P, POINTER(Arg), c_int, POINTER(_P)]),
+    ("tp_prepared_call_create", c_int, [_P, c_int, POINTER(_P)]),
+    ("tp_prepared_call_free", None, [_P]),
     ("tp_compiled_num_entries", c_int, [_P]),
     ("tp_compiled_num_compiles", c_int, [_P]),
     ("tp_compiled_last_recompile_reasons", c_int, [_P, POINTER(POINTER(c_char_p)), POINTER(c_int)]),
@@ -244,5 +246,14 @@ tp_call_packed = ctypes.CDLL(library_path).tp_call
 tp_call_packed.restype = c_int
 tp_call_packed.argtypes = None
 assert ctypes.sizeof(Arg) == 16 and Arg.value.offset == 8, "tp_arg layout: kind, then 8-byte union"
+# The cache hit (see _compile.py): one foreign call per call, with the
+# prepared call's handle (c_void_p) and one ctypes buffer holding the
+# tp_prepared_arg records followed by the output slots; no argtypes, so
+# ctypes runs no converter.
+tp_prepared_call_run = ctypes.CDLL(library_path).tp_prepared_call_run
+tp_prepared_call_run.restype = c_int
+tp_prepared_call_run.argtypes = None
+PREPARED_ARG_SIZE = 88  # sizeof(tp_prepared_arg): kind, dtype, ndim, reserved, value, shape[8]
+PREPARED_ARRAY = 16  # TP_PREPARED_ARRAY
 tp_tensor_release = lib.tp_tensor_release
 tp_tensor_retain = lib.tp_tensor_retain
