@@ -38,20 +38,44 @@ _INT_RECORD = struct.Struct("<iiiiq")
 _FLOAT_RECORD = struct.Struct("<iiiid")
 _tp_prepared_call_run = _lib.tp_prepared_call_run
 _ndarray = np.ndarray
-_NOT_CACHED = (object(),)  # a slot whose record is rewritten on every call (scalars)
+_NOT_CACHED = object()  # a slot whose record is rewritten on every call (scalars)
+_UNCHANGED_CHECKS: Dict[int, Callable[..., bool]] = {}
+
+
+def _unchanged_check(arity: int) -> Callable[..., bool]:
+    """unchanged(args, objects, metadata): whether every argument is the object
+    its record was packed from, an array still with that (shape, dtype,
+    strides). Straight-line code per arity (a loop or zip costs more than the
+    whole check); made once with exec, as dataclasses make their methods."""
+    check = _UNCHANGED_CHECKS.get(arity)
+    if check is None:
+        terms = [f"(a{i} is objects[{i}] and (type(a{i}) is not _ndarray or "
+                 f"(a{i}.shape, a{i}.dtype, a{i}.strides) == metadata[{i}]))"
+                 for i in range(arity)]
+        unpack = "".join(f"a{i}, " for i in range(arity))
+        source = (f"def unchanged(args, objects, metadata):\n"
+                  f"    {unpack} = args\n" if arity else "def unchanged(args, objects, metadata):\n")
+        source += f"    return {' and '.join(terms) or 'True'}\n"
+        namespace: Dict[str, Any] = {"_ndarray": np.ndarray}
+        exec(source, namespace)  # noqa: S102 - generated from integers only
+        check = _UNCHANGED_CHECKS[arity] = namespace["unchanged"]
+    return check
+_MAX_PREPARED_THREADS = 64  # threads with their own prepared call; others use tp_call
+_get_ident = threading.get_ident
 
 
 class _PreparedCall:
     """A tp_prepared_call and the buffer its records and outputs live in.
 
-    ``last[i]`` is what slot i's record was packed from: (argument, shape,
-    dtype, strides). An argument that is the same object with the same
-    shape, dtype and strides keeps its record, so a loop over the same
-    arrays or Tensors packs nothing. Used by one thread at a time (the
-    CompiledFunction's lock).
+    ``objects[i]`` is what slot i's record was packed from and
+    ``metadata[i]`` its (shape, dtype, strides) when an array: an argument
+    that is the same object with the same metadata keeps its record, so a
+    loop over the same arrays or Tensors packs nothing. Each thread has its own (the buffer is
+    written before the call and read by C while the GIL is released).
     """
 
-    __slots__ = ("handle", "buffer", "outputs", "last", "__weakref__")
+    __slots__ = ("handle", "buffer", "outputs", "objects", "metadata", "unchanged", "busy",
+                 "__weakref__")
 
     def __init__(self, compiled_handle: int, num_args: int, num_outputs: int) -> None:
         handle = c_void_p()
@@ -60,12 +84,27 @@ class _PreparedCall:
         records = _RECORD_SIZE * num_args
         self.buffer = (ctypes.c_char * (records + 8 * num_outputs))()
         self.outputs = (c_void_p * num_outputs).from_buffer(self.buffer, records)
-        self.last: List[Tuple[Any, ...]] = [_NOT_CACHED] * num_args
+        self.objects: List[Any] = [_NOT_CACHED] * num_args
+        self.metadata: List[Any] = [None] * num_args
+        self.unchanged = _unchanged_check(num_args)
+        self.busy = False
 
     def free(self) -> None:
         handle, self.handle = self.handle, None
         if handle:
             lib.tp_prepared_call_free(handle)
+
+    def pack_all(self, args: Tuple[Any, ...]) -> bool:
+        """Rewrites the records of the arguments that changed; False when one
+        of them is for tp_call only."""
+        objects, metadata = self.objects, self.metadata
+        for index, value in enumerate(args):
+            if value is objects[index] and (type(value) is not _ndarray or (
+                    value.shape, value.dtype, value.strides) == metadata[index]):
+                continue
+            if not self.pack(index, value):
+                return False
+        return True
 
     def pack(self, index: int, value: Any) -> bool:
         """Writes argument `index`'s record; False when only tp_call takes it."""
@@ -75,7 +114,7 @@ class _PreparedCall:
             if not value._ptr:
                 return False
             _HANDLE_RECORD.pack_into(self.buffer, offset, _lib.ARG_TENSOR, 0, 0, 0, value._ptr)
-            self.last[index] = (value,)
+            self.objects[index] = value
             return True
         if kind is _ndarray:
             dtype = value.dtype
@@ -86,9 +125,10 @@ class _PreparedCall:
                 return False  # tp_call's path copies or explains
             _ARRAY_RECORDS[len(shape)].pack_into(self.buffer, offset, _lib.PREPARED_ARRAY, code,
                                                  len(shape), 0, _data_address(value), *shape)
-            self.last[index] = (value, shape, dtype, value.strides)
+            self.objects[index] = value
+            self.metadata[index] = (shape, dtype, value.strides)
             return True
-        self.last[index] = _NOT_CACHED
+        self.objects[index] = _NOT_CACHED
         try:
             if kind is bool:
                 _INT_RECORD.pack_into(self.buffer, offset, _lib.ARG_BOOL, 0, 0, 0, int(value))
@@ -168,8 +208,7 @@ class CompiledFunction:
         self._succeeded = False  # a call has returned: the output count is settled
         self._output_count = 1
         self._lock = threading.Lock()
-        self._prepared: Optional[_PreparedCall] = None
-        self._prepared_lock = threading.Lock()  # the prepared call's buffer: one thread
+        self._prepared: Dict[int, _PreparedCall] = {}  # per thread (threading.get_ident)
         self._callback = _lib.FN(self._run_body)  # kept alive as long as the handle
         self._create(1)
         functools.update_wrapper(self, fn)  # type: ignore[arg-type]
@@ -196,6 +235,7 @@ class CompiledFunction:
         handle = c_void_p()
         _errors.check(lib.tp_compile(self._callback, byref(options), byref(handle)))
         old, self._handle, self._output_count = self._handle, handle.value, num_outputs
+        self._single_output = num_outputs == 1 and not self._returns_tuple
         self._handle_arg = c_void_p(self._handle)
         self._outputs_type = c_void_p * num_outputs
         self._drop_prepared()
@@ -203,9 +243,9 @@ class CompiledFunction:
             lib.tp_compiled_free(old)
 
     def _drop_prepared(self) -> None:
-        prepared, self._prepared = getattr(self, "_prepared", None), None
-        if prepared is not None:
-            prepared.free()
+        prepared, self._prepared = getattr(self, "_prepared", None) or {}, {}
+        for call in prepared.values():
+            call.free()
 
     def __del__(self) -> None:
         handle = getattr(self, "_handle", None)
@@ -238,6 +278,7 @@ class CompiledFunction:
             result = self._fn(*values)
             results = tuple(result) if isinstance(result, (tuple, list)) else (result,)
             self._returns_tuple = isinstance(result, (tuple, list))
+            self._single_output = num_outputs == 1 and not self._returns_tuple
             if len(results) != num_outputs:
                 capture.output_count = len(results)
                 return
@@ -262,16 +303,32 @@ class CompiledFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Union[Tensor, Tuple[Tensor, ...]]:
         """Runs the compiled function (tp_call); arguments bind like the original's."""
         if not kwargs and len(args) == self._arity:
-            # A cache hit takes one foreign call (tp_prepared_call_run), once a
-            # first call has settled the output count; anything else, and a
-            # call while another thread uses the prepared call, goes to tp_call.
-            if self._succeeded and self._prepared_lock.acquire(False):
+            # A cache hit takes one foreign call (tp_prepared_call_run) on this
+            # thread's prepared call, once a first call has settled the output
+            # count. What is not a hit (nothing ran) goes on to tp_call.
+            prepared = self._prepared.get(_get_ident()) if self._succeeded else None
+            if prepared is None and self._succeeded:
+                prepared = self._new_prepared()
+            if prepared is not None and not prepared.busy:
+                prepared.busy = True  # per thread: only a re-entrant call can see it
                 try:
-                    result = self._call_prepared(args)
+                    if prepared.unchanged(args, prepared.objects, prepared.metadata) or \
+                            prepared.pack_all(args):
+                        outputs = prepared.outputs
+                        status = _tp_prepared_call_run(prepared.handle, prepared.buffer, outputs)
+                        if status:
+                            raise _errors.error_for(
+                                status, lib.tp_last_error().decode(errors="replace"))
+                        first = outputs[0]
+                        if first:
+                            if self._single_output:
+                                result = _new_tensor(Tensor)
+                                result._ptr, result._base, result._capture = first, None, None
+                                return result
+                            return tuple(Tensor._own(outputs[i])
+                                         for i in range(self._output_count))
                 finally:
-                    self._prepared_lock.release()
-                if result is not None:
-                    return result
+                    prepared.busy = False
             try:  # every argument a Tensor (kind 0 = zero padding)
                 packed = self._tensors_packer(*[arg._ptr for arg in args])
             except (AttributeError, struct.error):
@@ -280,34 +337,13 @@ class CompiledFunction:
                 return self._call(packed, self._arity)
         return self._call_general(args, kwargs)
 
-    def _call_prepared(self, args: Tuple[Any, ...]) -> Optional[Union[Tensor, Tuple[Tensor, ...]]]:
-        """The cache hit through tp_prepared_call_run; None when it did not run."""
-        prepared = self._prepared
-        if prepared is None:
-            prepared = self._prepared = _PreparedCall(self._handle, self._arity,
-                                                      self._output_count)
-        last = prepared.last
-        index = 0
-        for value in args:
-            seen = last[index]
-            if value is not seen[0] or (
-                    type(value) is _ndarray and (value.shape != seen[1] or value.dtype is not seen[2]
-                                                 or value.strides != seen[3])):
-                if not prepared.pack(index, value):
-                    return None
-            index += 1
-        outputs = prepared.outputs
-        status = _tp_prepared_call_run(prepared.handle, prepared.buffer, outputs)
-        if status:
-            raise _errors.error_for(status, lib.tp_last_error().decode(errors="replace"))
-        first = outputs[0]
-        if not first:
-            return None  # not a cache hit: tp_call compiles or runs eagerly
-        if self._output_count == 1 and not self._returns_tuple:
-            result = _new_tensor(Tensor)
-            result._ptr, result._base, result._capture = first, None, None
-            return result
-        return tuple(Tensor._own(outputs[i]) for i in range(self._output_count))
+    def _new_prepared(self) -> Optional[_PreparedCall]:
+        """This thread's prepared call (None past _MAX_PREPARED_THREADS threads)."""
+        if len(self._prepared) >= _MAX_PREPARED_THREADS:
+            return None
+        prepared = _PreparedCall(self._handle, self._arity, self._output_count)
+        self._prepared[_get_ident()] = prepared
+        return prepared
 
     def _call_general(self, args: Tuple[Any, ...],
                       kwargs: Dict[str, Any]) -> Union[Tensor, Tuple[Tensor, ...]]:
