@@ -217,6 +217,10 @@ for _name, _res, _args in [
     ("tp_compile_reset_all", None, []),
     ("tp_compiled_last_partition", c_int, [_P, POINTER(POINTER(PartitionRegion)), POINTER(c_int)]),
     ("tp_graph_load", c_int, [c_char_p, POINTER(_P)]),
+    # include/tensorplay/onnx.h: present in every build; without the importer
+    # (TP_WITH_ONNX=OFF) tp_onnx_available() is false and loading fails.
+    ("tp_onnx_available", c_bool, []),
+    ("tp_graph_load_onnx", c_int, [c_char_p, POINTER(_P)]),
     ("tp_graph_destroy", None, [_P]),
     ("tp_graph_num_inputs", c_int, [_P]),
     ("tp_graph_num_outputs", c_int, [_P]),
