@@ -136,3 +136,13 @@ def test_a_hit_is_one_prepared_call_and_a_miss_goes_to_tp_call(backend, monkeypa
     assert counts == {"prepared": 5, "tp_call": 1}
     compiled(np.arange(5, dtype=np.float32))  # a miss: tried, then tp_call
     assert counts == {"prepared": 6, "tp_call": 2}
+
+
+def test_an_unsupported_dtype_after_a_hit_raises_as_on_a_first_call(backend):
+    compiled = tp.compile(lambda x: x + 1.0, backend=backend)
+    x = np.ones(4, np.float32)
+    compiled(x)
+    compiled(x)
+    with pytest.raises(tp.DTypeError, match="float16"):
+        compiled(np.ones(4, np.float16))
+    np.testing.assert_allclose(compiled(x).numpy(), x + 1)  # the hit still works
