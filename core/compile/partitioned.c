@@ -183,7 +183,7 @@ static tp_status build_region_graph(const tp_graph *graph, const tp_partition *p
         }
         if (status != TP_OK) break;
         status = tp_graph_add_node(region_graph, value->op->name, operands, value->num_operands,
-                                   &value->attrs,
+                                   tp_ir_value_attrs(value),
                                    tp_ir_is_identifier(value->name) ? value->name : NULL, &map[v]);
         if (status == TP_OK && leaves[v]) {
             results[region->num_outputs] = map[v];
@@ -236,7 +236,8 @@ static tp_status concrete_types(const tp_graph *graph, tp_tensor *const *inputs,
         if (!value->op) continue;
         tp_type operands[TP_IR_MAX_OPERANDS];
         for (int32_t k = 0; k < value->num_operands; k++) operands[k] = types[value->operands[k]];
-        TP_TRY(tp_op_infer(value->op, operands, value->num_operands, &value->attrs, &types[v]));
+        TP_TRY(tp_op_infer(value->op, operands, value->num_operands, tp_ir_value_attrs(value),
+                           &types[v]));
     }
     return TP_OK;
 }

@@ -14,9 +14,19 @@
 
 /* ---- name table ------------------------------------------------------------ */
 
+/* FNV-1a, then a finalizer (murmur3's fmix32) that spreads every input bit
+ * over the low bits the table indexes with: the automatic names "1", "2",
+ * ... differ in one or two characters, and plain FNV-1a leaves them in long
+ * probe runs of a linear-probing table (a 1,000,000-node graph spent most of
+ * its parse in lookups). */
 static uint32_t hash_name(const char *name) {
-    uint32_t hash = 2166136261u; /* FNV-1a */
+    uint32_t hash = 2166136261u;
     for (; *name; name++) hash = (hash ^ (uint8_t)*name) * 16777619u;
+    hash ^= hash >> 16;
+    hash *= 0x85ebca6bu;
+    hash ^= hash >> 13;
+    hash *= 0xc2b2ae35u;
+    hash ^= hash >> 16;
     return hash;
 }
 
@@ -71,10 +81,13 @@ tp_status tp_graph_create(const char *name, tp_graph **out) {
     return TP_OK;
 }
 
+const tp_attrs tp_ir_default_attrs = TP_ATTRS_INIT;
+
 static void value_free(tp_value *value) {
     free(value->operands);
     free(value->name);
-    tp_tensor_release(value->attrs.data);
+    if (value->attrs) tp_tensor_release(value->attrs->data);
+    free(value->attrs);
 }
 
 void tp_graph_destroy(tp_graph *graph) {
@@ -121,10 +134,12 @@ static tp_status clone_into(const tp_graph *graph, tp_graph *copy) {
         target->name = tp_strdup(value->name);
         target->operands =
             duplicate(value->operands, (size_t)value->num_operands, sizeof *value->operands);
+        target->attrs = value->attrs ? duplicate(value->attrs, 1, sizeof *value->attrs) : NULL;
         /* Constant payloads are immutable: the copy shares them by reference. */
-        tp_tensor_retain(target->attrs.data);
+        if (target->attrs) tp_tensor_retain(target->attrs->data);
         copy->num_values = i + 1;
-        if (!target->name || !target->operands) return TP_ERR_OUT_OF_MEMORY;
+        if (!target->name || !target->operands || (value->attrs && !target->attrs))
+            return TP_ERR_OUT_OF_MEMORY;
     }
     return TP_OK;
 }
@@ -251,7 +266,7 @@ tp_status tp_graph_add_input(tp_graph *graph, const char *name, const tp_type *t
         graph->inputs = inputs;
         graph->input_capacity = capacity;
     }
-    tp_value value = {.kind = TP_VALUE_INPUT, .attrs = TP_ATTRS_INIT, .type = *type};
+    tp_value value = {.kind = TP_VALUE_INPUT, .type = *type};
     TP_TRY(new_value(graph, name, &value.name));
     tp_value_id id = commit_value(graph, &value);
     graph->inputs[graph->num_inputs++] = id;
@@ -305,19 +320,23 @@ tp_status tp_graph_add_node(tp_graph *graph, const char *op_name, const tp_value
         types[i] = graph->values[inputs[i]].type;
     }
     tp_value value = {.kind = TP_VALUE_NODE, .op = op, .num_operands = num_inputs};
-    TP_TRY(normalize_attrs(op, attrs, &value.attrs));
-    tp_status status = tp_op_infer(op, types, num_inputs, &value.attrs, &value.type);
+    tp_attrs normalized;
+    TP_TRY(normalize_attrs(op, attrs, &normalized));
+    tp_status status = tp_op_infer(op, types, num_inputs, &normalized, &value.type);
     if (status != TP_OK) {
         if (name) tp_error_prefix(status, "%%%.*s: ", TP_IR_NAME_MAX, name);
         return status;
     }
     TP_TRY(new_value(graph, name, &value.name));
     value.operands = duplicate(inputs, (size_t)num_inputs, sizeof *inputs);
-    if (!value.operands) {
+    value.attrs = op->attr_mask ? duplicate(&normalized, 1, sizeof normalized) : NULL;
+    if (!value.operands || (op->attr_mask && !value.attrs)) {
+        free(value.operands);
+        free(value.attrs);
         free(value.name);
         return tp_error_set(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", op->name);
     }
-    tp_tensor_retain(value.attrs.data);
+    if (value.attrs) tp_tensor_retain(value.attrs->data);
     tp_value_id id = commit_value(graph, &value);
     if (out) *out = id;
     return TP_OK;
@@ -397,5 +416,5 @@ tp_value_id tp_graph_value_operand(const tp_graph *graph, tp_value_id id, int in
 
 const tp_attrs *tp_graph_value_attrs(const tp_graph *graph, tp_value_id id) {
     const tp_value *value = value_at(graph, id);
-    return value && value->kind == TP_VALUE_NODE ? &value->attrs : NULL;
+    return value && value->kind == TP_VALUE_NODE ? tp_ir_value_attrs(value) : NULL;
 }
