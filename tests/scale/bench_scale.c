@@ -97,8 +97,8 @@ static void time_backend(const char *name, const tp_graph *graph, int nodes) {
     tp_tensor *out = NULL;
     check(tp_executable_run(executable, &x, 1, &out), "run");
     double ran = now_s();
-    printf("  %-8s compile %8.3f s  run %8.3f s  out[3] = %g (expect %d)\n", name,
-           compiled - start, ran - compiled, tp_tensor_get_f64(out, 3), 4 * (nodes + 1));
+    printf("  %-8s compile %8.3f s  run %8.3f s  out[3] = %g (expect %d)\n", name, compiled - start,
+           ran - compiled, tp_tensor_get_f64(out, 3), 4 * (nodes + 1));
     tp_tensor_release(out);
     tp_executable_destroy(executable);
     tp_tensor_release(x);

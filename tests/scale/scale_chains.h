@@ -21,8 +21,8 @@ static inline int scale_chain_nodes(void) {
     return nodes > 0 ? nodes : 100000;
 }
 
-static inline tp_value_id scale_node(tp_graph *graph, const char *op, tp_value_id a,
-                                     tp_value_id b, int count, const tp_attrs *attrs) {
+static inline tp_value_id scale_node(tp_graph *graph, const char *op, tp_value_id a, tp_value_id b,
+                                     int count, const tp_attrs *attrs) {
     tp_value_id operands[2] = {a, b}, out = TP_NO_VALUE;
     tp_status status = tp_graph_add_node(graph, op, operands, count, attrs, NULL, &out);
     ck_assert_msg(status == TP_OK, "%s: %s", op, tp_last_error());
