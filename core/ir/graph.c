@@ -32,19 +32,21 @@ static uint32_t hash_name(const char *name) {
 
 tp_value_id tp_ir_find_value(const tp_graph *graph, const char *name) {
     if (!graph || !name || graph->name_slots == 0) return TP_NO_VALUE;
-    uint32_t mask = (uint32_t)graph->name_slots - 1;
-    for (uint32_t slot = hash_name(name) & mask;; slot = (slot + 1) & mask) {
+    uint32_t mask = (uint32_t)graph->name_slots - 1, hash = hash_name(name);
+    for (uint32_t slot = hash & mask;; slot = (slot + 1) & mask) {
         tp_value_id id = graph->name_table[slot];
         if (id == TP_NO_VALUE) return TP_NO_VALUE;
-        if (strcmp(graph->values[id].name, name) == 0) return id;
+        if (graph->name_hashes[slot] == hash && strcmp(graph->values[id].name, name) == 0)
+            return id;
     }
 }
 
 static void name_table_insert(tp_graph *graph, tp_value_id id) {
-    uint32_t mask = (uint32_t)graph->name_slots - 1;
-    uint32_t slot = hash_name(graph->values[id].name) & mask;
+    uint32_t mask = (uint32_t)graph->name_slots - 1, hash = hash_name(graph->values[id].name);
+    uint32_t slot = hash & mask;
     while (graph->name_table[slot] != TP_NO_VALUE) slot = (slot + 1) & mask;
     graph->name_table[slot] = id;
+    graph->name_hashes[slot] = hash;
 }
 
 /* Makes room for one more name (load factor <= 1/2). */
@@ -52,10 +54,17 @@ static tp_status name_table_reserve(tp_graph *graph) {
     if ((int64_t)(graph->num_values + 1) * 2 <= graph->name_slots) return TP_OK;
     int32_t slots = graph->name_slots ? graph->name_slots * 2 : 64;
     tp_value_id *table = malloc((size_t)slots * sizeof *table);
-    if (!table) return tp_error_set(TP_ERR_OUT_OF_MEMORY, "graph: out of memory for names");
+    uint32_t *hashes = malloc((size_t)slots * sizeof *hashes);
+    if (!table || !hashes) {
+        free(table);
+        free(hashes);
+        return tp_error_set(TP_ERR_OUT_OF_MEMORY, "graph: out of memory for names");
+    }
     for (int32_t i = 0; i < slots; i++) table[i] = TP_NO_VALUE;
     free(graph->name_table);
+    free(graph->name_hashes);
     graph->name_table = table;
+    graph->name_hashes = hashes;
     graph->name_slots = slots;
     for (tp_value_id id = 0; id < graph->num_values; id++) name_table_insert(graph, id);
     return TP_OK;
@@ -99,6 +108,7 @@ void tp_graph_destroy(tp_graph *graph) {
     free(graph->outputs);
     free(graph->symbols);
     free(graph->name_table);
+    free(graph->name_hashes);
     free(graph->name);
     free(graph);
 }
@@ -117,7 +127,10 @@ static tp_status clone_into(const tp_graph *graph, tp_graph *copy) {
     copy->symbols = tp_calloc((size_t)graph->num_symbols, sizeof *copy->symbols);
     copy->name_table =
         duplicate(graph->name_table, (size_t)graph->name_slots, sizeof *graph->name_table);
-    if (!copy->values || !copy->inputs || !copy->outputs || !copy->symbols || !copy->name_table)
+    copy->name_hashes =
+        duplicate(graph->name_hashes, (size_t)graph->name_slots, sizeof *graph->name_hashes);
+    if (!copy->values || !copy->inputs || !copy->outputs || !copy->symbols || !copy->name_table ||
+        !copy->name_hashes)
         return TP_ERR_OUT_OF_MEMORY;
     copy->value_capacity = graph->num_values;
     copy->num_inputs = copy->input_capacity = graph->num_inputs;

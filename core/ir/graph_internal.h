@@ -64,8 +64,13 @@ struct tp_graph {
     int32_t num_symbols, symbol_capacity;
 
     /* Open-addressing table from value name to id (-1 = empty slot);
-     * name_slots is a power of two, at least twice num_values. */
+     * name_slots is a power of two, at least twice num_values. name_hashes
+     * holds each slot's name hash, so a probe compares a name only when
+     * the hashes agree (a lookup then touches the value array once, or not
+     * at all for a new name: what keeps building a million-node graph from
+     * being a million cache misses per probe). */
     tp_value_id *name_table;
+    uint32_t *name_hashes;
     int32_t name_slots;
 };
 

@@ -29,7 +29,7 @@
 #include "tpcommon_graph.h"
 
 /* The most nodes one region (one kernel) computes. */
-#define TPCOMMON_FUSION_MAX_MEMBERS 4096
+#define TPCOMMON_FUSION_MAX_MEMBERS 1024
 
 typedef enum tpcommon_region_kind {
     TPCOMMON_REGION_POINTWISE = 0, /* root is pointwise; members are pointwise */

@@ -7,7 +7,7 @@
 #include "tpcommon_fusion.h"
 
 START_TEST(long_add_chain_compiles_in_capped_kernels) {
-    int nodes = 3 * TPCOMMON_FUSION_MAX_MEMBERS + 212;
+    int nodes = 12 * TPCOMMON_FUSION_MAX_MEMBERS + 212;
     tp_graph *graph = NULL;
     tp_type type = {.dtype = TP_F32, .ndim = 1, .dims = {256}};
     tp_value_id x = TP_NO_VALUE, v;

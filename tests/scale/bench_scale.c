@@ -5,7 +5,9 @@
  * pipeline and the whole pipeline; with backends named it also times
  * tp_backend_compile + one run of the chain on each.
  *   build/tests/scale/bench_scale [-b eager,stax,opencl] [-o FILE.tpir] N...
- * -o writes the last chain as .tpir (what `tpc check` is timed on). */
+ * -o writes the last chain as .tpir (what `tpc check` is timed on).
+ * Each figure is wall time, then this process's CPU time in parentheses
+ * (on a loaded machine the second is the one to compare). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,26 @@ static double now_s(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static double cpu_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* A phase's start: wall and CPU clocks. */
+typedef struct stamp {
+    double wall, cpu;
+} stamp;
+
+static stamp stamp_now(void) {
+    return (stamp){now_s(), cpu_s()};
+}
+
+/* "  WHAT   wall s (cpu s)" for the time since `start`. */
+static void report(const char *what, stamp start) {
+    printf("  %-16s %8.3f s (%.3f s cpu)", what, now_s() - start.wall, cpu_s() - start.cpu);
 }
 
 static void check(tp_status status, const char *what) {
@@ -46,30 +68,37 @@ static tp_graph *add_chain(int nodes) {
 static void time_passes(const tp_graph *graph) {
     for (int pass = 0; pass < TP_PASS_COUNT; pass++) {
         tp_graph *out = NULL;
-        double start = now_s();
+        char what[32];
+        snprintf(what, sizeof what, "pass %s", tp_pass_name(pass));
+        stamp start = stamp_now();
         check(tp_pass_run((tp_pass_id)pass, graph, NULL, &out, NULL), tp_pass_name(pass));
-        printf("  pass %-10s %8.3f s\n", tp_pass_name(pass), now_s() - start);
+        report(what, start);
+        printf("\n");
         tp_graph_destroy(out);
     }
     tp_graph *out = NULL;
-    double start = now_s();
+    stamp start = stamp_now();
     check(tp_pass_pipeline_run(graph, NULL, &out), "pipeline");
-    printf("  pipeline        %8.3f s\n", now_s() - start);
+    report("pipeline", start);
+    printf("\n");
     tp_graph_destroy(out);
 }
 
 static void time_text(const tp_graph *graph) {
-    double start = now_s();
+    stamp start = stamp_now();
     check(tp_graph_verify(graph), "verify");
-    printf("  verify          %8.3f s\n", now_s() - start);
+    report("verify", start);
+    printf("\n");
     char *text = NULL;
-    start = now_s();
+    start = stamp_now();
     check(tp_graph_print(graph, &text), "print");
-    printf("  print           %8.3f s  (%zu bytes)\n", now_s() - start, strlen(text));
+    report("print", start);
+    printf("  (%zu bytes)\n", strlen(text));
     tp_graph *parsed = NULL;
-    start = now_s();
+    start = stamp_now();
     check(tp_graph_parse(text, strlen(text), "chain.tpir", &parsed), "parse");
-    printf("  parse           %8.3f s\n", now_s() - start);
+    report("parse", start);
+    printf("\n");
     tp_graph_destroy(parsed);
     tp_free(text);
 }
@@ -86,19 +115,23 @@ static void time_backend(const char *name, const tp_graph *graph, int nodes) {
     float *data = tp_tensor_data_mut(x);
     for (int i = 0; i < 4; i++) data[i] = (float)(i + 1);
     tp_executable *executable = NULL;
-    double start = now_s();
+    stamp start = stamp_now();
     tp_status status = tp_backend_compile(backend, graph, &x, 1, NULL, 0, &executable);
-    double compiled = now_s();
+    char what[32];
+    snprintf(what, sizeof what, "%s compile", name);
+    report(what, start);
+    printf("\n");
     if (status != TP_OK) {
-        printf("  %-8s compile failed after %.3f s: %s\n", name, compiled - start, tp_last_error());
+        printf("  %s compile failed: %s\n", name, tp_last_error());
         tp_tensor_release(x);
         return;
     }
     tp_tensor *out = NULL;
+    start = stamp_now();
     check(tp_executable_run(executable, &x, 1, &out), "run");
-    double ran = now_s();
-    printf("  %-8s compile %8.3f s  run %8.3f s  out[3] = %g (expect %d)\n", name, compiled - start,
-           ran - compiled, tp_tensor_get_f64(out, 3), 4 * (nodes + 1));
+    snprintf(what, sizeof what, "%s run", name);
+    report(what, start);
+    printf("  out[3] = %g (expect %d)\n", tp_tensor_get_f64(out, 3), 4 * (nodes + 1));
     tp_tensor_release(out);
     tp_executable_destroy(executable);
     tp_tensor_release(x);
