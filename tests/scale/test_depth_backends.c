@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "scale_chains.h"
+#include "tensorplay/compile.h"
 #include "tp_test.h"
 
 static void temp_caches(void) {
@@ -53,6 +54,41 @@ END_TEST
 
 START_TEST(add_chain_runs_on_opencl) {
     run_add_chain("opencl");
+}
+END_TEST
+
+/* The whole path a user takes: tp_compile_graph (pass pipeline, claims,
+ * partition, backend compile) and tp_call. */
+static void compile_graph_add_chain(const char *backend) {
+    if (!backend_available(backend)) return;
+    temp_caches();
+    int nodes = scale_chain_nodes();
+    tp_graph *graph = scale_add_chain(nodes, NULL);
+    tp_compile_options options = TP_COMPILE_OPTIONS_INIT;
+    options.backend = backend;
+    tp_compiled *compiled = NULL;
+    tp_status status = tp_compile_graph(graph, &options, &compiled);
+    ck_assert_msg(status == TP_OK, "%s: tp_compile_graph: %s", backend, tp_last_error());
+    tp_tensor *x = scale_chain_input(), *out = NULL;
+    tp_arg arg = tp_arg_tensor(x);
+    status = tp_call(compiled, &arg, 1, &out);
+    ck_assert_msg(status == TP_OK, "%s: tp_call: %s", backend, tp_last_error());
+    char what[64];
+    snprintf(what, sizeof what, "tp_compile_graph on %s, %d adds", backend, nodes);
+    scale_expect_multiple(out, nodes + 1.0, what);
+    tp_tensor_release(out);
+    tp_tensor_release(x);
+    tp_compiled_free(compiled);
+    tp_graph_destroy(graph);
+}
+
+START_TEST(add_chain_compiles_as_a_graph_function_on_eager) {
+    compile_graph_add_chain("eager");
+}
+END_TEST
+
+START_TEST(add_chain_compiles_as_a_graph_function_on_stax) {
+    compile_graph_add_chain("stax");
 }
 END_TEST
 
@@ -124,6 +160,8 @@ TP_TEST_SUITE(depth_backends) {
     tcase_add_test(chains, add_chain_runs_on_eager);
     tcase_add_test(chains, add_chain_runs_on_stax);
     tcase_add_test(chains, add_chain_runs_on_opencl);
+    tcase_add_test(chains, add_chain_compiles_as_a_graph_function_on_eager);
+    tcase_add_test(chains, add_chain_compiles_as_a_graph_function_on_stax);
     tcase_add_test(chains, matmul_chain_runs_on_eager);
     tcase_add_test(chains, matmul_chain_runs_on_stax);
     tcase_add_test(chains, matmul_chain_runs_on_opencl);
