@@ -263,7 +263,7 @@ static void append_node(text_buffer *buffer, const tp_graph *graph, const tp_val
             first = false;
             append(buffer, tp_attr_key_name((tp_attr_key)key));
             append(buffer, "=");
-            append_attr_value(buffer, &value->attrs, (tp_attr_key)key);
+            append_attr_value(buffer, tp_ir_value_attrs(value), (tp_attr_key)key);
         }
         append(buffer, "}");
     }

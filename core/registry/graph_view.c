@@ -178,7 +178,7 @@ tp_status tp_graph_view_create(const tp_graph *graph, tp_graph_view **out) {
         if (value->op)
             for (int key = 0; key < TP_ATTR_KEY_COUNT; key++)
                 if (value->op->attr_mask & TP_ATTR_BIT(key))
-                    convert_attr(&value->attrs, (tp_attr_key)key, next_attr++);
+                    convert_attr(tp_ir_value_attrs(value), (tp_attr_key)key, next_attr++);
         view_value->num_attrs = (int32_t)(next_attr - view_value->attrs);
         view_value->fusion_region = -1; /* revision 2: fusion is the backend's */
         describe_node(graph, i, &owner->nodes[i]);

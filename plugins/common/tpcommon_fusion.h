@@ -12,7 +12,12 @@
  *   - a matmul whose one use is a pointwise node of the same shape that ends
  *     in a pointwise region joins that region as its matmul (matmul +
  *     pointwise epilogue: bias, activation, the following pointwise chain);
- *   - every other node is a region of its own.
+ *   - every other node is a region of its own;
+ *   - a region holds at most TPCOMMON_FUSION_MAX_MEMBERS nodes: a longer
+ *     chain is cut into several regions (kernels), so that no kernel is one
+ *     expression thousands of operations deep (compile time in LLVM, PoCL
+ *     and NVRTC grows faster than the expression, and every emitter's
+ *     working set is bounded by the cap).
  * Regions are numbered in an order in which they can run (by their root). */
 #ifndef TPCOMMON_FUSION_H
 #define TPCOMMON_FUSION_H
@@ -22,6 +27,9 @@
 
 #include "tensorplay/plugin.h"
 #include "tpcommon_graph.h"
+
+/* The most nodes one region (one kernel) computes. */
+#define TPCOMMON_FUSION_MAX_MEMBERS 1024
 
 typedef enum tpcommon_region_kind {
     TPCOMMON_REGION_POINTWISE = 0, /* root is pointwise; members are pointwise */
