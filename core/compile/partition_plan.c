@@ -92,16 +92,29 @@ static tp_status count_region_edges(const tp_graph *graph, const tp_partition *s
                                     tp_partition_region_info *regions) {
     int32_t *entered = malloc(((size_t)graph->num_values + 1) * sizeof *entered);
     bool *leaves = calloc((size_t)graph->num_values + 1, sizeof *leaves);
-    if (!entered || !leaves) {
+    /* the values grouped by region (a counting sort), so that one sweep
+     * visits each region's values together: linear, not regions x values */
+    int32_t *first = calloc((size_t)split->num_regions + 2, sizeof *first);
+    int32_t *by_region = malloc(((size_t)graph->num_values + 1) * sizeof *by_region);
+    if (!entered || !leaves || !first || !by_region) {
         free(entered);
         free(leaves);
+        free(first);
+        free(by_region);
         return tp_error_set(TP_ERR_OUT_OF_MEMORY, "partition: out of memory");
     }
+    for (int32_t v = 0; v < graph->num_values; v++)
+        if (split->region_of[v] >= 0) first[split->region_of[v] + 1]++;
+    for (int32_t region = 0; region < split->num_regions; region++)
+        first[region + 1] += first[region];
+    for (int32_t v = 0; v < graph->num_values; v++)
+        if (split->region_of[v] >= 0) by_region[first[split->region_of[v]]++] = v;
     for (int32_t v = 0; v < graph->num_values; v++) entered[v] = -1;
     for (int32_t i = 0; i < graph->num_outputs; i++) leaves[graph->outputs[i]] = true;
+    int32_t grouped = 0;
     for (int32_t region = 0; region < split->num_regions; region++)
-        for (int32_t v = 0; v < graph->num_values; v++) {
-            if (split->region_of[v] != region) continue;
+        for (; grouped < first[region]; grouped++) {
+            int32_t v = by_region[grouped];
             for (int32_t k = 0; k < graph->values[v].num_operands; k++) {
                 tp_value_id operand = graph->values[v].operands[k];
                 if (split->region_of[operand] == region) continue;
@@ -115,6 +128,8 @@ static tp_status count_region_edges(const tp_graph *graph, const tp_partition *s
         if (leaves[v] && split->region_of[v] >= 0) regions[split->region_of[v]].num_outputs++;
     free(entered);
     free(leaves);
+    free(first);
+    free(by_region);
     return TP_OK;
 }
 

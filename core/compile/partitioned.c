@@ -170,9 +170,12 @@ static tp_status add_region_input(tp_graph *region_graph, const tp_graph *graph,
     return TP_OK;
 }
 
+/* `members`: the region's values in id order (count of them), so building
+ * every region costs the graph's size once, not once per region. */
 static tp_status build_region_graph(const tp_graph *graph, const tp_partition *partition,
-                                    int32_t index, const bool *leaves, tp_value_id *map,
-                                    region_executable *region, tp_graph **out) {
+                                    int32_t index, const int32_t *members, int32_t count,
+                                    const bool *leaves, tp_value_id *map, region_executable *region,
+                                    tp_graph **out) {
     char name[160];
     snprintf(name, sizeof name, "%s_part%d", graph->name, index);
     tp_graph *region_graph = NULL;
@@ -181,8 +184,8 @@ static tp_status build_region_graph(const tp_graph *graph, const tp_partition *p
     tp_value_id operands[TP_IR_MAX_OPERANDS];
     tp_value_id *results = malloc(((size_t)partition->region_size[index] + 1) * sizeof *results);
     if (!results) status = tp_error_set(TP_ERR_OUT_OF_MEMORY, "partition: out of memory");
-    for (int32_t v = 0; status == TP_OK && v < graph->num_values; v++) {
-        if (partition->region_of[v] != index) continue;
+    for (int32_t m = 0; status == TP_OK && m < count; m++) {
+        tp_value_id v = members[m];
         const tp_value *value = &graph->values[v];
         for (int32_t k = 0; status == TP_OK && k < value->num_operands; k++) {
             tp_value_id operand = value->operands[k];
@@ -192,8 +195,8 @@ static tp_status build_region_graph(const tp_graph *graph, const tp_partition *p
         }
         if (status != TP_OK) break;
         status = tp_graph_add_node(region_graph, value->op->name, operands, value->num_operands,
-                                   &value->attrs, is_chosen_name(value->name) ? value->name : NULL,
-                                   &map[v]);
+                                   tp_ir_value_attrs(value),
+                                   is_chosen_name(value->name) ? value->name : NULL, &map[v]);
         if (status == TP_OK && leaves[v]) {
             results[region->num_outputs] = map[v];
             region->outputs[region->num_outputs++] = v;
@@ -203,8 +206,7 @@ static tp_status build_region_graph(const tp_graph *graph, const tp_partition *p
     free(results);
     /* Reset the map for the next region (only what this one touched). */
     for (int32_t i = 0; i < region->num_inputs; i++) map[region->inputs[i]] = TP_NO_VALUE;
-    for (int32_t v = 0; v < graph->num_values; v++)
-        if (partition->region_of[v] == index) map[v] = TP_NO_VALUE;
+    for (int32_t m = 0; m < count; m++) map[members[m]] = TP_NO_VALUE;
     if (status != TP_OK) {
         tp_graph_destroy(region_graph);
         return status;
@@ -215,7 +217,7 @@ static tp_status build_region_graph(const tp_graph *graph, const tp_partition *p
 
 /* leaves[v]: node v is returned or read by a node of another region. */
 static void mark_leaving(const tp_graph *graph, const tp_partition *partition, bool *leaves) {
-    memset(leaves, 0, (size_t)graph->num_values * sizeof *leaves);
+    for (int32_t v = 0; v < graph->num_values; v++) leaves[v] = false;
     for (int32_t i = 0; i < graph->num_outputs; i++) leaves[graph->outputs[i]] = true;
     for (int32_t v = 0; v < graph->num_values; v++) {
         const tp_value *value = &graph->values[v];
@@ -245,7 +247,8 @@ static tp_status concrete_types(const tp_graph *graph, tp_tensor *const *inputs,
         if (!value->op) continue;
         tp_type operands[TP_IR_MAX_OPERANDS];
         for (int32_t k = 0; k < value->num_operands; k++) operands[k] = types[value->operands[k]];
-        TP_TRY(tp_op_infer(value->op, operands, value->num_operands, &value->attrs, &types[v]));
+        TP_TRY(tp_op_infer(value->op, operands, value->num_operands, tp_ir_value_attrs(value),
+                           &types[v]));
     }
     return TP_OK;
 }
@@ -354,10 +357,24 @@ static tp_status compile_regions(const tp_partition_request *request, tp_backend
     tp_type *types = graph->num_symbols ? malloc(values * sizeof *types) : NULL;
     tp_tensor **examples = malloc(values * sizeof *examples);
     bool *made = calloc(values, sizeof *made);
-    tp_status status =
-        leaves && map && input_index && examples && made && (types || !graph->num_symbols)
-            ? TP_OK
-            : tp_error_set(TP_ERR_OUT_OF_MEMORY, "partition: out of memory");
+    /* the values grouped by region, in id order within each (a counting sort) */
+    int32_t *members = malloc(values * sizeof *members);
+    int32_t *first = calloc((size_t)partition->num_regions + 1, sizeof *first);
+    tp_status status = leaves && map && input_index && examples && made && members && first &&
+                               (types || !graph->num_symbols)
+                           ? TP_OK
+                           : tp_error_set(TP_ERR_OUT_OF_MEMORY, "partition: out of memory");
+    if (status == TP_OK) {
+        for (int32_t v = 0; v < graph->num_values; v++)
+            if (partition->region_of[v] >= 0) first[partition->region_of[v] + 1]++;
+        for (int32_t r = 0; r + 1 < partition->num_regions; r++) first[r + 1] += first[r];
+        int32_t *next = malloc(((size_t)partition->num_regions + 1) * sizeof *next);
+        if (!next) status = tp_error_set(TP_ERR_OUT_OF_MEMORY, "partition: out of memory");
+        for (int32_t r = 0; next && r < partition->num_regions; r++) next[r] = first[r];
+        for (int32_t v = 0; next && v < graph->num_values; v++)
+            if (partition->region_of[v] >= 0) members[next[partition->region_of[v]]++] = v;
+        free(next);
+    }
     if (status == TP_OK) {
         mark_leaving(graph, partition, leaves);
         for (int32_t v = 0; v < graph->num_values; v++) map[v] = TP_NO_VALUE, input_index[v] = -1;
@@ -367,7 +384,8 @@ static tp_status compile_regions(const tp_partition_request *request, tp_backend
     for (int32_t r = 0; status == TP_OK && r < partition->num_regions; r++) {
         region_executable *region = &p->regions[r];
         tp_graph *region_graph = NULL;
-        status = build_region_graph(graph, partition, r, leaves, map, region, &region_graph);
+        status = build_region_graph(graph, partition, r, members + first[r],
+                                    partition->region_size[r], leaves, map, region, &region_graph);
         if (status == TP_OK && types)
             status = region_examples(request, types, input_index, region, examples, made);
         else if (status == TP_OK)
@@ -386,6 +404,8 @@ static tp_status compile_regions(const tp_partition_request *request, tp_backend
     free(types);
     free(examples);
     free(made);
+    free(members);
+    free(first);
     return status;
 }
 

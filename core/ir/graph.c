@@ -14,27 +14,39 @@
 
 /* ---- name table ------------------------------------------------------------ */
 
+/* FNV-1a, then a finalizer (murmur3's fmix32) that spreads every input bit
+ * over the low bits the table indexes with: the automatic names "1", "2",
+ * ... differ in one or two characters, and plain FNV-1a leaves them in long
+ * probe runs of a linear-probing table (a 1,000,000-node graph spent most of
+ * its parse in lookups). */
 static uint32_t hash_name(const char *name) {
-    uint32_t hash = 2166136261u; /* FNV-1a */
+    uint32_t hash = 2166136261u;
     for (; *name; name++) hash = (hash ^ (uint8_t)*name) * 16777619u;
+    hash ^= hash >> 16;
+    hash *= 0x85ebca6bu;
+    hash ^= hash >> 13;
+    hash *= 0xc2b2ae35u;
+    hash ^= hash >> 16;
     return hash;
 }
 
 tp_value_id tp_ir_find_value(const tp_graph *graph, const char *name) {
     if (!graph || !name || graph->name_slots == 0) return TP_NO_VALUE;
-    uint32_t mask = (uint32_t)graph->name_slots - 1;
-    for (uint32_t slot = hash_name(name) & mask;; slot = (slot + 1) & mask) {
+    uint32_t mask = (uint32_t)graph->name_slots - 1, hash = hash_name(name);
+    for (uint32_t slot = hash & mask;; slot = (slot + 1) & mask) {
         tp_value_id id = graph->name_table[slot];
         if (id == TP_NO_VALUE) return TP_NO_VALUE;
-        if (strcmp(graph->values[id].name, name) == 0) return id;
+        if (graph->name_hashes[slot] == hash && strcmp(graph->values[id].name, name) == 0)
+            return id;
     }
 }
 
 static void name_table_insert(tp_graph *graph, tp_value_id id) {
-    uint32_t mask = (uint32_t)graph->name_slots - 1;
-    uint32_t slot = hash_name(graph->values[id].name) & mask;
+    uint32_t mask = (uint32_t)graph->name_slots - 1, hash = hash_name(graph->values[id].name);
+    uint32_t slot = hash & mask;
     while (graph->name_table[slot] != TP_NO_VALUE) slot = (slot + 1) & mask;
     graph->name_table[slot] = id;
+    graph->name_hashes[slot] = hash;
 }
 
 /* Makes room for one more name (load factor <= 1/2). */
@@ -42,10 +54,17 @@ static tp_status name_table_reserve(tp_graph *graph) {
     if ((int64_t)(graph->num_values + 1) * 2 <= graph->name_slots) return TP_OK;
     int32_t slots = graph->name_slots ? graph->name_slots * 2 : 64;
     tp_value_id *table = malloc((size_t)slots * sizeof *table);
-    if (!table) return tp_error_set(TP_ERR_OUT_OF_MEMORY, "graph: out of memory for names");
+    uint32_t *hashes = malloc((size_t)slots * sizeof *hashes);
+    if (!table || !hashes) {
+        free(table);
+        free(hashes);
+        return tp_error_set(TP_ERR_OUT_OF_MEMORY, "graph: out of memory for names");
+    }
     for (int32_t i = 0; i < slots; i++) table[i] = TP_NO_VALUE;
     free(graph->name_table);
+    free(graph->name_hashes);
     graph->name_table = table;
+    graph->name_hashes = hashes;
     graph->name_slots = slots;
     for (tp_value_id id = 0; id < graph->num_values; id++) name_table_insert(graph, id);
     return TP_OK;
@@ -71,10 +90,13 @@ tp_status tp_graph_create(const char *name, tp_graph **out) {
     return TP_OK;
 }
 
+const tp_attrs tp_ir_default_attrs = TP_ATTRS_INIT;
+
 static void value_free(tp_value *value) {
     free(value->operands);
     free(value->name);
-    tp_tensor_release(value->attrs.data);
+    if (value->attrs) tp_tensor_release(value->attrs->data);
+    free(value->attrs);
 }
 
 void tp_graph_destroy(tp_graph *graph) {
@@ -86,6 +108,7 @@ void tp_graph_destroy(tp_graph *graph) {
     free(graph->outputs);
     free(graph->symbols);
     free(graph->name_table);
+    free(graph->name_hashes);
     free(graph->name);
     free(graph);
 }
@@ -104,7 +127,10 @@ static tp_status clone_into(const tp_graph *graph, tp_graph *copy) {
     copy->symbols = tp_calloc((size_t)graph->num_symbols, sizeof *copy->symbols);
     copy->name_table =
         duplicate(graph->name_table, (size_t)graph->name_slots, sizeof *graph->name_table);
-    if (!copy->values || !copy->inputs || !copy->outputs || !copy->symbols || !copy->name_table)
+    copy->name_hashes =
+        duplicate(graph->name_hashes, (size_t)graph->name_slots, sizeof *graph->name_hashes);
+    if (!copy->values || !copy->inputs || !copy->outputs || !copy->symbols || !copy->name_table ||
+        !copy->name_hashes)
         return TP_ERR_OUT_OF_MEMORY;
     copy->value_capacity = graph->num_values;
     copy->num_inputs = copy->input_capacity = graph->num_inputs;
@@ -121,10 +147,12 @@ static tp_status clone_into(const tp_graph *graph, tp_graph *copy) {
         target->name = tp_strdup(value->name);
         target->operands =
             duplicate(value->operands, (size_t)value->num_operands, sizeof *value->operands);
+        target->attrs = value->attrs ? duplicate(value->attrs, 1, sizeof *value->attrs) : NULL;
         /* Constant payloads are immutable: the copy shares them by reference. */
-        tp_tensor_retain(target->attrs.data);
+        if (target->attrs) tp_tensor_retain(target->attrs->data);
         copy->num_values = i + 1;
-        if (!target->name || !target->operands) return TP_ERR_OUT_OF_MEMORY;
+        if (!target->name || !target->operands || (value->attrs && !target->attrs))
+            return TP_ERR_OUT_OF_MEMORY;
     }
     return TP_OK;
 }
@@ -251,7 +279,7 @@ tp_status tp_graph_add_input(tp_graph *graph, const char *name, const tp_type *t
         graph->inputs = inputs;
         graph->input_capacity = capacity;
     }
-    tp_value value = {.kind = TP_VALUE_INPUT, .attrs = TP_ATTRS_INIT, .type = *type};
+    tp_value value = {.kind = TP_VALUE_INPUT, .type = *type};
     TP_TRY(new_value(graph, name, &value.name));
     tp_value_id id = commit_value(graph, &value);
     graph->inputs[graph->num_inputs++] = id;
@@ -305,19 +333,23 @@ tp_status tp_graph_add_node(tp_graph *graph, const char *op_name, const tp_value
         types[i] = graph->values[inputs[i]].type;
     }
     tp_value value = {.kind = TP_VALUE_NODE, .op = op, .num_operands = num_inputs};
-    TP_TRY(normalize_attrs(op, attrs, &value.attrs));
-    tp_status status = tp_op_infer(op, types, num_inputs, &value.attrs, &value.type);
+    tp_attrs normalized;
+    TP_TRY(normalize_attrs(op, attrs, &normalized));
+    tp_status status = tp_op_infer(op, types, num_inputs, &normalized, &value.type);
     if (status != TP_OK) {
         if (name) tp_error_prefix(status, "%%%.*s: ", TP_IR_NAME_MAX, name);
         return status;
     }
     TP_TRY(new_value(graph, name, &value.name));
     value.operands = duplicate(inputs, (size_t)num_inputs, sizeof *inputs);
-    if (!value.operands) {
+    value.attrs = op->attr_mask ? duplicate(&normalized, 1, sizeof normalized) : NULL;
+    if (!value.operands || (op->attr_mask && !value.attrs)) {
+        free(value.operands);
+        free(value.attrs);
         free(value.name);
         return tp_error_set(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", op->name);
     }
-    tp_tensor_retain(value.attrs.data);
+    if (value.attrs) tp_tensor_retain(value.attrs->data);
     tp_value_id id = commit_value(graph, &value);
     if (out) *out = id;
     return TP_OK;
@@ -397,5 +429,5 @@ tp_value_id tp_graph_value_operand(const tp_graph *graph, tp_value_id id, int in
 
 const tp_attrs *tp_graph_value_attrs(const tp_graph *graph, tp_value_id id) {
     const tp_value *value = value_at(graph, id);
-    return value && value->kind == TP_VALUE_NODE ? &value->attrs : NULL;
+    return value && value->kind == TP_VALUE_NODE ? tp_ir_value_attrs(value) : NULL;
 }

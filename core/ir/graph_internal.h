@@ -11,7 +11,10 @@
  *
  * Ownership: the graph owns every string and array here and one reference of
  * each constant payload (attrs.data of `constant` nodes). Attributes an op
- * does not declare (its attr_mask) hold their TP_ATTRS_INIT defaults.
+ * does not declare (its attr_mask) hold their TP_ATTRS_INIT defaults; a
+ * value whose op declares none stores no tp_attrs at all (a few hundred
+ * bytes per node that a million-node graph would otherwise spend on
+ * defaults).
  */
 #ifndef TP_CORE_IR_GRAPH_INTERNAL_H
 #define TP_CORE_IR_GRAPH_INTERNAL_H
@@ -39,7 +42,8 @@ typedef struct tp_value {
     const tp_op_def *op;   /* NULL for inputs */
     int32_t num_operands;  /* 0 for inputs */
     tp_value_id *operands; /* owned; num_operands ids, each < this value's id */
-    tp_attrs attrs;        /* TP_ATTRS_INIT for inputs; attrs.data owned */
+    tp_attrs *attrs;       /* owned (and its data); NULL when the op takes no attributes
+                            * (inputs, add, exp, ...): read it with tp_ir_value_attrs */
     tp_type type;          /* dtype and dims (sizes or symbols) */
     char *name;            /* owned; identifier or decimal number, without '%' */
 } tp_value;
@@ -60,10 +64,23 @@ struct tp_graph {
     int32_t num_symbols, symbol_capacity;
 
     /* Open-addressing table from value name to id (-1 = empty slot);
-     * name_slots is a power of two, at least twice num_values. */
+     * name_slots is a power of two, at least twice num_values. name_hashes
+     * holds each slot's name hash, so a probe compares a name only when
+     * the hashes agree (a lookup then touches the value array once, or not
+     * at all for a new name: what keeps building a million-node graph from
+     * being a million cache misses per probe). */
     tp_value_id *name_table;
+    uint32_t *name_hashes;
     int32_t name_slots;
 };
+
+/* TP_ATTRS_INIT, shared by every value that stores no attributes. */
+extern const tp_attrs tp_ir_default_attrs;
+
+/* The value's attributes (the defaults when it stores none). */
+static inline const tp_attrs *tp_ir_value_attrs(const tp_value *value) {
+    return value->attrs ? value->attrs : &tp_ir_default_attrs;
+}
 
 /* The value with this name (without '%'), or TP_NO_VALUE. */
 tp_value_id tp_ir_find_value(const tp_graph *graph, const char *name);

@@ -90,7 +90,7 @@ static tp_status run_node(const tp_graph *graph, const tp_value *value, tp_tenso
         memcpy(types[i].dims, tensor->shape, sizeof types[i].dims);
     }
     tp_type type;
-    tp_status status = tp_op_infer(op, types, value->num_operands, &value->attrs, &type);
+    tp_status status = tp_op_infer(op, types, value->num_operands, tp_ir_value_attrs(value), &type);
     if (status != TP_OK)
         return tp_error_prefix(status, "graph '%s', %%%s: ", graph->name, value->name);
     if (!op->kernel)
@@ -101,7 +101,7 @@ static tp_status run_node(const tp_graph *graph, const tp_value *value, tp_tenso
     status = tp_tensor_create_uninit(type.dtype, type.ndim, type.dims, &out);
     if (status != TP_OK)
         return tp_error_prefix(status, "graph '%s', %%%s: ", graph->name, value->name);
-    status = tp_op_run_kernel(op, operands, value->num_operands, &value->attrs, out);
+    status = tp_op_run_kernel(op, operands, value->num_operands, tp_ir_value_attrs(value), out);
     if (status != TP_OK) {
         tp_tensor_release(out);
         return tp_error_prefix(status, "graph '%s', %%%s (%s): ", graph->name, value->name,

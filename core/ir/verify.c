@@ -24,20 +24,20 @@ static tp_status verify_attrs(const tp_graph *graph, const tp_value *value) {
     for (int key = 0; key < TP_ATTR_KEY_COUNT; key++) {
         bool declared = op->attr_mask & TP_ATTR_BIT(key);
         int32_t count;
-        if (declared && tp_attrs_ints(&value->attrs, (tp_attr_key)key, &count) &&
+        if (declared && tp_attrs_ints(tp_ir_value_attrs(value), (tp_attr_key)key, &count) &&
             (count < 0 || count > TP_MAX_DIMS))
             return tp_error_set(TP_ERR_INVALID_GRAPH,
                                 "graph '%s': %%%s (%s): attribute %s has %d entries (0..%d)",
                                 graph->name, value->name, op->name,
                                 tp_attr_key_name((tp_attr_key)key), (int)count, TP_MAX_DIMS);
-        if (!declared && !tp_ir_attr_is_default(&value->attrs, (tp_attr_key)key))
+        if (!declared && !tp_ir_attr_is_default(tp_ir_value_attrs(value), (tp_attr_key)key))
             return tp_error_set(TP_ERR_INVALID_GRAPH,
                                 "graph '%s': %%%s (%s): attribute %s is set, but %s does not "
                                 "take it",
                                 graph->name, value->name, op->name,
                                 tp_attr_key_name((tp_attr_key)key), op->name);
     }
-    if ((op->attr_mask & TP_ATTR_BIT(TP_ATTR_DATA)) && !value->attrs.data)
+    if ((op->attr_mask & TP_ATTR_BIT(TP_ATTR_DATA)) && !tp_ir_value_attrs(value)->data)
         return tp_error_set(TP_ERR_INVALID_GRAPH, "graph '%s': %%%s (%s): the payload is missing",
                             graph->name, value->name, op->name);
     return TP_OK;
@@ -66,7 +66,7 @@ static tp_status verify_node(const tp_graph *graph, tp_value_id id) {
     }
     TP_TRY(verify_attrs(graph, value));
     tp_type derived;
-    if (tp_op_infer(op, types, value->num_operands, &value->attrs, &derived) != TP_OK)
+    if (tp_op_infer(op, types, value->num_operands, tp_ir_value_attrs(value), &derived) != TP_OK)
         return tp_error_prefix(TP_ERR_INVALID_GRAPH, "graph '%s': %%%s: ", graph->name,
                                value->name);
     if (!tp_ir_type_equal(&derived, &value->type)) {

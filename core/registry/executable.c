@@ -59,8 +59,8 @@ static tp_status propagate_types(const tp_graph *graph, tp_type *types) {
         if (!value->op) continue;
         tp_type operands[TP_IR_MAX_OPERANDS];
         for (int32_t k = 0; k < value->num_operands; k++) operands[k] = types[value->operands[k]];
-        tp_status status =
-            tp_op_infer(value->op, operands, value->num_operands, &value->attrs, &types[i]);
+        tp_status status = tp_op_infer(value->op, operands, value->num_operands,
+                                       tp_ir_value_attrs(value), &types[i]);
         if (status != TP_OK)
             return tp_error_prefix(status, "graph '%s', %%%s: ", graph->name, value->name);
     }

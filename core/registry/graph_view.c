@@ -47,6 +47,8 @@ static int64_t int_field(const tp_attrs *attrs, tp_attr_key key) {
         return attrs->stop;
     case TP_ATTR_STEP:
         return attrs->step;
+    case TP_ATTR_GROUP:
+        return attrs->group;
     default:
         return 0;
     }
@@ -84,7 +86,7 @@ static void convert_attr(const tp_attrs *attrs, tp_attr_key key, tp_plugin_attr 
         break;
     case TP_ATTR_TYPE_BOOL:
         out->type = TP_PLUGIN_ATTR_BOOL;
-        out->i = attrs->keepdim ? 1 : 0;
+        out->i = tp_attrs_bool(attrs, key) ? 1 : 0;
         break;
     case TP_ATTR_TYPE_INT:
         out->type = TP_PLUGIN_ATTR_INT;
@@ -176,7 +178,7 @@ tp_status tp_graph_view_create(const tp_graph *graph, tp_graph_view **out) {
         if (value->op)
             for (int key = 0; key < TP_ATTR_KEY_COUNT; key++)
                 if (value->op->attr_mask & TP_ATTR_BIT(key))
-                    convert_attr(&value->attrs, (tp_attr_key)key, next_attr++);
+                    convert_attr(tp_ir_value_attrs(value), (tp_attr_key)key, next_attr++);
         view_value->num_attrs = (int32_t)(next_attr - view_value->attrs);
         view_value->fusion_region = -1; /* revision 2: fusion is the backend's */
         describe_node(graph, i, &owner->nodes[i]);

@@ -30,6 +30,8 @@ static tpcommon_region_kind kind_of_root(int32_t op) {
     case TPCOMMON_KIND_SHAPE:
     case TPCOMMON_KIND_INDEXING: /* data movement: never fused into a pointwise loop */
         return TPCOMMON_REGION_SHAPE;
+    case TPCOMMON_KIND_WINDOW: /* its own kernel: never fused into a pointwise loop */
+        return TPCOMMON_REGION_WINDOW;
     case TPCOMMON_KIND_CREATION:
         return TPCOMMON_REGION_CREATION;
     default:
@@ -42,11 +44,12 @@ static tpcommon_region_kind kind_of_root(int32_t op) {
  * before its producers; one pass, no recursion. */
 static void assign_roots(const tp_plugin_graph *graph, const int32_t *uses,
                          const int32_t *consumers, const int32_t *operand_of, int32_t *root_of,
-                         int32_t *matmul_of_root) {
+                         int32_t *matmul_of_root, int32_t *members_of_root) {
     for (int32_t v = graph->num_values - 1; v >= 0; v--) {
         const tp_plugin_value *value = &graph->values[v];
         root_of[v] = v;
         matmul_of_root[v] = -1;
+        members_of_root[v] = 1;
         if (!value->op) continue;
         tpcommon_kind kind = tpcommon_op_kind(tpcommon_op_of(graph, value));
         if ((kind != TPCOMMON_KIND_POINTWISE && kind != TPCOMMON_KIND_MATMUL) || uses[v] != 1)
@@ -58,6 +61,7 @@ static void assign_roots(const tp_plugin_graph *graph, const int32_t *uses,
         const tp_plugin_value *user = &graph->values[consumer];
         tpcommon_kind user_kind = tpcommon_op_kind(tpcommon_op_of(graph, user));
         int32_t user_root = root_of[consumer];
+        if (members_of_root[user_root] >= TPCOMMON_FUSION_MAX_MEMBERS) continue;
         tpcommon_kind root_kind =
             tpcommon_op_kind(tpcommon_op_of(graph, &graph->values[user_root]));
         if (kind == TPCOMMON_KIND_POINTWISE) {
@@ -66,7 +70,10 @@ static void assign_roots(const tp_plugin_graph *graph, const int32_t *uses,
             bool into_reduction =
                 (user_kind == TPCOMMON_KIND_REDUCTION || user_kind == TPCOMMON_KIND_ROW) &&
                 operand == 0;
-            if (into_pointwise || into_reduction) root_of[v] = user_root;
+            if (into_pointwise || into_reduction) {
+                root_of[v] = user_root;
+                members_of_root[user_root]++;
+            }
             continue;
         }
         /* matmul + pointwise epilogue: one matmul per region, epilogue all pointwise */
@@ -74,6 +81,7 @@ static void assign_roots(const tp_plugin_graph *graph, const int32_t *uses,
             tpcommon_same_shape(&value->type, &user->type) && matmul_of_root[user_root] < 0) {
             root_of[v] = user_root;
             matmul_of_root[user_root] = v;
+            members_of_root[user_root]++;
         }
     }
 }
@@ -131,15 +139,18 @@ int32_t tpcommon_fusion_compute(const tp_plugin_graph *graph, tpcommon_fusion *o
     int32_t *matmul_of_root = malloc(sizeof(int32_t) * count);
     int32_t *consumers = malloc(sizeof(int32_t) * count);
     int32_t *operand_of = malloc(sizeof(int32_t) * count);
-    int32_t status = uses && root_of && matmul_of_root && consumers && operand_of ? TP_PLUGIN_OK
-                                                                                  : TP_PLUGIN_ERROR;
+    int32_t *members_of_root = malloc(sizeof(int32_t) * count);
+    int32_t status = uses && root_of && matmul_of_root && consumers && operand_of && members_of_root
+                         ? TP_PLUGIN_OK
+                         : TP_PLUGIN_ERROR;
     if (status == TP_PLUGIN_OK) {
         find_consumers(graph, consumers, operand_of);
-        assign_roots(graph, uses, consumers, operand_of, root_of, matmul_of_root);
+        assign_roots(graph, uses, consumers, operand_of, root_of, matmul_of_root, members_of_root);
         status = build_regions(graph, root_of, matmul_of_root, out);
     }
     free(consumers);
     free(operand_of);
+    free(members_of_root);
     free(uses);
     free(root_of);
     free(matmul_of_root);

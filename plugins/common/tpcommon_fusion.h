@@ -12,7 +12,12 @@
  *   - a matmul whose one use is a pointwise node of the same shape that ends
  *     in a pointwise region joins that region as its matmul (matmul +
  *     pointwise epilogue: bias, activation, the following pointwise chain);
- *   - every other node is a region of its own.
+ *   - every other node is a region of its own;
+ *   - a region holds at most TPCOMMON_FUSION_MAX_MEMBERS nodes: a longer
+ *     chain is cut into several regions (kernels), so that no kernel is one
+ *     expression thousands of operations deep (compile time in LLVM, PoCL
+ *     and NVRTC grows faster than the expression, and every emitter's
+ *     working set is bounded by the cap).
  * Regions are numbered in an order in which they can run (by their root). */
 #ifndef TPCOMMON_FUSION_H
 #define TPCOMMON_FUSION_H
@@ -23,6 +28,9 @@
 #include "tensorplay/plugin.h"
 #include "tpcommon_graph.h"
 
+/* The most nodes one region (one kernel) computes. */
+#define TPCOMMON_FUSION_MAX_MEMBERS 1024
+
 typedef enum tpcommon_region_kind {
     TPCOMMON_REGION_POINTWISE = 0, /* root is pointwise; members are pointwise */
     TPCOMMON_REGION_REDUCTION,     /* root is a reduction; other members its pointwise producers */
@@ -30,6 +38,7 @@ typedef enum tpcommon_region_kind {
     TPCOMMON_REGION_MATMUL,        /* `matmul` plus (when root != matmul) a pointwise epilogue */
     TPCOMMON_REGION_SHAPE,         /* one shape op */
     TPCOMMON_REGION_CREATION,      /* one creation op */
+    TPCOMMON_REGION_WINDOW,        /* one conv / conv_transpose / pool */
 } tpcommon_region_kind;
 
 typedef struct tpcommon_region {

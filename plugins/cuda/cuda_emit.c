@@ -33,6 +33,8 @@ typedef struct kernel_ctx {
     const cu_graph *graph;
     tpcommon_buf *out;
     unsigned char *done; /* per node: its variable exists in the current scope */
+    int *touched;        /* the nodes whose done is set (reset_done clears them) */
+    int num_touched;
     int root;
     int acc_node; /* the matmul read as acc_text, or -1 */
     const char *acc_text;
@@ -86,8 +88,18 @@ static void operand_text(kernel_ctx *ctx, const cu_node *node, int k, char *out,
         snprintf(out, size, "v%d", operand);
 }
 
-static void emit_value(kernel_ctx *ctx, int index) {
-    if (ctx->failed || ctx->done[index]) return;
+/* Whether node `index` is computed from its operands here (pointwise and
+ * neither stored nor the accumulator) rather than loaded or spelled as a
+ * literal. */
+static bool computed_here(const kernel_ctx *ctx, int index) {
+    const cu_node *node = &ctx->graph->nodes[index];
+    if (index == ctx->acc_node || (index != ctx->root && node->has_where)) return false;
+    return node->kind == CU_POINTWISE;
+}
+
+/* Writes `const T vN = ...;` for node `index`, whose operands (if any) have
+ * their variables already. */
+static void emit_one(kernel_ctx *ctx, int index) {
     const cu_node *node = &ctx->graph->nodes[index];
     const char *T = cu_ctype(node->dtype);
     char expression[2048];
@@ -100,14 +112,8 @@ static void emit_value(kernel_ctx *ctx, int index) {
     } else if (node->kind == CU_POINTWISE) {
         char operands[3][64];
         const char *texts[3] = {operands[0], operands[1], operands[2]};
-        if (node->num_operands > 3) {
-            kernel_fail(ctx, "more than 3 operands", node);
-            return;
-        }
-        for (int k = 0; k < node->num_operands; k++) {
-            emit_value(ctx, node->operands[k]);
+        for (int k = 0; k < node->num_operands; k++)
             operand_text(ctx, node, k, operands[k], sizeof operands[k]);
-        }
         if (node->op_id == CU_OP_COPY) {
             snprintf(expression, sizeof expression, "%s", texts[0]);
         } else if (!cu_expr_pointwise(node->op_id, node->compute, node->dtype, texts, expression,
@@ -121,13 +127,74 @@ static void emit_value(kernel_ctx *ctx, int index) {
             return;
         }
     } else {
-        {
-            kernel_fail(ctx, "internal: value is neither stored nor inlinable", node);
-            return;
-        }
+        kernel_fail(ctx, "internal: value is neither stored nor inlinable", node);
+        return;
     }
     tpcommon_buf_printf(ctx->out, "            const %s v%d = %s;\n", T, index, expression);
     ctx->done[index] = 1;
+    ctx->touched[ctx->num_touched++] = index;
+}
+
+/* A node being emitted and the next operand to visit. */
+typedef struct emit_frame {
+    int node, next;
+} emit_frame;
+
+typedef struct emit_stack {
+    emit_frame *frames;
+    int depth, capacity;
+} emit_stack;
+
+static bool emit_stack_push(emit_stack *stack, int node) {
+    if (stack->depth == stack->capacity) {
+        int capacity = stack->capacity ? stack->capacity * 2 : 32;
+        emit_frame *grown = realloc(stack->frames, sizeof *grown * (size_t)capacity);
+        if (!grown) return false;
+        stack->frames = grown;
+        stack->capacity = capacity;
+    }
+    stack->frames[stack->depth++] = (emit_frame){node, 0};
+    return true;
+}
+
+/* Emits the variable of node `index` and of every inlined node it reads,
+ * operands before their readers, each once per scope. A depth-first walk
+ * with an explicit stack, so a long inlined chain needs heap, not C stack. */
+static void emit_value(kernel_ctx *ctx, int index) {
+    if (ctx->failed || ctx->done[index]) return;
+    emit_stack stack = {0};
+    bool ok = emit_stack_push(&stack, index);
+    while (ok && stack.depth > 0 && !ctx->failed) {
+        emit_frame *top = &stack.frames[stack.depth - 1];
+        const cu_node *node = &ctx->graph->nodes[top->node];
+        if (ctx->done[top->node]) {
+            stack.depth--;
+            continue;
+        }
+        bool computed = computed_here(ctx, top->node);
+        if (computed && node->num_operands > 3) {
+            kernel_fail(ctx, "more than 3 operands", node);
+            break;
+        }
+        if (computed && top->next < node->num_operands) {
+            int operand = node->operands[top->next++];
+            if (!ctx->done[operand]) ok = emit_stack_push(&stack, operand);
+            continue;
+        }
+        emit_one(ctx, top->node);
+        stack.depth--;
+    }
+    free(stack.frames);
+    if (!ok && !ctx->failed) {
+        tpcommon_error(ctx->error, ctx->error_size, "out of memory generating code");
+        ctx->failed = true;
+    }
+}
+
+/* Forgets every variable of the current scope (the nodes emit_value marked). */
+static void reset_done(kernel_ctx *ctx) {
+    for (int i = 0; i < ctx->num_touched; i++) ctx->done[ctx->touched[i]] = 0;
+    ctx->num_touched = 0;
 }
 
 /* const tp_index cD = ... for the iteration shape from the flat `index`
@@ -319,7 +386,7 @@ static void emit_reduce_element(kernel_ctx *ctx, const cu_node *node, const redu
     const cu_node *in = &ctx->graph->nodes[node->operands[0]];
     set_iteration(ctx, in);
     ctx->flat = false;
-    memset(ctx->done, 0, (size_t)ctx->graph->num_nodes);
+    reset_done(ctx);
     tpcommon_buf_printf(ctx->out, "        {\n");
     emit_unravel(ctx->out, "o", r->kept, r->num_kept, in->dims, "c");
     emit_unravel(ctx->out, "r", r->axes, r->num_axes, in->dims, "c");
@@ -537,7 +604,7 @@ static void emit_matmul(kernel_ctx *ctx, const cu_kernel *kernel) {
     ctx->flat = true;
     ctx->acc_node = kernel->matmul;
     ctx->acc_text = "acc[ti][tj]";
-    memset(ctx->done, 0, (size_t)g->num_nodes);
+    reset_done(ctx);
     emit_value(ctx, kernel->root);
     tpcommon_buf_printf(out, "            b%d[i] = v%d;\n        }\n    }\n", root->where.buffer,
                         kernel->root);
@@ -564,7 +631,10 @@ char *cu_emit_module(const cu_graph *graph, char *error, size_t error_size) {
     tpcommon_buf out;
     tpcommon_buf_init(&out);
     unsigned char *done = calloc((size_t)graph->num_nodes + 1, 1);
-    if (!done) {
+    int *touched = malloc(sizeof(int) * ((size_t)graph->num_nodes + 1));
+    if (!done || !touched) {
+        free(done);
+        free(touched);
         tpcommon_error(error, error_size, "out of memory generating code");
         return NULL;
     }
@@ -579,11 +649,11 @@ char *cu_emit_module(const cu_graph *graph, char *error, size_t error_size) {
         kernel_ctx ctx = {.graph = graph,
                           .out = &out,
                           .done = done,
+                          .touched = touched,
                           .root = kernel->root,
                           .acc_node = -1,
                           .error = error,
                           .error_size = error_size};
-        memset(done, 0, (size_t)graph->num_nodes);
         emit_signature(graph, &out, kernel, kernel->block);
         switch (kernel->kind) {
         case CU_KERNEL_POINTWISE:
@@ -606,9 +676,11 @@ char *cu_emit_module(const cu_graph *graph, char *error, size_t error_size) {
             break;
         }
         tpcommon_buf_printf(&out, "}\n");
+        reset_done(&ctx);
         ok = !ctx.failed;
     }
     free(done);
+    free(touched);
     char *source = ok ? tpcommon_buf_take(&out) : NULL;
     if (ok && !source) tpcommon_error(error, error_size, "out of memory generating code");
     tpcommon_buf_free(&out);

@@ -9,7 +9,9 @@
  * chain of single-reader pointwise ops of the matmul's shape is computed
  * inside the kernel of that chain's last node (the epilogue). Shape ops cost
  * nothing: they are strided views of their operand's buffer, except a
- * reshape of a view that no strides can express, which is copied.
+ * reshape of a view that no strides can express, which is copied. A kernel
+ * inlines at most TPCOMMON_FUSION_MAX_MEMBERS nodes (the cap the other
+ * backends' fusion uses): a longer chain is cut into several kernels.
  *
  * Why not plugins/common's tpcommon_fusion: it groups the nodes of the plugin
  * graph view, and this plugin fuses after its own lowering. Here softmax,
@@ -26,6 +28,7 @@
 #include <string.h>
 
 #include "cuda_graph.h"
+#include "tpcommon_fusion.h"
 #include "tpcommon_text.h"
 
 static void contiguous_strides(int ndim, const int64_t *dims, int64_t *strides) {
@@ -143,6 +146,39 @@ static int epilogue_root(const cu_graph *graph, int matmul, const int *single_re
         current = single_reader[current];
     }
     return -1;
+}
+
+/* Cuts long inlined chains: `inlined[i]` bounds the nodes a kernel that
+ * reads node i computes for it (i and its inlined pointwise producers,
+ * shared ones counted once per path, so an upper bound). When a node would
+ * exceed TPCOMMON_FUSION_MAX_MEMBERS, its inlined pointwise operands are
+ * materialized: each becomes a kernel of its own, and no kernel is one
+ * expression thousands of operations deep (NVRTC's compile time and the
+ * emitter's walk grow with it). One pass in id order (operands first). */
+static bool cap_inlined_chains(cu_graph *graph) {
+    int n = graph->num_nodes;
+    int64_t *inlined = calloc((size_t)n + 1, sizeof *inlined);
+    if (!inlined) return false;
+    for (int i = 0; i < n; i++) {
+        cu_node *node = &graph->nodes[i];
+        if (node->kind != CU_POINTWISE) continue;
+        int64_t size = 1;
+        for (int k = 0; k < node->num_operands; k++) {
+            const cu_node *operand = &graph->nodes[node->operands[k]];
+            if (operand->kind == CU_POINTWISE && !operand->materialized)
+                size += inlined[node->operands[k]];
+        }
+        if (size > TPCOMMON_FUSION_MAX_MEMBERS) {
+            for (int k = 0; k < node->num_operands; k++) {
+                cu_node *operand = &graph->nodes[node->operands[k]];
+                if (operand->kind == CU_POINTWISE) operand->materialized = true;
+            }
+            size = 1;
+        }
+        inlined[i] = node->materialized ? 0 : size;
+    }
+    free(inlined);
+    return true;
 }
 
 static bool add_buffer(cu_graph *graph, cu_buffer_role role, int node, int input) {
@@ -276,6 +312,10 @@ bool cu_graph_plan(cu_graph *graph, int multiprocessors, char *error, size_t err
         cu_node *node = &graph->nodes[graph->outputs[i]];
         node->materialized = true;
         node->consumers++;
+    }
+    if (!cap_inlined_chains(graph)) {
+        free(single_reader);
+        return tpcommon_error(error, error_size, "out of memory planning"), false;
     }
     /* matmul epilogues (decided before buffers: an absorbed matmul has none) */
     int *epilogue_of = malloc((size_t)n * sizeof(int) + 1);

@@ -75,7 +75,8 @@ static int check_ops(ocl_graph *graph, const ocl_device *device, char *error, si
             return tpcommon_error(error, size,
                                   "op '%s' (%%%s) is not supported by the opencl backend",
                                   value->op, value->name);
-        if (value->op && tpcommon_op_kind(op) == TPCOMMON_KIND_INDEXING)
+        if (value->op && (tpcommon_op_kind(op) == TPCOMMON_KIND_INDEXING ||
+                          tpcommon_op_kind(op) == TPCOMMON_KIND_WINDOW))
             return tpcommon_error(error, size,
                                   "unsupported: op '%s' (%%%s): the opencl backend has no kernel "
                                   "for it yet (the fallback backend runs it)",
@@ -725,6 +726,11 @@ static const char preamble_f64[] =
     "-9223372036854775808.0 ? LONG_MIN : (long)x;\n"
     "}\n";
 
+static int compare_ids(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
 static int emit_region(ocl_codegen *codegen, const ocl_device *device, int32_t r, bool *loads,
                        ocl_launch *launch, tpcommon_buf *kernel_text, char *error, size_t size) {
     region_code code = {.codegen = codegen,
@@ -755,11 +761,20 @@ static int emit_region(ocl_codegen *codegen, const ocl_device *device, int32_t r
         status = tpcommon_error(error, size, "%s", code.emitter.error);
     else if (code.body.failed)
         status = tpcommon_error(error, size, "out of memory generating code");
+    /* the loaded values, ascending (the signature's order); `loads` is
+     * cleared again for the next region, so the work is per load, not per
+     * value of the graph */
+    int32_t num_loaded = code.emitter.loaded_count;
+    int32_t *loaded = code.emitter.loaded;
+    code.emitter.loaded = NULL;
+    for (int32_t i = 0; i < num_loaded; i++) loads[loaded[i]] = false;
     ocl_emitter_free(&code.emitter);
     if (status != TP_PLUGIN_OK) {
+        free(loaded);
         tpcommon_buf_free(&code.body);
         return status;
     }
+    if (num_loaded > 1) qsort(loaded, (size_t)num_loaded, sizeof *loaded, compare_ids);
     /* The signature: every loaded buffer, then the stored root. */
     const tpcommon_region *info = code.info;
     const char *ops[64];
@@ -769,14 +784,14 @@ static int emit_region(ocl_codegen *codegen, const ocl_device *device, int32_t r
     tpcommon_kernel_name(codegen->graph.view->name, r, ops, num_ops, launch->name,
                          sizeof launch->name);
     tpcommon_buf_printf(kernel_text, "__kernel void %s(", launch->name);
-    int32_t n = codegen->graph.view->num_values;
-    launch->args = malloc(sizeof(int32_t) * ((size_t)n + 1));
+    launch->args = malloc(sizeof(int32_t) * ((size_t)num_loaded + 1));
     if (!launch->args) {
+        free(loaded);
         tpcommon_buf_free(&code.body);
         return tpcommon_error(error, size, "out of memory");
     }
-    for (int32_t v = 0; v < n; v++) {
-        if (!loads[v]) continue;
+    for (int32_t i = 0; i < num_loaded; i++) {
+        int32_t v = loaded[i];
         tpcommon_buf_printf(kernel_text, "%s__global const %s *restrict b%d",
                             launch->num_args ? ", " : "", ocl_ctype(codegen->graph.types[v].dtype),
                             (int)v);
@@ -787,6 +802,7 @@ static int emit_region(ocl_codegen *codegen, const ocl_device *device, int32_t r
                         ocl_ctype(codegen->graph.types[info->root].dtype), (int)info->root,
                         code.body.data ? code.body.data : "");
     launch->args[launch->num_args++] = info->root;
+    free(loaded);
     tpcommon_buf_free(&code.body);
     return TP_PLUGIN_OK;
 }
@@ -811,7 +827,7 @@ int ocl_codegen_run(const tp_plugin_graph *view, const tp_plugin_tensor_meta *in
     if (tpcommon_fusion_compute(view, &out->graph.fusion, error, error_size) != TP_PLUGIN_OK)
         return TP_PLUGIN_ERROR;
     int32_t n = view->num_values, regions = out->graph.fusion.num_regions;
-    bool *loads = calloc((size_t)(regions + 1) * (size_t)(n + 1), sizeof(bool));
+    bool *loads = calloc((size_t)n + 1, sizeof(bool)); /* one region's, cleared after it */
     ocl_launch *launches = calloc((size_t)regions + 1, sizeof *launches);
     tpcommon_buf *texts = calloc((size_t)regions + 1, sizeof *texts);
     out->needs_buffer = calloc((size_t)n + 1, sizeof(bool));
@@ -821,8 +837,7 @@ int ocl_codegen_run(const tp_plugin_graph *view, const tp_plugin_tensor_meta *in
     for (int32_t r = 0; r < regions && status == TP_PLUGIN_OK; r++) {
         tpcommon_buf_init(&texts[r]);
         if (region_has_kernel(out, &out->graph.fusion.regions[r]))
-            status = emit_region(out, device, r, &loads[(size_t)r * (size_t)(n + 1)], &launches[r],
-                                 &texts[r], error, error_size);
+            status = emit_region(out, device, r, loads, &launches[r], &texts[r], error, error_size);
     }
     if (status == TP_PLUGIN_OK) {
         /* From the last region back: a kernel runs when its root is returned
@@ -839,8 +854,9 @@ int ocl_codegen_run(const tp_plugin_graph *view, const tp_plugin_tensor_meta *in
             const tpcommon_region *region = &out->graph.fusion.regions[r];
             runs[r] = region_has_kernel(out, region) && out->needs_buffer[region->root];
             if (!runs[r]) continue;
-            for (int32_t v = 0; v < n; v++)
-                if (loads[(size_t)r * (size_t)(n + 1) + (size_t)v]) out->needs_buffer[v] = true;
+            /* every argument but the last (the root it writes) is a load */
+            for (int32_t a = 0; a + 1 < launches[r].num_args; a++)
+                out->needs_buffer[launches[r].args[a]] = true;
         }
         for (int32_t r = 0; r < regions && status == TP_PLUGIN_OK; r++) {
             if (!runs[r]) continue;

@@ -16,6 +16,7 @@
 
 struct ocl_memo_entry {
     int32_t value;
+    int32_t next; /* the previous entry of the same bucket, or -1 */
     char index[32];
     char local[64]; /* a local's name or a literal */
 };
@@ -39,8 +40,12 @@ void ocl_emitter_free(ocl_emitter *emitter) {
     for (int32_t i = 0; i < emitter->index_count; i++) free(emitter->indices[i].expr);
     free(emitter->indices);
     free(emitter->memo);
+    free(emitter->memo_heads);
+    free(emitter->loaded);
+    emitter->loaded = NULL;
     emitter->indices = NULL;
     emitter->memo = NULL;
+    emitter->memo_heads = NULL;
 }
 
 static void fail(ocl_emitter *emitter, const char *format, ...) {
@@ -70,17 +75,62 @@ ocl_emit_scope ocl_emit_scope_begin(ocl_emitter *emitter) {
     return (ocl_emit_scope){emitter->memo_count, emitter->index_count};
 }
 
+static void memo_pop(ocl_emitter *emitter);
+
 void ocl_emit_scope_end(ocl_emitter *emitter, ocl_emit_scope scope) {
-    emitter->memo_count = scope.memo_count;
+    while (emitter->memo_count > scope.memo_count) memo_pop(emitter);
     for (int32_t i = scope.index_count; i < emitter->index_count; i++)
         free(emitter->indices[i].expr);
     emitter->index_count = scope.index_count;
 }
 
-/* ---- memo ---------------------------------------------------------------- */
+/* ---- memo ----------------------------------------------------------------
+ *
+ * A stack of (value, index) -> local entries, newest binding first, with
+ * hash buckets over it so that a lookup costs O(1) in a region of thousands
+ * of nodes: each bucket is a chain of entry positions, newest first (an
+ * entry is always its bucket's head when the scope that made it ends, so
+ * popping it restores the bucket). */
+
+static uint32_t memo_hash(int32_t value, const char *index) {
+    uint32_t hash = 2166136261u ^ (uint32_t)value;
+    for (const char *c = index; *c; c++) hash = (hash ^ (uint8_t)*c) * 16777619u;
+    hash ^= hash >> 15;
+    hash *= 0x2c1b3c6du;
+    return hash ^ (hash >> 12);
+}
+
+static void memo_link(ocl_emitter *emitter, int32_t position) {
+    ocl_memo_entry *entry = &emitter->memo[position];
+    uint32_t bucket = memo_hash(entry->value, entry->index) & (uint32_t)(emitter->memo_buckets - 1);
+    entry->next = emitter->memo_heads[bucket];
+    emitter->memo_heads[bucket] = position;
+}
+
+static void memo_pop(ocl_emitter *emitter) {
+    const ocl_memo_entry *entry = &emitter->memo[--emitter->memo_count];
+    uint32_t bucket = memo_hash(entry->value, entry->index) & (uint32_t)(emitter->memo_buckets - 1);
+    emitter->memo_heads[bucket] = entry->next;
+}
+
+/* Keeps at most one entry per bucket on average: doubles the buckets and
+ * relinks the entries oldest first (so the newest is again each head). */
+static bool memo_grow_buckets(ocl_emitter *emitter) {
+    int32_t buckets = emitter->memo_buckets ? emitter->memo_buckets * 2 : 64;
+    int32_t *heads = malloc(sizeof *heads * (size_t)buckets);
+    if (!heads) return false;
+    for (int32_t b = 0; b < buckets; b++) heads[b] = -1;
+    free(emitter->memo_heads);
+    emitter->memo_heads = heads;
+    emitter->memo_buckets = buckets;
+    for (int32_t i = 0; i < emitter->memo_count; i++) memo_link(emitter, i);
+    return true;
+}
 
 static const char *memo_find(const ocl_emitter *emitter, int32_t value, const char *index) {
-    for (int32_t i = emitter->memo_count - 1; i >= 0; i--)
+    if (emitter->memo_buckets == 0) return NULL;
+    uint32_t bucket = memo_hash(value, index) & (uint32_t)(emitter->memo_buckets - 1);
+    for (int32_t i = emitter->memo_heads[bucket]; i >= 0; i = emitter->memo[i].next)
         if (emitter->memo[i].value == value && strcmp(emitter->memo[i].index, index) == 0)
             return emitter->memo[i].local;
     return NULL;
@@ -98,10 +148,16 @@ static const char *memo_add(ocl_emitter *emitter, int32_t value, const char *ind
         emitter->memo = grown;
         emitter->memo_capacity = capacity;
     }
-    ocl_memo_entry *entry = &emitter->memo[emitter->memo_count++];
+    if (emitter->memo_count >= emitter->memo_buckets && !memo_grow_buckets(emitter)) {
+        fail(emitter, "out of memory");
+        return "0";
+    }
+    int32_t position = emitter->memo_count++;
+    ocl_memo_entry *entry = &emitter->memo[position];
     entry->value = value;
     snprintf(entry->index, sizeof entry->index, "%s", index);
     snprintf(entry->local, sizeof entry->local, "%s", local);
+    memo_link(emitter, position);
     return entry->local;
 }
 
@@ -433,36 +489,136 @@ static void arange_expr(const tp_plugin_value *value, int32_t dtype, const char 
 
 /* ---- pointwise ops ---------------------------------------------------------------- */
 
-static const char *emit_pointwise(ocl_emitter *emitter, int32_t v, int32_t op, const char *index) {
+/* ---- pointwise ops ----------------------------------------------------------------
+ *
+ * A pointwise member of the region is computed from its operands, which may
+ * be pointwise members in turn: a chain as deep as the region. The walk
+ * keeps one frame per value being computed on a heap stack (not the C
+ * stack); a frame gathers its operands' converted texts one by one, in the
+ * order (and with the index lines at the points) a recursive walk would. */
+
+typedef struct pointwise_frame {
+    int32_t value, op, compute;
+    int32_t next; /* operands gathered so far */
+    char index[32];
+    char operands[3][160];
+} pointwise_frame;
+
+typedef struct pointwise_stack {
+    pointwise_frame *frames;
+    int32_t depth, capacity;
+} pointwise_stack;
+
+static bool is_pointwise_here(const ocl_emitter *emitter, int32_t v) {
+    const tp_plugin_value *value = &emitter->graph->view->values[v];
+    if (!value->op || emitter->graph->fusion.region_of[v] != emitter->region) return false;
+    int32_t op = tpcommon_op_of(emitter->graph->view, value);
+    return op != TP_PLUGIN_OP_FULL && op != TP_PLUGIN_OP_ARANGE && op != TP_PLUGIN_OP_CONSTANT &&
+           tpcommon_op_kind(op) == TPCOMMON_KIND_POINTWISE;
+}
+
+static bool pointwise_push(ocl_emitter *emitter, pointwise_stack *stack, int32_t v,
+                           const char *index) {
+    if (stack->depth == stack->capacity) {
+        int32_t capacity = stack->capacity ? stack->capacity * 2 : 16;
+        pointwise_frame *grown = realloc(stack->frames, sizeof *grown * (size_t)capacity);
+        if (!grown) {
+            fail(emitter, "out of memory");
+            return false;
+        }
+        stack->frames = grown;
+        stack->capacity = capacity;
+    }
     const ocl_graph *graph = emitter->graph;
     const tp_plugin_value *value = &graph->view->values[v];
-    int32_t compute = tpcommon_compute_dtype(graph->view, value);
-    if (op == TP_PLUGIN_OP_CAST) compute = graph->types[value->operands[0]].dtype;
-    char operands[3][160];
+    pointwise_frame *frame = &stack->frames[stack->depth++];
+    memset(frame, 0, sizeof *frame);
+    frame->value = v;
+    frame->op = tpcommon_op_of(graph->view, value);
+    frame->compute = tpcommon_compute_dtype(graph->view, value);
+    if (frame->op == TP_PLUGIN_OP_CAST) frame->compute = graph->types[value->operands[0]].dtype;
+    snprintf(frame->index, sizeof frame->index, "%s", index);
+    return true;
+}
+
+/* Stores operand `local` (the text of the frame's next operand) converted. */
+static void pointwise_gather(ocl_emitter *emitter, pointwise_frame *frame, const char *local) {
+    const ocl_graph *graph = emitter->graph;
+    int32_t operand = graph->view->values[frame->value].operands[frame->next];
+    int32_t target = frame->op == TP_PLUGIN_OP_WHERE && frame->next == 0
+                         ? graph->types[operand].dtype
+                         : frame->compute;
+    ocl_convert(graph->types[operand].dtype, target, local, frame->operands[frame->next],
+                sizeof frame->operands[frame->next]);
+    frame->next++;
+}
+
+/* The frame's value from its gathered operands: one `const T tN = ...;`. */
+static const char *pointwise_finish(ocl_emitter *emitter, const pointwise_frame *frame) {
+    const ocl_graph *graph = emitter->graph;
+    int32_t v = frame->value;
+    const tp_plugin_value *value = &graph->view->values[v];
     const char *names[3] = {"", "", ""};
-    for (int32_t k = 0; k < value->num_operands && k < 3; k++) {
-        int32_t operand = value->operands[k];
-        const char *at =
-            ocl_broadcast_index(emitter, &graph->types[v], &graph->types[operand], index);
-        const char *local = ocl_emit_value(emitter, operand, at);
-        int32_t target = op == TP_PLUGIN_OP_WHERE && k == 0 ? graph->types[operand].dtype : compute;
-        ocl_convert(graph->types[operand].dtype, target, local, operands[k], sizeof operands[k]);
-        names[k] = operands[k];
-    }
+    for (int32_t k = 0; k < frame->next; k++) names[k] = frame->operands[k];
     char expr[1024], local[16];
-    if (!tpcommon_cexpr_pointwise(&opencl_dialect, op, compute, graph->types[v].dtype, value, names,
-                                  expr, sizeof expr)) {
+    if (!tpcommon_cexpr_pointwise(&opencl_dialect, frame->op, frame->compute, graph->types[v].dtype,
+                                  value, names, expr, sizeof expr)) {
         fail(emitter, "op '%s' (%%%s) is not defined for dtype %s", value->op, value->name,
-             tpcommon_dtype_name(compute));
+             tpcommon_dtype_name(frame->compute));
         return "0";
     }
     ocl_emit_fresh(emitter, "t", local, sizeof local);
     ocl_emit_line(emitter, "const %s %s = %s;", ocl_ctype(graph->types[v].dtype), local, expr);
-    return memo_add(emitter, v, index, local);
+    return memo_add(emitter, v, frame->index, local);
+}
+
+static const char *emit_pointwise(ocl_emitter *emitter, int32_t root, const char *index) {
+    const ocl_graph *graph = emitter->graph;
+    pointwise_stack stack = {0};
+    const char *result = "0";
+    if (!pointwise_push(emitter, &stack, root, index)) return result;
+    while (stack.depth > 0 && !emitter->failed) {
+        pointwise_frame *top = &stack.frames[stack.depth - 1];
+        const tp_plugin_value *value = &graph->view->values[top->value];
+        if (top->next < value->num_operands && top->next < 3) {
+            int32_t operand = value->operands[top->next];
+            const char *at = ocl_broadcast_index(emitter, &graph->types[top->value],
+                                                 &graph->types[operand], top->index);
+            if (is_pointwise_here(emitter, operand) && !memo_find(emitter, operand, at)) {
+                char operand_index[32];
+                snprintf(operand_index, sizeof operand_index, "%s", at);
+                pointwise_push(emitter, &stack, operand, operand_index);
+            } else {
+                pointwise_gather(emitter, top, ocl_emit_value(emitter, operand, at));
+            }
+            continue;
+        }
+        const char *local = pointwise_finish(emitter, top);
+        stack.depth--;
+        if (stack.depth == 0)
+            result = local;
+        else
+            pointwise_gather(emitter, &stack.frames[stack.depth - 1], local);
+    }
+    free(stack.frames);
+    return emitter->failed ? "0" : result;
 }
 
 static const char *emit_load(ocl_emitter *emitter, int32_t v, const char *index) {
     char local[16];
+    if (!emitter->loads[v]) {
+        if (emitter->loaded_count == emitter->loaded_capacity) {
+            int32_t capacity = emitter->loaded_capacity ? emitter->loaded_capacity * 2 : 16;
+            int32_t *grown = realloc(emitter->loaded, sizeof *grown * (size_t)capacity);
+            if (!grown) {
+                fail(emitter, "out of memory");
+                return "0";
+            }
+            emitter->loaded = grown;
+            emitter->loaded_capacity = capacity;
+        }
+        emitter->loaded[emitter->loaded_count++] = v;
+    }
     emitter->loads[v] = true;
     ocl_emit_fresh(emitter, "t", local, sizeof local);
     ocl_emit_line(emitter, "const %s %s = b%d[%s];", ocl_ctype(emitter->graph->types[v].dtype),
@@ -494,7 +650,7 @@ const char *ocl_emit_value(ocl_emitter *emitter, int32_t v, const char *index) {
         return memo_add(emitter, v, index, local);
     }
     if (!here || op == TP_PLUGIN_OP_CONSTANT) return emit_load(emitter, v, index);
-    if (kind == TPCOMMON_KIND_POINTWISE) return emit_pointwise(emitter, v, op, index);
+    if (kind == TPCOMMON_KIND_POINTWISE) return emit_pointwise(emitter, v, index);
     if (kind == TPCOMMON_KIND_SHAPE) {
         if (op == TP_PLUGIN_OP_CONCAT) return emit_concat(emitter, v, index);
         const char *at = shape_operand_index(emitter, v, op, index);

@@ -35,9 +35,13 @@ typedef struct ocl_emitter {
     int32_t region; /* the region being emitted */
     tpcommon_buf *out;
     int indent;
-    bool *loads; /* per value: read from its buffer by this kernel */
+    bool *loads;     /* per value: read from its buffer by this kernel */
+    int32_t *loaded; /* the values `loads` marks, in the order first read */
+    int32_t loaded_count, loaded_capacity;
     ocl_memo_entry *memo;
     int32_t memo_count, memo_capacity;
+    int32_t *memo_heads; /* hash buckets over memo (ocl_emit.c) */
+    int32_t memo_buckets;
     ocl_index_entry *indices;
     int32_t index_count, index_capacity;
     int32_t next_local;

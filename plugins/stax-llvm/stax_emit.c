@@ -15,6 +15,7 @@
  *              micro-kernel used by stax_gemm.c. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stax_emit_core.h"
@@ -42,21 +43,48 @@ static bool flat_compatible(stax_emit_graph *g, const stax_view *view, int64_t s
     return stax_decide(g, n == 1 || (n == space_numel && view_is_contiguous(view)));
 }
 
-/* Every stored value the expression of `v` reads (recursing into inlined members). */
-static bool loads_flat(stax_emit_graph *g, int32_t v, int32_t region_matmul, int64_t numel,
-                       bool top) {
-    const stax_value *info = &g->values[v];
-    if (!top && info->view.slot >= 0) return flat_compatible(g, &info->view, numel);
-    const tp_plugin_value *value = &g->graph->values[v];
-    if (tpcommon_op_kind(tpcommon_op_of(g->graph, value)) == TPCOMMON_KIND_MATMUL) {
-        if (!flat_compatible(g, &info->raw, numel)) return false;
-        if (value->num_operands > 2 && !loads_flat(g, value->operands[2], -1, numel, false))
-            return false;
-        return true;
+/* Whether every stored value the expression of `root` reads (through its
+ * inlined members, and a matmul's raw product and bias) can use the flat
+ * index. A depth-first walk with an explicit stack of value ids, in the
+ * order a recursive walk would take (the decisions are recorded and
+ * replayed in this order), stopping at the first view that cannot. */
+static bool loads_flat(stax_emit_graph *g, int32_t root, int64_t numel) {
+    int32_t *stack = NULL;
+    int32_t depth = 0, capacity = 0;
+    bool flat = true, top = true;
+    int32_t v = root;
+    for (;;) {
+        const stax_value *info = &g->values[v];
+        const tp_plugin_value *value = &g->graph->values[v];
+        if (!top && info->view.slot >= 0) {
+            flat = flat_compatible(g, &info->view, numel);
+        } else {
+            /* operands to visit next, pushed last-first so the first pops first */
+            int32_t first = 0, count = value->num_operands;
+            if (tpcommon_op_kind(tpcommon_op_of(g->graph, value)) == TPCOMMON_KIND_MATMUL) {
+                flat = flat_compatible(g, &info->raw, numel);
+                first = 2;
+                count = value->num_operands > 2 ? 3 : 2;
+            }
+            if (depth + (count - first) > capacity) {
+                int32_t grown_capacity = (capacity + (count - first)) * 2 + 16;
+                int32_t *grown = realloc(stack, sizeof *grown * (size_t)grown_capacity);
+                if (!grown) {
+                    flat = false;
+                    break;
+                }
+                stack = grown;
+                capacity = grown_capacity;
+            }
+            for (int32_t k = count - 1; k >= first && flat; k--)
+                stack[depth++] = value->operands[k];
+        }
+        top = false;
+        if (!flat || depth == 0) break;
+        v = stack[--depth];
     }
-    for (int32_t k = 0; k < value->num_operands; k++)
-        if (!loads_flat(g, value->operands[k], region_matmul, numel, false)) return false;
-    return true;
+    free(stack);
+    return flat;
 }
 
 static void set_space(fn_ctx *f, int32_t ndim, const int64_t *dims) {
@@ -72,9 +100,8 @@ int32_t stax_emit_pointwise(stax_emit_graph *g, const char *name, int32_t root,
     int32_t v = copy ? -1 - root : root;
     int64_t numel = view_numel(target);
     *count = numel;
-    f.flat =
-        flat_compatible(g, target, numel) &&
-        (copy ? flat_compatible(g, &g->values[v].view, numel) : loads_flat(g, v, -1, numel, true));
+    f.flat = flat_compatible(g, target, numel) &&
+             (copy ? flat_compatible(g, &g->values[v].view, numel) : loads_flat(g, v, numel));
     if (f.flat || target->ndim == 0) {
         int64_t one[1] = {numel};
         set_space(&f, 1, one);

@@ -8,6 +8,7 @@
  * `contract` flag (FMA formation); nothing else is relaxed. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stax_emit_core.h"
@@ -227,35 +228,121 @@ static ir_val lower_op(fn_ctx *f, const tp_plugin_value *value, int32_t op, cons
     }
 }
 
-/* A matmul/linear value inside its own region: the raw product (+ bias). */
-static ir_val lower_product(fn_ctx *f, int32_t v) {
-    const stax_value *info = &f->g->values[v];
-    ir_val r = load_view(f, &info->raw, info->type.dtype);
+/* ---- expressions: a value and its inlined producers, without recursion ----
+ *
+ * A value that is not stored (view.slot < 0: an inlined member of the
+ * region, the region's root, or a matmul read as its raw product) is
+ * computed from its operands; a stored one is loaded. The expression tree is
+ * walked with an explicit stack of frames (one per value being computed,
+ * holding the operands gathered so far), so its depth is bounded by memory,
+ * not by the C stack: operand k of a frame is computed completely before
+ * operand k + 1, which emits the instructions in the same order a recursive
+ * walk would. */
+
+typedef struct expr_frame {
+    int32_t value;
+    int32_t next;  /* the next operand slot to gather */
+    int32_t count; /* operand slots this value lowers */
+    ir_val in[3];
+    ir_val raw; /* matmul: the raw product, loaded when the frame opens */
+} expr_frame;
+
+typedef struct expr_stack {
+    expr_frame *frames;
+    int32_t depth, capacity;
+} expr_stack;
+
+static bool is_product(fn_ctx *f, int32_t v) {
     const tp_plugin_value *value = &f->g->graph->values[v];
-    if (tpcommon_op_of(f->g->graph, value) == TP_PLUGIN_OP_LINEAR && value->num_operands > 2) {
-        ir_val bias = conv(f, lower_value(f, value->operands[2]), r.t);
-        r = tpcommon_dtype_is_float(r.t) ? f_op(f, "fadd", r, bias) : bin(f, "add", r, bias);
-    }
-    return r;
+    return tpcommon_op_kind(tpcommon_op_of(f->g->graph, value)) == TPCOMMON_KIND_MATMUL;
 }
 
-ir_val lower_compute(fn_ctx *f, int32_t v) {
+/* The operand of `v` lowered into slot k (a matmul lowers only its bias). */
+static int32_t frame_operand(fn_ctx *f, const expr_frame *frame, int32_t k) {
+    const tp_plugin_value *value = &f->g->graph->values[frame->value];
+    return is_product(f, frame->value) ? value->operands[2] : value->operands[k];
+}
+
+static bool frame_push(fn_ctx *f, expr_stack *stack, int32_t v) {
+    if (stack->depth == stack->capacity) {
+        int32_t capacity = stack->capacity ? stack->capacity * 2 : 32;
+        expr_frame *grown = realloc(stack->frames, sizeof *grown * (size_t)capacity);
+        if (!grown) {
+            f->failed = true;
+            return false;
+        }
+        stack->frames = grown;
+        stack->capacity = capacity;
+    }
+    expr_frame *frame = &stack->frames[stack->depth++];
+    memset(frame, 0, sizeof *frame);
+    frame->value = v;
     const tp_plugin_value *value = &f->g->graph->values[v];
+    if (is_product(f, v)) {
+        const stax_value *info = &f->g->values[v];
+        frame->raw = load_view(f, &info->raw, info->type.dtype);
+        bool bias =
+            tpcommon_op_of(f->g->graph, value) == TP_PLUGIN_OP_LINEAR && value->num_operands > 2;
+        frame->count = bias ? 1 : 0;
+    } else {
+        frame->count = value->num_operands < 3 ? value->num_operands : 3;
+    }
+    return true;
+}
+
+/* The value of a frame whose operands are all gathered (raw, not converted). */
+static ir_val frame_finish(fn_ctx *f, const expr_frame *frame) {
+    int32_t v = frame->value;
+    const tp_plugin_value *value = &f->g->graph->values[v];
+    if (is_product(f, v)) {
+        ir_val r = frame->raw;
+        if (frame->count == 0) return r;
+        ir_val bias = conv(f, frame->in[0], r.t);
+        return tpcommon_dtype_is_float(r.t) ? f_op(f, "fadd", r, bias) : bin(f, "add", r, bias);
+    }
     int32_t op = tpcommon_op_of(f->g->graph, value);
-    if (tpcommon_op_kind(op) == TPCOMMON_KIND_MATMUL) return lower_product(f, v);
     int32_t compute = f->g->values[v].compute;
     ir_val in[3];
     memset(in, 0, sizeof in);
-    for (int32_t k = 0; k < value->num_operands && k < 3; k++) {
-        ir_val operand = lower_value(f, value->operands[k]);
+    for (int32_t k = 0; k < frame->count; k++) {
         bool keep = op == TP_PLUGIN_OP_CAST || (op == TP_PLUGIN_OP_WHERE && k == 0);
-        in[k] = keep ? operand : conv(f, operand, compute);
+        in[k] = keep ? frame->in[k] : conv(f, frame->in[k], compute);
     }
     if (tpcommon_op_kind(op) != TPCOMMON_KIND_POINTWISE) {
         f->failed = true;
         return in[0];
     }
     return conv(f, lower_op(f, value, op, in), value->type.dtype);
+}
+
+/* `v` computed (never loaded, even when stored) with its inlined producers. */
+ir_val lower_compute(fn_ctx *f, int32_t v) {
+    expr_stack stack = {0};
+    ir_val result = {.s = "0", .t = f->g->values[v].type.dtype};
+    if (!frame_push(f, &stack, v)) return result;
+    while (stack.depth > 0) {
+        expr_frame *top = &stack.frames[stack.depth - 1];
+        if (top->next < top->count) {
+            int32_t operand = frame_operand(f, top, top->next);
+            const stax_value *info = &f->g->values[operand];
+            if (info->view.slot >= 0) {
+                top->in[top->next++] = load_view(f, &info->view, info->type.dtype);
+            } else if (!frame_push(f, &stack, operand)) {
+                break;
+            }
+            continue;
+        }
+        ir_val value = frame_finish(f, top);
+        stack.depth--;
+        if (stack.depth == 0) {
+            result = value;
+        } else {
+            expr_frame *parent = &stack.frames[stack.depth - 1];
+            parent->in[parent->next++] = value;
+        }
+    }
+    free(stack.frames);
+    return result;
 }
 
 ir_val lower_value(fn_ctx *f, int32_t v) {

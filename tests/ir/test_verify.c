@@ -44,7 +44,7 @@ END_TEST
 
 START_TEST(undeclared_attribute_is_reported) {
     tp_graph *graph = valid_graph();
-    graph->values[2].attrs.keepdim = true;
+    graph->values[2].attrs->keepdim = true;
     expect_invalid(graph, "%s (softmax): attribute keepdim is set, but softmax does not take it");
 }
 END_TEST
@@ -58,7 +58,7 @@ END_TEST
 
 START_TEST(attribute_the_rule_rejects_is_reported) {
     tp_graph *graph = valid_graph();
-    graph->values[1].attrs.dim1 = 5;
+    graph->values[1].attrs->dim1 = 5;
     expect_invalid(graph, "graph 'g': %t: ");
 }
 END_TEST
