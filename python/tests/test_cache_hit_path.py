@@ -143,6 +143,6 @@ def test_an_unsupported_dtype_after_a_hit_raises_as_on_a_first_call(backend):
     x = np.ones(4, np.float32)
     compiled(x)
     compiled(x)
-    with pytest.raises(tp.DTypeError, match="float16"):
-        compiled(np.ones(4, np.float16))
+    with pytest.raises(tp.DTypeError, match="uint16"):
+        compiled(np.ones(4, np.uint16))
     np.testing.assert_allclose(compiled(x).numpy(), x + 1)  # the hit still works
