@@ -377,7 +377,7 @@ typedef struct node_text {
     tp_value_id operands[TP_IR_MAX_OPERANDS];
     int num_operands;
     tp_attrs attrs;
-    uint32_t seen; /* attribute keys written */
+    uint64_t seen; /* attribute keys written */
 } node_text;
 
 static tp_status parse_ints(parser *p, tp_attrs *attrs, tp_attr_key key) {
@@ -502,6 +502,24 @@ static tp_status parse_payload(parser *p, node_text *node) {
     return status;
 }
 
+/* One of the names of an ENUM key. */
+static tp_status parse_enum(parser *p, tp_attrs *attrs, tp_attr_key key) {
+    const token *t = &p->current;
+    int code = t->kind == TOKEN_IDENT ? tp_attr_enum_code(key, t->text, t->length) : -1;
+    if (code < 0) {
+        char what[256] = "";
+        const char *const *names = tp_attr_info_get(key)->names;
+        for (int i = 0; names[i]; i++) {
+            if (i) strcat(what, names[i + 1] ? ", " : " or ");
+            strcat(what, names[i]);
+        }
+        return expected(p, what);
+    }
+    tp_attrs_enum_set(attrs, key, code);
+    next_token(p);
+    return TP_OK;
+}
+
 /* key=value for a key `op` declares. */
 static tp_status parse_attribute(parser *p, node_text *node) {
     const tp_op_def *op = node->op;
@@ -539,28 +557,13 @@ static tp_status parse_attribute(parser *p, node_text *node) {
     case TP_ATTR_TYPE_BOOL:
         if (!token_is(t, TOKEN_IDENT, "true") && !token_is(t, TOKEN_IDENT, "false"))
             return expected(p, "true or false");
-        attrs->keepdim = token_is(t, TOKEN_IDENT, "true");
+        *tp_attrs_bool_field(attrs, (tp_attr_key)key) = token_is(t, TOKEN_IDENT, "true");
         next_token(p);
         return TP_OK;
-    case TP_ATTR_TYPE_INT: {
-        int64_t *field = key == TP_ATTR_AXIS    ? &attrs->axis
-                         : key == TP_ATTR_DIM0  ? &attrs->dim0
-                         : key == TP_ATTR_DIM1  ? &attrs->dim1
-                         : key == TP_ATTR_START ? &attrs->start
-                         : key == TP_ATTR_STOP  ? &attrs->stop
-                                                : &attrs->step;
-        return parse_int_attr(p, field);
-    }
-    case TP_ATTR_TYPE_FLOAT: {
-        double *field = key == TP_ATTR_RANGE_START  ? &attrs->range_start
-                        : key == TP_ATTR_RANGE_STOP ? &attrs->range_stop
-                        : key == TP_ATTR_RANGE_STEP ? &attrs->range_step
-                        : key == TP_ATTR_VALUE      ? &attrs->value
-                        : key == TP_ATTR_EPS        ? &attrs->eps
-                        : key == TP_ATTR_BETA       ? &attrs->beta
-                                                    : &attrs->threshold;
-        return parse_float_attr(p, field);
-    }
+    case TP_ATTR_TYPE_INT:
+        return parse_int_attr(p, tp_attrs_int_field(attrs, (tp_attr_key)key));
+    case TP_ATTR_TYPE_FLOAT:
+        return parse_float_attr(p, tp_attrs_float_field(attrs, (tp_attr_key)key));
     case TP_ATTR_TYPE_DTYPE:
         return parse_dtype(p, &attrs->dtype);
     case TP_ATTR_TYPE_APPROXIMATE:
@@ -574,6 +577,8 @@ static tp_status parse_attribute(parser *p, node_text *node) {
         return TP_OK;
     case TP_ATTR_TYPE_TENSOR:
         return parse_payload(p, node);
+    case TP_ATTR_TYPE_ENUM:
+        return parse_enum(p, attrs, (tp_attr_key)key);
     }
     return TP_OK;
 }

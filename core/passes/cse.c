@@ -49,6 +49,17 @@ static void attr_bytes(const tp_attrs *attrs, tp_attr_key key, const void **byte
         FIELD(TP_ATTR_APPROXIMATE, approximate)
         FIELD(TP_ATTR_BETA, beta)
         FIELD(TP_ATTR_THRESHOLD, threshold)
+        FIELD(TP_ATTR_MODE, mode)
+        FIELD(TP_ATTR_MIN, min)
+        FIELD(TP_ATTR_MAX, max)
+        FIELD(TP_ATTR_K, k)
+        FIELD(TP_ATTR_LARGEST, largest)
+        FIELD(TP_ATTR_EXCLUSIVE, exclusive)
+        FIELD(TP_ATTR_REVERSE, reverse)
+        FIELD(TP_ATTR_COORDINATES, coordinates)
+        FIELD(TP_ATTR_ROUNDING, rounding)
+        FIELD(TP_ATTR_SCALE_H, scale_h)
+        FIELD(TP_ATTR_SCALE_W, scale_w)
 #undef FIELD
     case TP_ATTR_AXES:
         *bytes = attrs->axes;
@@ -61,6 +72,14 @@ static void attr_bytes(const tp_attrs *attrs, tp_attr_key key, const void **byte
     case TP_ATTR_PERM:
         *bytes = attrs->perm;
         *size = (size_t)attrs->nperm * sizeof attrs->perm[0];
+        return;
+    case TP_ATTR_PAD_BEFORE:
+        *bytes = attrs->pad_before;
+        *size = (size_t)attrs->npad_before * sizeof attrs->pad_before[0];
+        return;
+    case TP_ATTR_PAD_AFTER:
+        *bytes = attrs->pad_after;
+        *size = (size_t)attrs->npad_after * sizeof attrs->pad_after[0];
         return;
     default:
         *bytes = NULL;

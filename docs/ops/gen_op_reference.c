@@ -79,22 +79,17 @@ static void free_semantics(semantics *prose) {
 }
 
 static void default_text(tp_attr_key key, char *out, size_t size) {
-    const tp_attrs attrs = TP_ATTRS_INIT;
+    tp_attrs attrs = TP_ATTRS_INIT;
     const tp_attr_info *info = tp_attr_info_get(key);
     switch (info->type) {
     case TP_ATTR_TYPE_INTS:
         snprintf(out, size, "[]");
         break;
     case TP_ATTR_TYPE_BOOL:
-        snprintf(out, size, "%s", attrs.keepdim ? "true" : "false");
+        snprintf(out, size, "%s", *tp_attrs_bool_field(&attrs, key) ? "true" : "false");
         break;
     case TP_ATTR_TYPE_INT: {
-        int64_t value = key == TP_ATTR_AXIS    ? attrs.axis
-                        : key == TP_ATTR_DIM0  ? attrs.dim0
-                        : key == TP_ATTR_DIM1  ? attrs.dim1
-                        : key == TP_ATTR_START ? attrs.start
-                        : key == TP_ATTR_STOP  ? attrs.stop
-                                               : attrs.step;
+        int64_t value = *tp_attrs_int_field(&attrs, key);
         if (value == TP_SLICE_END)
             snprintf(out, size, "end");
         else
@@ -102,13 +97,7 @@ static void default_text(tp_attr_key key, char *out, size_t size) {
         break;
     }
     case TP_ATTR_TYPE_FLOAT: {
-        double value = key == TP_ATTR_RANGE_START  ? attrs.range_start
-                       : key == TP_ATTR_RANGE_STOP ? attrs.range_stop
-                       : key == TP_ATTR_RANGE_STEP ? attrs.range_step
-                       : key == TP_ATTR_VALUE      ? attrs.value
-                       : key == TP_ATTR_EPS        ? attrs.eps
-                       : key == TP_ATTR_BETA       ? attrs.beta
-                                                   : attrs.threshold;
+        double value = *tp_attrs_float_field(&attrs, key);
         snprintf(out, size, "%g", value);
         break;
     }
@@ -121,12 +110,15 @@ static void default_text(tp_attr_key key, char *out, size_t size) {
     case TP_ATTR_TYPE_TENSOR:
         snprintf(out, size, "(required)");
         break;
+    case TP_ATTR_TYPE_ENUM:
+        snprintf(out, size, "%s", tp_attr_enum_name(key, tp_attrs_enum_get(&attrs, key)));
+        break;
     }
 }
 
 static const char *attr_type_text(tp_attr_type type) {
     static const char *const names[] = {"ints",  "bool",      "int",   "float",
-                                        "dtype", "none|tanh", "tensor"};
+                                        "dtype", "none|tanh", "tensor", "enum"};
     return names[type];
 }
 

@@ -76,8 +76,15 @@
 #define TP_PLUGIN_OP_LINEAR                56
 #define TP_PLUGIN_OP_GATHER                57
 #define TP_PLUGIN_OP_GATHER_ELEMENTS       58
+#define TP_PLUGIN_OP_PAD                   59
+#define TP_PLUGIN_OP_CLIP                  60
+#define TP_PLUGIN_OP_TOPK                  61
+#define TP_PLUGIN_OP_TOPK_INDICES          62
+#define TP_PLUGIN_OP_CUMSUM                63
+#define TP_PLUGIN_OP_RESIZE                64
+#define TP_PLUGIN_OP_BATCH_NORM            65
 
-#define TP_PLUGIN_OP_COUNT 59
+#define TP_PLUGIN_OP_COUNT 66
 
 #define TP_PLUGIN_OP_LIST(X) \
     X(NEG, "neg", POINTWISE, 1, 1) \
@@ -138,7 +145,14 @@
     X(SOFTPLUS, "softplus", COMPOSITE, 1, 1) \
     X(LINEAR, "linear", COMPOSITE, 2, 3) \
     X(GATHER, "gather", SHAPE, 2, 2) \
-    X(GATHER_ELEMENTS, "gather_elements", SHAPE, 2, 2)
+    X(GATHER_ELEMENTS, "gather_elements", SHAPE, 2, 2) \
+    X(PAD, "pad", SHAPE, 1, 1) \
+    X(CLIP, "clip", COMPOSITE, 1, 1) \
+    X(TOPK, "topk", REDUCTION, 1, 1) \
+    X(TOPK_INDICES, "topk_indices", REDUCTION, 1, 1) \
+    X(CUMSUM, "cumsum", REDUCTION, 1, 1) \
+    X(RESIZE, "resize", SHAPE, 1, 1) \
+    X(BATCH_NORM, "batch_norm", COMPOSITE, 5, 5)
 
 /* clang-format on */
 #endif

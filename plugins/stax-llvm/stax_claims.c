@@ -18,7 +18,8 @@ static bool lowers(int32_t op, int32_t dtype) {
     switch (tpcommon_op_kind(op)) {
     case TPCOMMON_KIND_UNKNOWN:
     case TPCOMMON_KIND_INPUT:
-    case TPCOMMON_KIND_INDEXING: /* no lowering yet: the fallback backend runs them */
+    case TPCOMMON_KIND_INDEXING:  /* no lowering yet: the fallback backend runs them */
+    case TPCOMMON_KIND_DEDICATED: /* pad topk cumsum resize: not yet; batch_norm decomposes */
         return false;
     case TPCOMMON_KIND_SHAPE:
     case TPCOMMON_KIND_CREATION:
@@ -39,6 +40,7 @@ static bool lowers(int32_t op, int32_t dtype) {
     case TP_PLUGIN_OP_SUB:
     case TP_PLUGIN_OP_MUL:
     case TP_PLUGIN_OP_POW:
+    case TP_PLUGIN_OP_CLIP:
         return any && !is_bool;
     case TP_PLUGIN_OP_EXP:
     case TP_PLUGIN_OP_LOG:

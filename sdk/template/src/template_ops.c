@@ -88,8 +88,15 @@ static const template_op_rule template_op_rules[] = {
     [TP_PLUGIN_OP_SOFTPLUS] = COMPOSITE("softplus"),
     [TP_PLUGIN_OP_LINEAR] = COMPOSITE("linear"),
     [TP_PLUGIN_OP_GATHER] = REFUSE("gather"),
-#ifndef TEMPLATE_TEST_DROP_LAST_OP /* tests/sdk: dropping an entry must fail the build */
     [TP_PLUGIN_OP_GATHER_ELEMENTS] = REFUSE("gather_elements"),
+    [TP_PLUGIN_OP_PAD] = REFUSE("pad"),
+    [TP_PLUGIN_OP_CLIP] = COMPOSITE("clip"),
+    [TP_PLUGIN_OP_TOPK] = REFUSE("topk"),
+    [TP_PLUGIN_OP_TOPK_INDICES] = REFUSE("topk_indices"),
+    [TP_PLUGIN_OP_CUMSUM] = REFUSE("cumsum"),
+    [TP_PLUGIN_OP_RESIZE] = REFUSE("resize"),
+#ifndef TEMPLATE_TEST_DROP_LAST_OP /* tests/sdk: dropping an entry must fail the build */
+    [TP_PLUGIN_OP_BATCH_NORM] = COMPOSITE("batch_norm"),
 #endif
 };
 
