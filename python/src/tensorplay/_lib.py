@@ -117,7 +117,12 @@ class Attrs(Structure):
                 ("dim1", c_int64), ("start", c_int64), ("stop", c_int64), ("step", c_int64),
                 ("range_start", c_double), ("range_stop", c_double), ("range_step", c_double),
                 ("dtype", c_int), ("value", c_double), ("eps", c_double), ("approximate", c_int),
-                ("beta", c_double), ("threshold", c_double), ("data", c_void_p)]
+                ("beta", c_double), ("threshold", c_double), ("data", c_void_p),
+                ("npad_before", c_int32), ("pad_before", c_int64 * MAX_DIMS),
+                ("npad_after", c_int32), ("pad_after", c_int64 * MAX_DIMS), ("mode", c_int),
+                ("min", c_double), ("max", c_double), ("k", c_int64), ("largest", c_bool),
+                ("exclusive", c_bool), ("reverse", c_bool), ("coordinates", c_int),
+                ("rounding", c_int), ("scale_h", c_double), ("scale_w", c_double)]
 
 
 class PartitionRegion(Structure):
@@ -129,7 +134,8 @@ class PartitionRegion(Structure):
 class OpInfo(Structure):
     """tp_op_info."""
     _fields_ = [("struct_size", c_size_t), ("name", c_char_p), ("kind", c_char_p),
-                ("min_arity", c_int), ("max_arity", c_int), ("attr_mask", c_uint32)]
+                ("min_arity", c_int), ("max_arity", c_int), ("attr_mask", c_uint32),
+                ("attr_mask_all", c_uint64)]
 
 
 class BackendInfo(Structure):
