@@ -81,7 +81,9 @@ tp_status tp_op_BATCH_NORM_decompose(tp_graph *graph, const tp_value_id *inputs,
     if (!tp_dtype_is_float(x_type->dtype)) {
         tp_attrs cast = TP_ATTRS_INIT;
         cast.dtype = TP_F32;
-        TP_TRY(tp_graph_add_node(graph, "cast", &x, 1, &cast, NULL, &x));
+        tp_value_id floating;
+        TP_TRY(tp_graph_add_node(graph, "cast", &x, 1, &cast, NULL, &floating));
+        x = floating;
     }
     for (int i = 1; i < 5; i++) TP_TRY(per_channel(graph, inputs[i], rank, &params[i]));
     tp_attrs eps = TP_ATTRS_INIT;
