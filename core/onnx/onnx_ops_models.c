@@ -23,8 +23,8 @@ static bool output_used(const onnx_importer *im, int index) {
     return name && name[0];
 }
 
-static tp_status emit_into(onnx_importer *im, int index, const char *op, const onnx_handle *operands,
-                           int count, const tp_attrs *attrs) {
+static tp_status emit_into(onnx_importer *im, int index, const char *op,
+                           const onnx_handle *operands, int count, const tp_attrs *attrs) {
     onnx_handle result;
     TP_TRY(onnx_emit(im, op, operands, count, attrs, output_name(im, index), &result));
     return onnx_bind(im, im->node->output[index], result);
@@ -133,8 +133,8 @@ tp_status onnx_convert_split(onnx_importer *im) {
         count = parts;
     }
     if (count != parts)
-        return onnx_node_error(im, TP_ERR_INVALID_GRAPH, "split has %d sizes for %d outputs",
-                               count, parts);
+        return onnx_node_error(im, TP_ERR_INVALID_GRAPH, "split has %d sizes for %d outputs", count,
+                               parts);
     int64_t start = 0;
     for (int i = 0; i < parts; i++) {
         if (sizes[i] < 0)
@@ -148,8 +148,8 @@ tp_status onnx_convert_split(onnx_importer *im) {
     }
     if (!TP_DIM_IS_SYMBOL(length) && start != length)
         return onnx_node_error(im, TP_ERR_SHAPE,
-                               "the split sizes add up to %" PRId64 ", axis %d has %" PRId64,
-                               start, axis, length);
+                               "the split sizes add up to %" PRId64 ", axis %d has %" PRId64, start,
+                               axis, length);
     return TP_OK;
 }
 
@@ -197,8 +197,8 @@ tp_status onnx_convert_cumsum(onnx_importer *im) {
 
 static tp_status resize_rule(onnx_importer *im, tp_attrs *attrs) {
     static const char *const modes[] = {"nearest", "linear"};
-    static const char *const coordinates[] = {"half_pixel",         "asymmetric",
-                                              "align_corners",      "pytorch_half_pixel",
+    static const char *const coordinates[] = {"half_pixel",           "asymmetric",
+                                              "align_corners",        "pytorch_half_pixel",
                                               "half_pixel_symmetric", "tf_half_pixel_for_nn"};
     static const char *const roundings[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
                                             "ceil"};
@@ -265,8 +265,7 @@ static tp_status constant_floats(onnx_importer *im, int index, double *out, int 
                                im->node->input[index]);
     int64_t numel = tp_tensor_numel(tensor);
     if (numel > TP_MAX_DIMS)
-        return onnx_node_error(im, TP_ERR_UNSUPPORTED, "the scales have %" PRId64 " values",
-                               numel);
+        return onnx_node_error(im, TP_ERR_UNSUPPORTED, "the scales have %" PRId64 " values", numel);
     for (int64_t i = 0; i < numel; i++) out[i] = tp_tensor_get_f64(tensor, i);
     *count = (int)numel;
     return TP_OK;
@@ -283,7 +282,8 @@ tp_status onnx_convert_resize(onnx_importer *im) {
     int64_t sizes[TP_MAX_DIMS], axes[TP_MAX_DIMS];
     int scales_count, sizes_count = -1, axes_count = -1;
     TP_TRY(constant_floats(im, im->opset < 11 ? 1 : 2, scales, &scales_count));
-    if (im->opset >= 11) TP_TRY(onnx_constant_ints(im, 3, "sizes", sizes, TP_MAX_DIMS, &sizes_count));
+    if (im->opset >= 11)
+        TP_TRY(onnx_constant_ints(im, 3, "sizes", sizes, TP_MAX_DIMS, &sizes_count));
     TP_TRY(onnx_attr_ints(im, "axes", axes, TP_MAX_DIMS, &axes_count));
     if (scales_count == 0) scales_count = -1; /* an empty scales input stands for none */
     if ((scales_count < 0) == (sizes_count < 0))
@@ -392,8 +392,7 @@ tp_status onnx_convert_trilu(onnx_importer *im) {
     double k = 0.0;
     TP_TRY(onnx_attr_int(im, "upper", 1, &upper));
     if (onnx_input(im, 1) != ONNX_NO_HANDLE) TP_TRY(onnx_constant_scalar(im, 1, "k", &k));
-    if (type.ndim < 2)
-        return onnx_node_error(im, TP_ERR_SHAPE, "the input needs at least 2 axes");
+    if (type.ndim < 2) return onnx_node_error(im, TP_ERR_SHAPE, "the input needs at least 2 axes");
     int64_t rows = type.dims[type.ndim - 2], cols = type.dims[type.ndim - 1];
     if (TP_DIM_IS_SYMBOL(rows) || TP_DIM_IS_SYMBOL(cols))
         return onnx_node_error(im, TP_ERR_UNSUPPORTED,

@@ -4,10 +4,15 @@
 #include <stddef.h>
 #include <string.h>
 
-static const char *const mode_names[] = {"constant", "reflect", "edge", "nearest", "linear", "wrap", NULL};
-static const char *const coordinate_names[] = {"half_pixel", "asymmetric", "align_corners",
-                                               "pytorch_half_pixel", "half_pixel_symmetric",
-                                               "tf_half_pixel_for_nn", NULL};
+static const char *const mode_names[] = {"constant", "reflect", "edge", "nearest",
+                                         "linear",   "wrap",    NULL};
+static const char *const coordinate_names[] = {"half_pixel",
+                                               "asymmetric",
+                                               "align_corners",
+                                               "pytorch_half_pixel",
+                                               "half_pixel_symmetric",
+                                               "tf_half_pixel_for_nn",
+                                               NULL};
 static const char *const rounding_names[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
                                              "ceil", NULL};
 

@@ -26,15 +26,13 @@ tp_status tp_op_BATCH_NORM_infer(const tp_type *inputs, int num_inputs, const tp
     for (int i = 1; i < 5; i++) {
         const tp_type *p = &inputs[i];
         if (p->ndim != 1 || p->dims[0] != x->dims[1])
-            return tp_error_set(TP_ERR_SHAPE,
-                                "batch_norm: %s %s must have shape [C], C = axis 1 of x %s",
-                                parameter_names[i], tp_type_text(p, p_text),
-                                tp_type_text(x, x_text));
+            return tp_error_set(
+                TP_ERR_SHAPE, "batch_norm: %s %s must have shape [C], C = axis 1 of x %s",
+                parameter_names[i], tp_type_text(p, p_text), tp_type_text(x, x_text));
         dtype = tp_dtype_promote(dtype, p->dtype);
     }
     if (!(attrs->eps >= 0))
-        return tp_error_set(TP_ERR_INVALID_ARGUMENT, "batch_norm: eps %g must be >= 0",
-                            attrs->eps);
+        return tp_error_set(TP_ERR_INVALID_ARGUMENT, "batch_norm: eps %g must be >= 0", attrs->eps);
     *out = *x;
     out->dtype = tp_dtype_is_float(dtype) ? dtype : TP_F32;
     return TP_OK;

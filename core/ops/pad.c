@@ -19,8 +19,7 @@ static tp_status check_amounts(const tp_type *x, const tp_attrs *attrs) {
         return tp_error_set(TP_ERR_INVALID_ARGUMENT,
                             "pad: before and after need one entry per axis of x %s (got %d and "
                             "%d)",
-                            tp_type_text(x, text), (int)attrs->npad_before,
-                            (int)attrs->npad_after);
+                            tp_type_text(x, text), (int)attrs->npad_before, (int)attrs->npad_after);
     if (attrs->mode != TP_MODE_CONSTANT && attrs->mode != TP_MODE_REFLECT &&
         attrs->mode != TP_MODE_EDGE && attrs->mode != TP_MODE_WRAP)
         return tp_error_set(TP_ERR_INVALID_ARGUMENT,
@@ -55,9 +54,9 @@ tp_status tp_op_PAD_infer(const tp_type *inputs, int num_inputs, const tp_attrs 
                                 "pad: reflect mode pads axis %d of x %s by %lld, which needs the "
                                 "axis to be longer than that",
                                 d, tp_type_text(x, text), (long long)reach);
-        if ((attrs->mode == TP_MODE_EDGE || attrs->mode == TP_MODE_WRAP) && reach > 0 &&
-            size == 0)
-            return tp_error_set(TP_ERR_SHAPE, "pad: edge and wrap modes cannot pad the empty "
+        if ((attrs->mode == TP_MODE_EDGE || attrs->mode == TP_MODE_WRAP) && reach > 0 && size == 0)
+            return tp_error_set(TP_ERR_SHAPE,
+                                "pad: edge and wrap modes cannot pad the empty "
                                 "axis %d of x %s",
                                 d, tp_type_text(x, text));
         out->dims[d] = grown;
@@ -104,7 +103,8 @@ tp_status tp_op_PAD_kernel(tp_tensor *const *inputs, int num_inputs, const tp_at
             else
                 offset += i * strides[d];
         }
-        memcpy(dst + (size_t)flat * elem, constant ? (const char *)fill : src + offset * elem, elem);
+        memcpy(dst + (size_t)flat * elem, constant ? (const char *)fill : src + offset * elem,
+               elem);
         for (int d = rank - 1; d >= 0; d--) {
             if (++position[d] < out->shape[d]) break;
             position[d] = 0;

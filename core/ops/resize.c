@@ -138,7 +138,7 @@ tp_status tp_op_RESIZE_kernel(tp_tensor *const *inputs, int num_inputs, const tp
                     continue;
                 }
                 linear_tap th = linear_taps(y, in_h), tw = linear_taps(xw, in_w);
-#define AT(h, w) tp_element_load_f64(src, x->dtype, in_base + (h) * in_w + (w))
+#define AT(h, w) tp_element_load_f64(src, x->dtype, in_base + (h)*in_w + (w))
                 double top = AT(th.low, tw.low) * (1 - tw.weight) + AT(th.low, tw.high) * tw.weight;
                 double bottom =
                     AT(th.high, tw.low) * (1 - tw.weight) + AT(th.high, tw.high) * tw.weight;

@@ -77,8 +77,7 @@ tp_status tp_op_CUMSUM_kernel(tp_tensor *const *inputs, int num_inputs, const tp
 
 /* ---- topk ------------------------------------------------------------------------- */
 
-static tp_status topk_infer(const char *op, const tp_type *x, const tp_attrs *attrs,
-                            tp_type *out) {
+static tp_status topk_infer(const char *op, const tp_type *x, const tp_attrs *attrs, tp_type *out) {
     char text[TP_DESCRIBE_MAX];
     int axis;
     TP_TRY(refuse_bool(op, x));
@@ -158,7 +157,8 @@ static tp_status topk_kernel(const tp_tensor *x, const tp_attrs *attrs, bool wan
     for (int64_t o = 0; o < s.outer; o++)
         for (int64_t i = 0; i < s.inner; i++) {
             for (int64_t j = 0; j < s.length; j++) {
-                values[j] = tp_element_load_f64(x->data, x->dtype, (o * s.length + j) * s.inner + i);
+                values[j] =
+                    tp_element_load_f64(x->data, x->dtype, (o * s.length + j) * s.inner + i);
                 order[j] = j;
             }
             sort_positions(&r, order, scratch, s.length);
@@ -181,7 +181,7 @@ tp_status tp_op_TOPK_kernel(tp_tensor *const *inputs, int num_inputs, const tp_a
     return topk_kernel(inputs[0], attrs, false, out);
 }
 
-tp_status tp_op_TOPK_INDICES_kernel(tp_tensor *const *inputs, int num_inputs,
-                                    const tp_attrs *attrs, tp_tensor *out) {
+tp_status tp_op_TOPK_INDICES_kernel(tp_tensor *const *inputs, int num_inputs, const tp_attrs *attrs,
+                                    tp_tensor *out) {
     return topk_kernel(inputs[0], attrs, true, out);
 }

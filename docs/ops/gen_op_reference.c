@@ -117,7 +117,7 @@ static void default_text(tp_attr_key key, char *out, size_t size) {
 }
 
 static const char *attr_type_text(tp_attr_type type) {
-    static const char *const names[] = {"ints",  "bool",      "int",   "float",
+    static const char *const names[] = {"ints",  "bool",      "int",    "float",
                                         "dtype", "none|tanh", "tensor", "enum"};
     return names[type];
 }

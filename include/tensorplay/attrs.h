@@ -85,10 +85,10 @@ typedef enum tp_mode {
  * (the attribute's, or out / in when it is 0); L = in * s, the unrounded
  * output length. */
 typedef enum tp_coordinates {
-    TP_COORDINATES_HALF_PIXEL = 0,         /* (x_out + 0.5) / s - 0.5 */
-    TP_COORDINATES_ASYMMETRIC = 1,         /* x_out / s */
-    TP_COORDINATES_ALIGN_CORNERS = 2,      /* x_out * (in - 1) / (L - 1), 0 when L == 1 */
-    TP_COORDINATES_PYTORCH_HALF_PIXEL = 3, /* half_pixel, 0 when L <= 1 */
+    TP_COORDINATES_HALF_PIXEL = 0,           /* (x_out + 0.5) / s - 0.5 */
+    TP_COORDINATES_ASYMMETRIC = 1,           /* x_out / s */
+    TP_COORDINATES_ALIGN_CORNERS = 2,        /* x_out * (in - 1) / (L - 1), 0 when L == 1 */
+    TP_COORDINATES_PYTORCH_HALF_PIXEL = 3,   /* half_pixel, 0 when L <= 1 */
     TP_COORDINATES_HALF_PIXEL_SYMMETRIC = 4, /* half_pixel + in / 2 * (1 - out / L) */
     TP_COORDINATES_TF_HALF_PIXEL_FOR_NN = 5, /* (x_out + 0.5) / s */
 } tp_coordinates;

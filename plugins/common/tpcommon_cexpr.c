@@ -142,8 +142,8 @@ static void nan_test(const tpcommon_cdialect *d, const char *a, char *out, size_
 
 /* clip: min(max(a, lo), hi) spelled with comparisons, so NaN stays NaN; an
  * infinite bound is left out, an integer one rounds into the integers. */
-static void clip(const tpcommon_cdialect *d, int32_t c, const tp_plugin_value *attrs,
-                 const char *a, char *out, size_t size) {
+static void clip(const tpcommon_cdialect *d, int32_t c, const tp_plugin_value *attrs, const char *a,
+                 char *out, size_t size) {
     const char *t = ctype(d, c);
     double lo = attrs ? tpcommon_attr_float(attrs, "min", -HUGE_VAL) : -HUGE_VAL;
     double hi = attrs ? tpcommon_attr_float(attrs, "max", HUGE_VAL) : HUGE_VAL;
@@ -153,7 +153,8 @@ static void clip(const tpcommon_cdialect *d, int32_t c, const tp_plugin_value *a
         if (fl)
             snprintf(bound, sizeof bound, "(%s)%.17g", t, lo);
         else
-            snprintf(bound, sizeof bound, "(%s)%.0f", t, ceil(fmax(lo, c == TP_PLUGIN_I32 ? -2147483648.0 : -9.2e18)));
+            snprintf(bound, sizeof bound, "(%s)%.0f", t,
+                     ceil(fmax(lo, c == TP_PLUGIN_I32 ? -2147483648.0 : -9.2e18)));
         snprintf(low, sizeof low, "(%s < %s ? %s : %s)", a, bound, bound, a);
     } else {
         snprintf(low, sizeof low, "%s", a);
@@ -162,7 +163,8 @@ static void clip(const tpcommon_cdialect *d, int32_t c, const tp_plugin_value *a
         if (fl)
             snprintf(bound, sizeof bound, "(%s)%.17g", t, hi);
         else
-            snprintf(bound, sizeof bound, "(%s)%.0f", t, floor(fmin(hi, c == TP_PLUGIN_I32 ? 2147483647.0 : 9.2e18)));
+            snprintf(bound, sizeof bound, "(%s)%.0f", t,
+                     floor(fmin(hi, c == TP_PLUGIN_I32 ? 2147483647.0 : 9.2e18)));
         snprintf(out, size, "(%s > %s ? %s : %s)", low, bound, bound, low);
     } else {
         snprintf(out, size, "%s", low);

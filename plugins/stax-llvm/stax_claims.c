@@ -5,7 +5,10 @@
  * pass per row instead of the decomposition's reductions and broadcasts),
  * gelu, silu and softplus are single pointwise expressions fused like any
  * other, and linear is the packed gemm with the bias in its epilogue. Claiming
- * them keeps a graph stax takes whole compiling to the kernels it always did. */
+ * them keeps a graph stax takes whole compiling to the kernels it always did.
+ * pad, cumsum, topk, topk_indices and resize have kernels of their own
+ * (stax_emit_dedicated.c); batch_norm is refused, so the core decomposes it
+ * into pointwise ops that stax fuses. */
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -18,9 +21,13 @@ static bool lowers(int32_t op, int32_t dtype) {
     switch (tpcommon_op_kind(op)) {
     case TPCOMMON_KIND_UNKNOWN:
     case TPCOMMON_KIND_INPUT:
-    case TPCOMMON_KIND_INDEXING:  /* no lowering yet: the fallback backend runs them */
-    case TPCOMMON_KIND_DEDICATED: /* pad topk cumsum resize: not yet; batch_norm decomposes */
+    case TPCOMMON_KIND_INDEXING: /* no lowering yet: the fallback backend runs them */
         return false;
+    case TPCOMMON_KIND_DEDICATED: /* stax_emit_dedicated.c; batch_norm decomposes */
+        if (op == TP_PLUGIN_OP_PAD || op == TP_PLUGIN_OP_RESIZE) return any;
+        return (op == TP_PLUGIN_OP_CUMSUM || op == TP_PLUGIN_OP_TOPK ||
+                op == TP_PLUGIN_OP_TOPK_INDICES) &&
+               any && !is_bool;
     case TPCOMMON_KIND_SHAPE:
     case TPCOMMON_KIND_CREATION:
     case TPCOMMON_KIND_REDUCTION:
