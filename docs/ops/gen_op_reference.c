@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/attr_defaults.h"
 #include "ops/attr_info.h"
 #include "ops/op_table.h"
 #include "tensorplay/graph.h"
@@ -78,45 +79,23 @@ static void free_semantics(semantics *prose) {
     free(prose->preface);
 }
 
-static void default_text(tp_attr_key key, char *out, size_t size) {
-    tp_attrs attrs = TP_ATTRS_INIT;
-    const tp_attr_info *info = tp_attr_info_get(key);
-    switch (info->type) {
-    case TP_ATTR_TYPE_INTS:
-        snprintf(out, size, "[]");
-        break;
-    case TP_ATTR_TYPE_BOOL:
-        snprintf(out, size, "%s", *tp_attrs_bool_field(&attrs, key) ? "true" : "false");
-        break;
-    case TP_ATTR_TYPE_INT: {
-        int64_t value = *tp_attrs_int_field(&attrs, key);
-        if (value == TP_SLICE_END)
-            snprintf(out, size, "end");
-        else
-            snprintf(out, size, "%lld", (long long)value);
-        break;
-    }
-    case TP_ATTR_TYPE_FLOAT: {
-        double value = *tp_attrs_float_field(&attrs, key);
-        snprintf(out, size, "%g", value);
-        break;
-    }
-    case TP_ATTR_TYPE_DTYPE:
-        snprintf(out, size, "%s", tp_dtype_name(attrs.dtype));
-        break;
-    case TP_ATTR_TYPE_APPROXIMATE:
-        snprintf(out, size, "%s", attrs.approximate == TP_GELU_TANH ? "tanh" : "none");
-        break;
-    case TP_ATTR_TYPE_TENSOR:
-        snprintf(out, size, "(required)");
-        break;
-    case TP_ATTR_TYPE_ENUM:
-        snprintf(out, size, "%s", tp_attr_enum_name(key, tp_attrs_enum_get(&attrs, key)));
-        break;
-    }
+/* The attribute's default as .tpir and the bindings apply it (attr_defaults.c). */
+static void default_text(const tp_op_def *op, tp_attr_key key, char *out, size_t size) {
+    const char *fallback = tp_op_def_attr_default(op, key);
+    if (!fallback)
+        snprintf(out, size, "none (required)");
+    else if (strcmp(fallback, TP_ATTR_DEFAULT_FROM_RESULT) == 0)
+        snprintf(out, size, "%s", key == TP_ATTR_DTYPE ? "the result type's dtype"
+                                                       : "the result type's dims (when static)");
+    else
+        snprintf(out, size, "%s", fallback);
 }
 
-static const char *attr_type_text(tp_attr_type type);
+static const char *attr_type_text(tp_attr_type type) {
+    static const char *const names[] = {"ints",  "bool",      "int",   "float",
+                                        "dtype", "none|tanh", "tensor", "enum"};
+    return names[type];
+}
 
 /* An ENUM key's type: its names joined by '|' ("constant|reflect|..."). */
 static const char *attr_key_type_text(const tp_attr_info *info, char *out, size_t size) {
@@ -127,12 +106,6 @@ static const char *attr_key_type_text(const tp_attr_info *info, char *out, size_
         snprintf(out + used, size - used, "%s%s", i ? "|" : "", info->names[i]);
     }
     return out;
-}
-
-static const char *attr_type_text(tp_attr_type type) {
-    static const char *const names[] = {"ints",  "bool",      "int",    "float",
-                                        "dtype", "none|tanh", "tensor", "enum"};
-    return names[type];
 }
 
 /* The operands and attributes one probe of the op's rule uses: shapes that
@@ -229,7 +202,7 @@ static void write_op(FILE *text, FILE *man, const tp_op_def *op, const char *pro
         if (!(op->attr_mask & TP_ATTR_BIT(key))) continue;
         const tp_attr_info *info = tp_attr_info_get((tp_attr_key)key);
         char fallback[64];
-        default_text((tp_attr_key)key, fallback, sizeof fallback);
+        default_text(op, (tp_attr_key)key, fallback, sizeof fallback);
         char type_text[160];
         const char *type_name = attr_key_type_text(info, type_text, sizeof type_text);
         fprintf(text, "    attribute %s: %s, default %s\n", info->name, type_name, fallback);
