@@ -159,6 +159,15 @@ void onnx_test_float_attr(onnx_test_model *m, Onnx__NodeProto *node, const char 
     attr->f = value;
 }
 
+void onnx_test_string_attr(onnx_test_model *m, Onnx__NodeProto *node, const char *name,
+                           const char *value) {
+    Onnx__AttributeProto *attr =
+        new_attr(m, node, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+    attr->has_s = 1;
+    attr->s.data = (uint8_t *)arena_strdup(m, value);
+    attr->s.len = strlen(value);
+}
+
 uint8_t *onnx_test_pack(onnx_test_model *m, size_t *size) {
     *size = onnx__model_proto__get_packed_size(&m->model);
     uint8_t *bytes = arena_alloc(m, *size);
