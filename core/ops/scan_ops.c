@@ -108,17 +108,25 @@ tp_status tp_op_TOPK_INDICES_infer(const tp_type *inputs, int num_inputs, const 
     return TP_OK;
 }
 
-/* One row being ranked: its values and whether larger ones come first. */
+/* One row being ranked: its values (floats as doubles, integers exactly as
+ * int64) and whether larger ones come first. */
 typedef struct ranking {
     const double *values;
+    const int64_t *integers; /* non-NULL for integer x */
     bool largest;
 } ranking;
 
 /* Whether position a ranks before position b (ties: the lower position). */
 static bool ranks_before(const ranking *r, int64_t a, int64_t b) {
+    if (r->integers) {
+        int64_t x = r->integers[a], y = r->integers[b];
+        if (x != y) return r->largest ? x > y : x < y;
+        return a < b;
+    }
     double x = r->values[a], y = r->values[b];
     bool x_nan = isnan(x), y_nan = isnan(y);
-    if (x_nan || y_nan) return x_nan && !y_nan ? true : !x_nan && y_nan ? false : a < b;
+    if (x_nan && y_nan) return a < b;
+    if (x_nan || y_nan) return r->largest ? x_nan : y_nan; /* NaN is the greatest */
     if (x != y) return r->largest ? x > y : x < y;
     return a < b;
 }
@@ -145,20 +153,25 @@ static tp_status topk_kernel(const tp_tensor *x, const tp_attrs *attrs, bool wan
     axis_split s = split_at(x, axis);
     int64_t k = attrs->k;
     size_t length = (size_t)(s.length ? s.length : 1);
+    bool integer = !tp_dtype_is_float(x->dtype);
     double *values = malloc(length * sizeof *values);
+    int64_t *integers = malloc(length * sizeof *integers);
     int64_t *order = malloc(length * sizeof *order), *scratch = malloc(length * sizeof *scratch);
-    if (!values || !order || !scratch) {
-        free(values), free(order), free(scratch);
+    if (!values || !integers || !order || !scratch) {
+        free(values), free(integers), free(order), free(scratch);
         return tp_error_set(TP_ERR_OUT_OF_MEMORY, "topk: out of memory for a row of %lld",
                             (long long)s.length);
     }
-    ranking r = {values, attrs->largest};
+    ranking r = {values, integer ? integers : NULL, attrs->largest};
     size_t elem = tp_dtype_size(x->dtype);
     for (int64_t o = 0; o < s.outer; o++)
         for (int64_t i = 0; i < s.inner; i++) {
             for (int64_t j = 0; j < s.length; j++) {
-                values[j] =
-                    tp_element_load_f64(x->data, x->dtype, (o * s.length + j) * s.inner + i);
+                int64_t at = (o * s.length + j) * s.inner + i;
+                if (integer)
+                    integers[j] = tp_element_load_i64(x->data, x->dtype, at);
+                else
+                    values[j] = tp_element_load_f64(x->data, x->dtype, at);
                 order[j] = j;
             }
             sort_positions(&r, order, scratch, s.length);
@@ -172,7 +185,7 @@ static tp_status topk_kernel(const tp_tensor *x, const tp_attrs *attrs, bool wan
                            (const char *)x->data + (size_t)from * elem, elem);
             }
         }
-    free(values), free(order), free(scratch);
+    free(values), free(integers), free(order), free(scratch);
     return TP_OK;
 }
 

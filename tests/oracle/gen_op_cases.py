@@ -1262,6 +1262,15 @@ def gen_model_ops(w):
                tol="accum", attrs={"shape": [-1, -1, 2, 9], "mode": "linear",
                                    "coordinates": "align_corners", "scale_h": 0.6,
                                    "scale_w": 2.4})
+    for dt in FLOATS:  # NaN is the greatest element (hand-worked: NumPy sorts NaN last)
+        xn = np.array([1, math.nan, 3, math.nan, -2], dtype=NP[dt])
+        for largest, order in ((True, [1, 3, 2]), (False, [4, 0, 2])):
+            attrs = {"axis": 0, "k": 3, "largest": largest}
+            w.case("topk_%s_nan_largest%d" % (dt, largest), "topk", [xn], xn[order], attrs=attrs)
+            w.case("topk_indices_%s_nan_largest%d" % (dt, largest), "topk_indices", [xn],
+                   np.array(order, dtype=np.int64), attrs=attrs)
+        w.case("topk_%s_smallest_reaches_nan" % dt, "topk", [xn], xn[[4, 0, 2, 1]],
+               attrs={"axis": 0, "k": 4, "largest": False})
     xi = values((1, 1, 2, 2), "i32")
     w.case("resize_i32_linear_rejected", "resize", [xi],
            attrs={"shape": [-1, -1, 4, 4], "mode": "linear"}, expect_error="dtype")
