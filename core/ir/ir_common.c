@@ -94,14 +94,9 @@ bool tp_ir_attr_equal(const tp_attrs *a, const tp_attrs *b, tp_attr_key key) {
     if (bool_a) return *bool_a == *tp_attrs_bool_field(right, key);
     if (tp_attrs_enum_get(a, key) >= 0)
         return tp_attrs_enum_get(a, key) == tp_attrs_enum_get(b, key);
-    switch (key) {
-    case TP_ATTR_DTYPE:
-        return a->dtype == b->dtype;
-    case TP_ATTR_DATA:
-        return a->data == b->data;
-    default:
-        return false;
-    }
+    if (key == TP_ATTR_DTYPE) return a->dtype == b->dtype;
+    if (key == TP_ATTR_DATA) return a->data == b->data;
+    return false;
 }
 
 bool tp_ir_attr_is_default(const tp_attrs *attrs, tp_attr_key key) {

@@ -194,7 +194,7 @@ static void append_attr_value(text_buffer *buffer, const tp_attrs *attrs, tp_att
         break;
     }
     case TP_ATTR_TYPE_BOOL:
-        append(buffer, *tp_attrs_bool_field((tp_attrs *)attrs, key) ? "true" : "false");
+        append(buffer, tp_attrs_bool(attrs, key) ? "true" : "false");
         break;
     case TP_ATTR_TYPE_INT: {
         int64_t value = *tp_attrs_int_field((tp_attrs *)attrs, key);

@@ -30,12 +30,14 @@ const tp_attr_info *tp_attr_info_get(tp_attr_key key);
 const int64_t *tp_attrs_ints(const tp_attrs *attrs, tp_attr_key key, int32_t *count_out);
 /* Writable access for the parser (NULL if `key` is not an INTS key). */
 int64_t *tp_attrs_ints_mut(tp_attrs *attrs, tp_attr_key key, int32_t **count_out);
+/* The field of a BOOL attribute (NULL / false if `key` is not a BOOL key). */
+bool *tp_attrs_bool_field(tp_attrs *attrs, tp_attr_key key);
+bool tp_attrs_bool(const tp_attrs *attrs, tp_attr_key key);
 
 /* The field of an INT, FLOAT or BOOL key (NULL for a key of another type), so
  * that the parser, printer, verifier and graph view need no per-key code. */
 int64_t *tp_attrs_int_field(tp_attrs *attrs, tp_attr_key key);
 double *tp_attrs_float_field(tp_attrs *attrs, tp_attr_key key);
-bool *tp_attrs_bool_field(tp_attrs *attrs, tp_attr_key key);
 /* The code of an ENUM key (and of APPROXIMATE); -1 for another key. */
 int tp_attrs_enum_get(const tp_attrs *attrs, tp_attr_key key);
 void tp_attrs_enum_set(tp_attrs *attrs, tp_attr_key key, int code);

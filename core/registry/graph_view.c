@@ -44,6 +44,7 @@ static void convert_attr(const tp_attrs *attrs, tp_attr_key key, tp_plugin_attr 
         break;
     case TP_ATTR_TYPE_BOOL:
         out->type = TP_PLUGIN_ATTR_BOOL;
+        out->i = tp_attrs_bool(attrs, key) ? 1 : 0;
         out->i = *tp_attrs_bool_field((tp_attrs *)attrs, key) ? 1 : 0;
         break;
     case TP_ATTR_TYPE_INT:

@@ -418,7 +418,8 @@ bool cu_graph_lower(const tp_plugin_graph *view, const tp_plugin_tensor_meta *in
             continue;
         }
         tpcommon_kind kind = tpcommon_op_kind(tpcommon_op_of(view, value));
-        if (kind == TPCOMMON_KIND_INDEXING || kind == TPCOMMON_KIND_DEDICATED) {
+        if (kind == TPCOMMON_KIND_INDEXING || kind == TPCOMMON_KIND_WINDOW ||
+            kind == TPCOMMON_KIND_DEDICATED) {
             unsupported(&l, view, value, "the cuda backend has no kernel for it yet");
             break;
         }

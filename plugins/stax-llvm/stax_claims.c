@@ -23,6 +23,8 @@ static bool lowers(int32_t op, int32_t dtype) {
     case TPCOMMON_KIND_INPUT:
     case TPCOMMON_KIND_INDEXING: /* no lowering yet: the fallback backend runs them */
         return false;
+    case TPCOMMON_KIND_WINDOW: /* stax_window.c: f32 */
+        return dtype == TP_PLUGIN_F32;
     case TPCOMMON_KIND_DEDICATED: /* stax_emit_dedicated.c; batch_norm decomposes */
         if (op == TP_PLUGIN_OP_PAD || op == TP_PLUGIN_OP_RESIZE) return any;
         return (op == TP_PLUGIN_OP_CUMSUM || op == TP_PLUGIN_OP_TOPK ||
