@@ -83,57 +83,19 @@ static bool doubles_identical(double a, double b) {
 }
 
 bool tp_ir_attr_equal(const tp_attrs *a, const tp_attrs *b, tp_attr_key key) {
-    switch (key) {
-    case TP_ATTR_AXES:
-    case TP_ATTR_SHAPE:
-    case TP_ATTR_PERM:
-    case TP_ATTR_KERNEL_SHAPE:
-    case TP_ATTR_STRIDES:
-    case TP_ATTR_PADS:
-    case TP_ATTR_DILATIONS:
-    case TP_ATTR_OUTPUT_PADDING:
-        return ints_equal(a, b, key);
-    case TP_ATTR_KEEPDIM:
-    case TP_ATTR_CEIL_MODE:
-    case TP_ATTR_COUNT_INCLUDE_PAD:
-        return tp_attrs_bool(a, key) == tp_attrs_bool(b, key);
-    case TP_ATTR_GROUP:
-        return a->group == b->group;
-    case TP_ATTR_AXIS:
-        return a->axis == b->axis;
-    case TP_ATTR_DIM0:
-        return a->dim0 == b->dim0;
-    case TP_ATTR_DIM1:
-        return a->dim1 == b->dim1;
-    case TP_ATTR_START:
-        return a->start == b->start;
-    case TP_ATTR_STOP:
-        return a->stop == b->stop;
-    case TP_ATTR_STEP:
-        return a->step == b->step;
-    case TP_ATTR_RANGE_START:
-        return doubles_identical(a->range_start, b->range_start);
-    case TP_ATTR_RANGE_STOP:
-        return doubles_identical(a->range_stop, b->range_stop);
-    case TP_ATTR_RANGE_STEP:
-        return doubles_identical(a->range_step, b->range_step);
-    case TP_ATTR_DTYPE:
-        return a->dtype == b->dtype;
-    case TP_ATTR_VALUE:
-        return doubles_identical(a->value, b->value);
-    case TP_ATTR_EPS:
-        return doubles_identical(a->eps, b->eps);
-    case TP_ATTR_APPROXIMATE:
-        return a->approximate == b->approximate;
-    case TP_ATTR_BETA:
-        return doubles_identical(a->beta, b->beta);
-    case TP_ATTR_THRESHOLD:
-        return doubles_identical(a->threshold, b->threshold);
-    case TP_ATTR_DATA:
-        return a->data == b->data;
-    case TP_ATTR_KEY_COUNT:
-        break;
-    }
+    tp_attrs *left = (tp_attrs *)a, *right = (tp_attrs *)b; /* read only */
+    int32_t *count = NULL;
+    if (tp_attrs_ints_mut(left, key, &count)) return ints_equal(a, b, key);
+    const int64_t *int_a = tp_attrs_int_field(left, key);
+    if (int_a) return *int_a == *tp_attrs_int_field(right, key);
+    const double *float_a = tp_attrs_float_field(left, key);
+    if (float_a) return doubles_identical(*float_a, *tp_attrs_float_field(right, key));
+    const bool *bool_a = tp_attrs_bool_field(left, key);
+    if (bool_a) return *bool_a == *tp_attrs_bool_field(right, key);
+    if (tp_attrs_enum_get(a, key) >= 0)
+        return tp_attrs_enum_get(a, key) == tp_attrs_enum_get(b, key);
+    if (key == TP_ATTR_DTYPE) return a->dtype == b->dtype;
+    if (key == TP_ATTR_DATA) return a->data == b->data;
     return false;
 }
 
@@ -143,6 +105,7 @@ bool tp_ir_attr_is_default(const tp_attrs *attrs, tp_attr_key key) {
 }
 
 void tp_ir_attr_copy(tp_attrs *dst, const tp_attrs *src, tp_attr_key key) {
+    tp_attrs *from = (tp_attrs *)src; /* read only */
     int32_t *dst_count = NULL;
     int64_t *dst_values = tp_attrs_ints_mut(dst, key, &dst_count);
     if (dst_values) {
@@ -154,66 +117,21 @@ void tp_ir_attr_copy(tp_attrs *dst, const tp_attrs *src, tp_attr_key key) {
         *dst_count = count;
         return;
     }
-    switch (key) {
-    case TP_ATTR_KEEPDIM:
-    case TP_ATTR_CEIL_MODE:
-    case TP_ATTR_COUNT_INCLUDE_PAD:
-        *tp_attrs_bool_field(dst, key) = tp_attrs_bool(src, key);
-        break;
-    case TP_ATTR_GROUP:
-        dst->group = src->group;
-        break;
-    case TP_ATTR_AXIS:
-        dst->axis = src->axis;
-        break;
-    case TP_ATTR_DIM0:
-        dst->dim0 = src->dim0;
-        break;
-    case TP_ATTR_DIM1:
-        dst->dim1 = src->dim1;
-        break;
-    case TP_ATTR_START:
-        dst->start = src->start;
-        break;
-    case TP_ATTR_STOP:
-        dst->stop = src->stop;
-        break;
-    case TP_ATTR_STEP:
-        dst->step = src->step;
-        break;
-    case TP_ATTR_RANGE_START:
-        dst->range_start = src->range_start;
-        break;
-    case TP_ATTR_RANGE_STOP:
-        dst->range_stop = src->range_stop;
-        break;
-    case TP_ATTR_RANGE_STEP:
-        dst->range_step = src->range_step;
-        break;
-    case TP_ATTR_DTYPE:
+    int64_t *int_field = tp_attrs_int_field(dst, key);
+    double *float_field = tp_attrs_float_field(dst, key);
+    bool *bool_field = tp_attrs_bool_field(dst, key);
+    if (int_field)
+        *int_field = *tp_attrs_int_field(from, key);
+    else if (float_field)
+        *float_field = *tp_attrs_float_field(from, key);
+    else if (bool_field)
+        *bool_field = *tp_attrs_bool_field(from, key);
+    else if (tp_attrs_enum_get(src, key) >= 0)
+        tp_attrs_enum_set(dst, key, tp_attrs_enum_get(src, key));
+    else if (key == TP_ATTR_DTYPE)
         dst->dtype = src->dtype;
-        break;
-    case TP_ATTR_VALUE:
-        dst->value = src->value;
-        break;
-    case TP_ATTR_EPS:
-        dst->eps = src->eps;
-        break;
-    case TP_ATTR_APPROXIMATE:
-        dst->approximate = src->approximate;
-        break;
-    case TP_ATTR_BETA:
-        dst->beta = src->beta;
-        break;
-    case TP_ATTR_THRESHOLD:
-        dst->threshold = src->threshold;
-        break;
-    case TP_ATTR_DATA:
+    else if (key == TP_ATTR_DATA)
         dst->data = src->data;
-        break;
-    default:
-        break;
-    }
 }
 
 /* Levenshtein distance, capped: names longer than 32 bytes are never close. */

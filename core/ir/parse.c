@@ -381,7 +381,7 @@ typedef struct node_text {
     bool is_literal[TP_IR_MAX_OPERANDS];
     int num_operands, num_literals;
     tp_attrs attrs;
-    uint32_t seen; /* attribute keys written (or defaulted) */
+    uint64_t seen; /* attribute keys written (or defaulted) */
 } node_text;
 
 static tp_status parse_ints(parser *p, tp_attrs *attrs, tp_attr_key key) {
@@ -540,6 +540,24 @@ static void describe_attributes(const tp_op_def *op, char *out, size_t size) {
     }
 }
 
+/* One of the names of an ENUM key. */
+static tp_status parse_enum(parser *p, tp_attrs *attrs, tp_attr_key key) {
+    const token *t = &p->current;
+    int code = t->kind == TOKEN_IDENT ? tp_attr_enum_code(key, t->text, t->length) : -1;
+    if (code < 0) {
+        char what[256] = "";
+        const char *const *names = tp_attr_info_get(key)->names;
+        for (int i = 0; names[i]; i++) {
+            if (i) strcat(what, names[i + 1] ? ", " : " or ");
+            strcat(what, names[i]);
+        }
+        return expected(p, what);
+    }
+    tp_attrs_enum_set(attrs, key, code);
+    next_token(p);
+    return TP_OK;
+}
+
 /* The value after "key=": its type is the key's. */
 static tp_status parse_attribute_value(parser *p, node_text *node, tp_attr_key key) {
     tp_attrs *attrs = &node->attrs;
@@ -550,29 +568,13 @@ static tp_status parse_attribute_value(parser *p, node_text *node, tp_attr_key k
     case TP_ATTR_TYPE_BOOL:
         if (!token_is(t, TOKEN_IDENT, "true") && !token_is(t, TOKEN_IDENT, "false"))
             return expected(p, "true or false");
-        *tp_attrs_bool_field(attrs, (tp_attr_key)key) = token_is(t, TOKEN_IDENT, "true");
+        *tp_attrs_bool_field(attrs, key) = token_is(t, TOKEN_IDENT, "true");
         next_token(p);
         return TP_OK;
-    case TP_ATTR_TYPE_INT: {
-        int64_t *field = key == TP_ATTR_GROUP   ? &attrs->group
-                         : key == TP_ATTR_AXIS  ? &attrs->axis
-                         : key == TP_ATTR_DIM0  ? &attrs->dim0
-                         : key == TP_ATTR_DIM1  ? &attrs->dim1
-                         : key == TP_ATTR_START ? &attrs->start
-                         : key == TP_ATTR_STOP  ? &attrs->stop
-                                                : &attrs->step;
-        return parse_int_attr(p, field);
-    }
-    case TP_ATTR_TYPE_FLOAT: {
-        double *field = key == TP_ATTR_RANGE_START  ? &attrs->range_start
-                        : key == TP_ATTR_RANGE_STOP ? &attrs->range_stop
-                        : key == TP_ATTR_RANGE_STEP ? &attrs->range_step
-                        : key == TP_ATTR_VALUE      ? &attrs->value
-                        : key == TP_ATTR_EPS        ? &attrs->eps
-                        : key == TP_ATTR_BETA       ? &attrs->beta
-                                                    : &attrs->threshold;
-        return parse_float_attr(p, field);
-    }
+    case TP_ATTR_TYPE_INT:
+        return parse_int_attr(p, tp_attrs_int_field(attrs, key));
+    case TP_ATTR_TYPE_FLOAT:
+        return parse_float_attr(p, tp_attrs_float_field(attrs, key));
     case TP_ATTR_TYPE_DTYPE:
         return parse_dtype(p, &attrs->dtype);
     case TP_ATTR_TYPE_APPROXIMATE:
@@ -586,6 +588,8 @@ static tp_status parse_attribute_value(parser *p, node_text *node, tp_attr_key k
         return TP_OK;
     case TP_ATTR_TYPE_TENSOR:
         return parse_payload(p, node);
+    case TP_ATTR_TYPE_ENUM:
+        return parse_enum(p, attrs, key);
     }
     return TP_OK;
 }

@@ -203,13 +203,7 @@ static void append_attr_value(text_buffer *buffer, const tp_attrs *attrs, tp_att
         append(buffer, tp_attrs_bool(attrs, key) ? "true" : "false");
         break;
     case TP_ATTR_TYPE_INT: {
-        int64_t value = key == TP_ATTR_GROUP   ? attrs->group
-                        : key == TP_ATTR_AXIS  ? attrs->axis
-                        : key == TP_ATTR_DIM0  ? attrs->dim0
-                        : key == TP_ATTR_DIM1  ? attrs->dim1
-                        : key == TP_ATTR_START ? attrs->start
-                        : key == TP_ATTR_STOP  ? attrs->stop
-                                               : attrs->step;
+        int64_t value = *tp_attrs_int_field((tp_attrs *)attrs, key);
         if (value == TP_SLICE_END)
             append(buffer, "end");
         else
@@ -217,14 +211,7 @@ static void append_attr_value(text_buffer *buffer, const tp_attrs *attrs, tp_att
         break;
     }
     case TP_ATTR_TYPE_FLOAT: {
-        double value = key == TP_ATTR_RANGE_START  ? attrs->range_start
-                       : key == TP_ATTR_RANGE_STOP ? attrs->range_stop
-                       : key == TP_ATTR_RANGE_STEP ? attrs->range_step
-                       : key == TP_ATTR_VALUE      ? attrs->value
-                       : key == TP_ATTR_EPS        ? attrs->eps
-                       : key == TP_ATTR_BETA       ? attrs->beta
-                                                   : attrs->threshold;
-        append_double(buffer, value);
+        append_double(buffer, *tp_attrs_float_field((tp_attrs *)attrs, key));
         break;
     }
     case TP_ATTR_TYPE_DTYPE:
@@ -235,6 +222,9 @@ static void append_attr_value(text_buffer *buffer, const tp_attrs *attrs, tp_att
         break;
     case TP_ATTR_TYPE_TENSOR:
         append_payload(buffer, attrs->data);
+        break;
+    case TP_ATTR_TYPE_ENUM:
+        append(buffer, tp_attr_enum_name(key, tp_attrs_enum_get(attrs, key)));
         break;
     }
 }
@@ -259,7 +249,7 @@ static void append_node(text_buffer *buffer, const tp_graph *graph, const tp_val
         append_value_name(buffer, graph, value->operands[i]);
     }
     append(buffer, ")");
-    uint32_t mask = value->op ? value->op->attr_mask : 0;
+    uint64_t mask = value->op ? value->op->attr_mask : 0;
     if (mask) {
         append(buffer, " {");
         bool first = true;

@@ -104,6 +104,15 @@ tp_status onnx_constant_scalar(onnx_importer *im, int index, const char *what, d
 
 /* ---- ops (onnx_ops.c) ---- */
 typedef tp_status (*onnx_convert_fn)(onnx_importer *im);
+
+/* ---- the ops real models need (onnx_ops_models.c) ---- */
+tp_status onnx_convert_pad(onnx_importer *im);
+tp_status onnx_convert_split(onnx_importer *im);
+tp_status onnx_convert_topk(onnx_importer *im);
+tp_status onnx_convert_cumsum(onnx_importer *im);
+tp_status onnx_convert_resize(onnx_importer *im);
+tp_status onnx_convert_batch_norm(onnx_importer *im);
+tp_status onnx_convert_trilu(onnx_importer *im);
 onnx_convert_fn onnx_converter(const char *op_type);
 
 /* ---- sliding windows (onnx_conv.c) ---- */

@@ -244,19 +244,40 @@ static tp_status convert_isinf(onnx_importer *im) {
     return emit_output(im, "eq", operands, 2, NULL);
 }
 
-/* Clip: bounds as inputs (opset 11+) or attributes (older). */
+/* Whether Clip's bound `side` (0 min, 1 max) is known at import time (or
+ * absent); its value in *bound (-inf / +inf when absent). */
+static tp_status clip_bound(onnx_importer *im, int side, bool *known, double *bound) {
+    double absent = side == 0 ? -INFINITY : INFINITY;
+    *known = true;
+    *bound = absent;
+    if (im->opset < 11) return onnx_attr_float(im, side == 0 ? "min" : "max", absent, bound);
+    onnx_handle given = onnx_input(im, 1 + side);
+    if (given == ONNX_NO_HANDLE) return TP_OK;
+    if (!im->values[given].constant && !im->values[given].known) {
+        *known = false;
+        return TP_OK;
+    }
+    return onnx_constant_scalar(im, 1 + side, side == 0 ? "min" : "max", bound);
+}
+
+/* Clip: bounds as inputs (opset 11+) or attributes (older). Constant bounds
+ * give the table's clip (relu6 is Clip(0, 6)); run-time ones maximum and
+ * minimum with the bound tensors. */
 static tp_status convert_clip(onnx_importer *im) {
     onnx_handle value, bound;
     TP_TRY(onnx_required_input(im, 0, &value));
     tp_dtype dtype = type_of(im, value).dtype;
+    bool known[2];
+    double limits[2];
+    for (int side = 0; side < 2; side++) TP_TRY(clip_bound(im, side, &known[side], &limits[side]));
+    if (known[0] && known[1]) {
+        tp_attrs attrs = TP_ATTRS_INIT;
+        attrs.min = limits[0];
+        attrs.max = limits[1];
+        return emit_output(im, "clip", &value, 1, &attrs);
+    }
     for (int side = 0; side < 2; side++) {
-        onnx_handle given = im->opset >= 11 ? onnx_input(im, 1 + side) : ONNX_NO_HANDLE;
-        if (im->opset < 11) {
-            double fallback = side == 0 ? -INFINITY : INFINITY, limit;
-            TP_TRY(onnx_attr_float(im, side == 0 ? "min" : "max", fallback, &limit));
-            if (isinf(limit)) continue;
-            TP_TRY(scalar(im, dtype, limit, &given));
-        }
+        onnx_handle given = onnx_input(im, 1 + side);
         if (given == ONNX_NO_HANDLE) continue;
         onnx_handle operands[2] = {value, given};
         TP_TRY(onnx_emit(im, side == 0 ? "maximum" : "minimum", operands, 2, NULL, NULL, &bound));
@@ -1082,6 +1103,7 @@ static const struct {
     {"And", convert_and},
     {"ArgMax", convert_argmax},
     {"AveragePool", onnx_convert_average_pool},
+    {"BatchNormalization", onnx_convert_batch_norm},
     {"Cast", convert_cast},
     {"Ceil", convert_ceil},
     {"Clip", convert_clip},
@@ -1091,6 +1113,7 @@ static const struct {
     {"Conv", onnx_convert_conv},
     {"ConvTranspose", onnx_convert_conv_transpose},
     {"Cos", convert_cos},
+    {"CumSum", onnx_convert_cumsum},
     {"Div", convert_div},
     {"Dropout", convert_dropout},
     {"Elu", convert_elu},
@@ -1130,6 +1153,7 @@ static const struct {
     {"Not", convert_not},
     {"Or", convert_or},
     {"PRelu", convert_prelu},
+    {"Pad", onnx_convert_pad},
     {"Pow", convert_pow},
     {"Range", convert_range},
     {"Reciprocal", convert_reciprocal},
@@ -1144,6 +1168,7 @@ static const struct {
     {"ReduceSumSquare", convert_reduce_sum_square},
     {"Relu", convert_relu},
     {"Reshape", convert_reshape},
+    {"Resize", onnx_convert_resize},
     {"Shape", convert_shape},
     {"Sigmoid", convert_sigmoid},
     {"Sign", convert_sign},
@@ -1152,13 +1177,16 @@ static const struct {
     {"Slice", convert_slice},
     {"Softmax", convert_softmax},
     {"Softplus", convert_softplus},
+    {"Split", onnx_convert_split},
     {"Sqrt", convert_sqrt},
     {"Squeeze", convert_squeeze},
     {"Sub", convert_sub},
     {"Sum", convert_sum},
     {"Tanh", convert_tanh},
     {"Tile", convert_tile},
+    {"TopK", onnx_convert_topk},
     {"Transpose", convert_transpose},
+    {"Trilu", onnx_convert_trilu},
     {"Unsqueeze", convert_unsqueeze},
     {"Where", convert_where},
     {"Xor", convert_xor},

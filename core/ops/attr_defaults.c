@@ -29,6 +29,16 @@ static const char *const key_defaults[TP_ATTR_KEY_COUNT] = {
     [TP_ATTR_OUTPUT_PADDING] = "[]",
     [TP_ATTR_CEIL_MODE] = "false",
     [TP_ATTR_COUNT_INCLUDE_PAD] = "false",
+    [TP_ATTR_MODE] = "constant",
+    [TP_ATTR_MIN] = "-inf",
+    [TP_ATTR_MAX] = "inf",
+    [TP_ATTR_LARGEST] = "true",
+    [TP_ATTR_EXCLUSIVE] = "false",
+    [TP_ATTR_REVERSE] = "false",
+    [TP_ATTR_COORDINATES] = "half_pixel",
+    [TP_ATTR_ROUNDING] = "round_prefer_floor",
+    [TP_ATTR_SCALE_H] = "0",
+    [TP_ATTR_SCALE_W] = "0",
 };
 
 typedef struct op_default {
@@ -41,6 +51,8 @@ static const op_default op_defaults[] = {
     {TP_OP_SOFTMAX, TP_ATTR_AXIS, "-1"},    {TP_OP_LOG_SOFTMAX, TP_ATTR_AXIS, "-1"},
     {TP_OP_LAYER_NORM, TP_ATTR_AXIS, "-1"}, {TP_OP_CONCAT, TP_ATTR_AXIS, "0"},
     {TP_OP_GATHER, TP_ATTR_AXIS, "0"},      {TP_OP_GATHER_ELEMENTS, TP_ATTR_AXIS, "0"},
+    {TP_OP_PAD, TP_ATTR_VALUE, "0"},        {TP_OP_RESIZE, TP_ATTR_MODE, NULL},
+    {TP_OP_TOPK, TP_ATTR_AXIS, "-1"},       {TP_OP_TOPK_INDICES, TP_ATTR_AXIS, "-1"},
 };
 
 const char *tp_op_def_attr_default(const tp_op_def *op, tp_attr_key key) {

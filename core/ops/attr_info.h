@@ -14,12 +14,14 @@ typedef enum tp_attr_type {
     TP_ATTR_TYPE_DTYPE,       /* "f32" ... */
     TP_ATTR_TYPE_APPROXIMATE, /* "none" / "tanh" */
     TP_ATTR_TYPE_TENSOR,      /* constant payload: "[1, 2, 3]" flat, C order */
+    TP_ATTR_TYPE_ENUM,        /* one of the key's names (tp_attr_info.names), an int code */
 } tp_attr_type;
 
 typedef struct tp_attr_info {
     tp_attr_key key;
     const char *name;
     tp_attr_type type;
+    const char *const *names; /* ENUM: the name of each code, NULL-terminated */
 } tp_attr_info;
 
 const tp_attr_info *tp_attr_info_get(tp_attr_key key);
@@ -31,5 +33,17 @@ int64_t *tp_attrs_ints_mut(tp_attrs *attrs, tp_attr_key key, int32_t **count_out
 /* The field of a BOOL attribute (NULL / false if `key` is not a BOOL key). */
 bool *tp_attrs_bool_field(tp_attrs *attrs, tp_attr_key key);
 bool tp_attrs_bool(const tp_attrs *attrs, tp_attr_key key);
+
+/* The field of an INT, FLOAT or BOOL key (NULL for a key of another type), so
+ * that the parser, printer, verifier and graph view need no per-key code. */
+int64_t *tp_attrs_int_field(tp_attrs *attrs, tp_attr_key key);
+double *tp_attrs_float_field(tp_attrs *attrs, tp_attr_key key);
+/* The code of an ENUM key (and of APPROXIMATE); -1 for another key. */
+int tp_attrs_enum_get(const tp_attrs *attrs, tp_attr_key key);
+void tp_attrs_enum_set(tp_attrs *attrs, tp_attr_key key, int code);
+/* The name of `code` of ENUM key `key` ("?" when out of range); the code of
+ * `name` (-1 when the key has no such name). */
+const char *tp_attr_enum_name(tp_attr_key key, int code);
+int tp_attr_enum_code(tp_attr_key key, const char *name, size_t length);
 
 #endif

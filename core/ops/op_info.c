@@ -29,7 +29,8 @@ tp_status tp_op_describe(int op_id, tp_op_info *out) {
         .kind = tp_op_kind_name(op->kind),
         .min_arity = op->min_arity,
         .max_arity = op->max_arity,
-        .attr_mask = op->attr_mask,
+        .attr_mask = (uint32_t)op->attr_mask,
+        .attr_mask_all = op->attr_mask,
     };
     size_t size = out->struct_size < sizeof info ? out->struct_size : sizeof info;
     memcpy(out, &info, size);

@@ -62,7 +62,7 @@ typedef struct tp_op_def {
     const char *name;
     tp_op_kind kind;
     int min_arity, max_arity;
-    uint32_t attr_mask; /* TP_ATTR_BIT(key) of each attribute the op reads */
+    uint64_t attr_mask; /* TP_ATTR_BIT(key) of each attribute the op reads */
     uint32_t flags;     /* TP_OPF_* */
     tp_infer_fn infer;
     tp_kernel_fn kernel;

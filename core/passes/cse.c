@@ -53,6 +53,17 @@ static void attr_bytes(const tp_attrs *attrs, tp_attr_key key, const void **byte
         FIELD(TP_ATTR_GROUP, group)
         FIELD(TP_ATTR_CEIL_MODE, ceil_mode)
         FIELD(TP_ATTR_COUNT_INCLUDE_PAD, count_include_pad)
+        FIELD(TP_ATTR_MODE, mode)
+        FIELD(TP_ATTR_MIN, min)
+        FIELD(TP_ATTR_MAX, max)
+        FIELD(TP_ATTR_K, k)
+        FIELD(TP_ATTR_LARGEST, largest)
+        FIELD(TP_ATTR_EXCLUSIVE, exclusive)
+        FIELD(TP_ATTR_REVERSE, reverse)
+        FIELD(TP_ATTR_COORDINATES, coordinates)
+        FIELD(TP_ATTR_ROUNDING, rounding)
+        FIELD(TP_ATTR_SCALE_H, scale_h)
+        FIELD(TP_ATTR_SCALE_W, scale_w)
 #undef FIELD
     case TP_ATTR_AXES:
         *bytes = attrs->axes;
@@ -76,6 +87,14 @@ static void attr_bytes(const tp_attrs *attrs, tp_attr_key key, const void **byte
         *size = (size_t)count * sizeof(int64_t);
         return;
     }
+    case TP_ATTR_PAD_BEFORE:
+        *bytes = attrs->pad_before;
+        *size = (size_t)attrs->npad_before * sizeof attrs->pad_before[0];
+        return;
+    case TP_ATTR_PAD_AFTER:
+        *bytes = attrs->pad_after;
+        *size = (size_t)attrs->npad_after * sizeof attrs->pad_after[0];
+        return;
     default:
         *bytes = NULL;
         *size = 0;

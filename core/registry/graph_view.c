@@ -33,48 +33,6 @@ static void copy_type(const tp_type *type, tp_plugin_type *out) {
     for (int d = 0; d < type->ndim; d++) out->dims[d] = type->dims[d];
 }
 
-static int64_t int_field(const tp_attrs *attrs, tp_attr_key key) {
-    switch (key) {
-    case TP_ATTR_AXIS:
-        return attrs->axis;
-    case TP_ATTR_DIM0:
-        return attrs->dim0;
-    case TP_ATTR_DIM1:
-        return attrs->dim1;
-    case TP_ATTR_START:
-        return attrs->start;
-    case TP_ATTR_STOP:
-        return attrs->stop;
-    case TP_ATTR_STEP:
-        return attrs->step;
-    case TP_ATTR_GROUP:
-        return attrs->group;
-    default:
-        return 0;
-    }
-}
-
-static double float_field(const tp_attrs *attrs, tp_attr_key key) {
-    switch (key) {
-    case TP_ATTR_RANGE_START:
-        return attrs->range_start;
-    case TP_ATTR_RANGE_STOP:
-        return attrs->range_stop;
-    case TP_ATTR_RANGE_STEP:
-        return attrs->range_step;
-    case TP_ATTR_VALUE:
-        return attrs->value;
-    case TP_ATTR_EPS:
-        return attrs->eps;
-    case TP_ATTR_BETA:
-        return attrs->beta;
-    case TP_ATTR_THRESHOLD:
-        return attrs->threshold;
-    default:
-        return 0.0;
-    }
-}
-
 static void convert_attr(const tp_attrs *attrs, tp_attr_key key, tp_plugin_attr *out) {
     const tp_attr_info *info = tp_attr_info_get(key);
     memset(out, 0, sizeof *out);
@@ -87,14 +45,15 @@ static void convert_attr(const tp_attrs *attrs, tp_attr_key key, tp_plugin_attr 
     case TP_ATTR_TYPE_BOOL:
         out->type = TP_PLUGIN_ATTR_BOOL;
         out->i = tp_attrs_bool(attrs, key) ? 1 : 0;
+        out->i = *tp_attrs_bool_field((tp_attrs *)attrs, key) ? 1 : 0;
         break;
     case TP_ATTR_TYPE_INT:
         out->type = TP_PLUGIN_ATTR_INT;
-        out->i = int_field(attrs, key);
+        out->i = *tp_attrs_int_field((tp_attrs *)attrs, key);
         break;
     case TP_ATTR_TYPE_FLOAT:
         out->type = TP_PLUGIN_ATTR_FLOAT;
-        out->f = float_field(attrs, key);
+        out->f = *tp_attrs_float_field((tp_attrs *)attrs, key);
         break;
     case TP_ATTR_TYPE_DTYPE:
         out->type = TP_PLUGIN_ATTR_DTYPE;
@@ -103,6 +62,10 @@ static void convert_attr(const tp_attrs *attrs, tp_attr_key key, tp_plugin_attr 
     case TP_ATTR_TYPE_APPROXIMATE:
         out->type = TP_PLUGIN_ATTR_INT;
         out->i = attrs->approximate == TP_GELU_TANH ? TP_PLUGIN_GELU_TANH : TP_PLUGIN_GELU_NONE;
+        break;
+    case TP_ATTR_TYPE_ENUM: /* the codes of attrs.h, which plugin.h repeats */
+        out->type = TP_PLUGIN_ATTR_INT;
+        out->i = tp_attrs_enum_get(attrs, key);
         break;
     case TP_ATTR_TYPE_TENSOR:
         out->type = TP_PLUGIN_ATTR_TENSOR;
@@ -117,7 +80,7 @@ static void convert_attr(const tp_attrs *attrs, tp_attr_key key, tp_plugin_attr 
     }
 }
 
-static int popcount(uint32_t mask) {
+static int popcount(uint64_t mask) {
     int count = 0;
     for (; mask; mask &= mask - 1) count++;
     return count;

@@ -31,6 +31,12 @@ _Static_assert(TP_PLUGIN_KIND_POINTWISE == TP_KIND_POINTWISE &&
                    TP_PLUGIN_KIND_CREATION == TP_KIND_CREATION &&
                    TP_PLUGIN_KIND_COMPOSITE == TP_KIND_COMPOSITE,
                "plugin op kinds must equal tp_op_kind");
+_Static_assert(TP_PLUGIN_MODE_CONSTANT == TP_MODE_CONSTANT && TP_PLUGIN_MODE_WRAP == TP_MODE_WRAP &&
+                   TP_PLUGIN_MODE_LINEAR == TP_MODE_LINEAR &&
+                   TP_PLUGIN_COORDINATES_TF_HALF_PIXEL_FOR_NN ==
+                       TP_COORDINATES_TF_HALF_PIXEL_FOR_NN &&
+                   TP_PLUGIN_ROUNDING_CEIL == TP_ROUNDING_CEIL,
+               "plugin.h's mode / coordinates / rounding codes must equal attrs.h's");
 _Static_assert(TP_PLUGIN_OP_COUNT == TP_OP_COUNT, "plugin_ops.h must list every op of the table");
 #define TP_OP_ID_MATCHES(id, name, kind, min_arity, max_arity)                                     \
     _Static_assert(TP_PLUGIN_OP_##id == (int)TP_OP_##id, "plugin op id of " name);

@@ -93,8 +93,19 @@ static void default_text(const tp_op_def *op, tp_attr_key key, char *out, size_t
 
 static const char *attr_type_text(tp_attr_type type) {
     static const char *const names[] = {"ints",  "bool",      "int",   "float",
-                                        "dtype", "none|tanh", "tensor"};
+                                        "dtype", "none|tanh", "tensor", "enum"};
     return names[type];
+}
+
+/* An ENUM key's type: its names joined by '|' ("constant|reflect|..."). */
+static const char *attr_key_type_text(const tp_attr_info *info, char *out, size_t size) {
+    if (info->type != TP_ATTR_TYPE_ENUM) return attr_type_text(info->type);
+    out[0] = '\0';
+    for (int i = 0; info->names[i]; i++) {
+        size_t used = strlen(out);
+        snprintf(out + used, size - used, "%s%s", i ? "|" : "", info->names[i]);
+    }
+    return out;
 }
 
 /* The operands and attributes one probe of the op's rule uses: shapes that
@@ -103,8 +114,8 @@ static bool probe(const tp_op_def *op, tp_dtype dtype) {
     tp_graph *graph = NULL;
     if (tp_graph_create("probe", &graph) != TP_OK) return false;
     tp_attrs attrs = TP_ATTRS_INIT;
-    int64_t dims[3][2] = {{2, 3}, {2, 3}, {2, 3}};
-    int ranks[3] = {2, 2, 2};
+    int64_t dims[5][2] = {{2, 3}, {2, 3}, {2, 3}, {2, 3}, {2, 3}};
+    int ranks[5] = {2, 2, 2, 2, 2};
     int arity = op->min_arity;
     tp_tensor *data = NULL;
     if (op->id == TP_OP_MATMUL) dims[1][0] = 3, dims[1][1] = 4;
@@ -117,6 +128,13 @@ static bool probe(const tp_op_def *op, tp_dtype dtype) {
     if (op->id == TP_OP_FULL) attrs.shape_ndim = 1, attrs.shape[0] = 2, attrs.dtype = dtype;
     if (op->id == TP_OP_ARANGE) attrs.range_stop = 3, attrs.dtype = dtype;
     if (op->id == TP_OP_CAST) attrs.dtype = TP_F32;
+    if (op->id == TP_OP_PAD) attrs.npad_before = attrs.npad_after = 2, attrs.pad_after[1] = 1;
+    if (op->id == TP_OP_RESIZE) {
+        attrs.mode = TP_MODE_NEAREST;
+        attrs.shape_ndim = 2, attrs.shape[0] = 4, attrs.shape[1] = 6;
+    }
+    if (op->id == TP_OP_BATCH_NORM) /* parameters [C], C = 3 */
+        for (int i = 1; i < 5; i++) ranks[i] = 1, dims[i][0] = 3;
     if (op->id == TP_OP_CONSTANT) {
         int64_t shape[1] = {2};
         if (tp_tensor_create(dtype, 1, shape, &data) != TP_OK) {
@@ -125,7 +143,7 @@ static bool probe(const tp_op_def *op, tp_dtype dtype) {
         }
         attrs.data = data;
     }
-    tp_value_id inputs[3], result;
+    tp_value_id inputs[5], result;
     bool ok = true;
     for (int i = 0; i < arity && ok; i++) {
         char name[16];
@@ -185,10 +203,10 @@ static void write_op(FILE *text, FILE *man, const tp_op_def *op, const char *pro
         const tp_attr_info *info = tp_attr_info_get((tp_attr_key)key);
         char fallback[64];
         default_text(op, (tp_attr_key)key, fallback, sizeof fallback);
-        fprintf(text, "    attribute %s: %s, default %s\n", info->name, attr_type_text(info->type),
-                fallback);
-        fprintf(man, ".br\nAttribute \\fB%s\\fR: %s, default ", info->name,
-                attr_type_text(info->type));
+        char type_text[160];
+        const char *type_name = attr_key_type_text(info, type_text, sizeof type_text);
+        fprintf(text, "    attribute %s: %s, default %s\n", info->name, type_name, fallback);
+        fprintf(man, ".br\nAttribute \\fB%s\\fR: %s, default ", info->name, type_name);
         man_text(man, fallback);
         fputs(".\n", man);
     }

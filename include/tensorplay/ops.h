@@ -60,7 +60,8 @@ typedef struct tp_op_info {
     const char *kind;         /* "pointwise", "reduction", "matmul", "shape", "creation",
                                  "composite" */
     int min_arity, max_arity; /* tensor inputs */
-    uint32_t attr_mask;       /* TP_ATTR_BIT(key) of every attribute the op reads */
+    uint32_t attr_mask;       /* TP_ATTR_BIT(key) of the attributes the op reads with key < 32 */
+    uint64_t attr_mask_all;   /* TP_ATTR_BIT(key) of every attribute the op reads */
 } tp_op_info;
 
 #define TP_OP_INFO_INIT                                                                            \

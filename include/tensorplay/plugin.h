@@ -184,13 +184,35 @@ typedef struct tp_plugin_type {
 #define TP_PLUGIN_GELU_NONE 0
 #define TP_PLUGIN_GELU_TANH 1
 
+/* Values of the "mode" attribute (pad, resize), "coordinates" and "rounding"
+ * (resize), all TP_PLUGIN_ATTR_INT: the codes of attrs.h's tp_mode,
+ * tp_coordinates and tp_rounding. */
+#define TP_PLUGIN_MODE_CONSTANT                    0
+#define TP_PLUGIN_MODE_REFLECT                     1
+#define TP_PLUGIN_MODE_EDGE                        2
+#define TP_PLUGIN_MODE_NEAREST                     3
+#define TP_PLUGIN_MODE_LINEAR                      4
+#define TP_PLUGIN_MODE_WRAP                        5
+#define TP_PLUGIN_COORDINATES_HALF_PIXEL           0
+#define TP_PLUGIN_COORDINATES_ASYMMETRIC           1
+#define TP_PLUGIN_COORDINATES_ALIGN_CORNERS        2
+#define TP_PLUGIN_COORDINATES_PYTORCH_HALF_PIXEL   3
+#define TP_PLUGIN_COORDINATES_HALF_PIXEL_SYMMETRIC 4
+#define TP_PLUGIN_COORDINATES_TF_HALF_PIXEL_FOR_NN 5
+#define TP_PLUGIN_ROUNDING_ROUND_PREFER_FLOOR      0
+#define TP_PLUGIN_ROUNDING_ROUND_PREFER_CEIL       1
+#define TP_PLUGIN_ROUNDING_FLOOR                   2
+#define TP_PLUGIN_ROUNDING_CEIL                    3
+
 /* "end" of the slice `stop` attribute: slice to the end of the axis. */
 #define TP_PLUGIN_SLICE_END INT64_MAX
 
 /* One attribute of a node. Names and meanings are those of the .tpir text
  * form ("axes", "keepdim", "shape", "perm", "axis", "dim0", "dim1", "start",
  * "stop", "step", "dtype", "value", "eps", "approximate", "beta",
- * "threshold"); a node lists every attribute its op declares, in a fixed order. */
+ * "threshold", "before", "after", "mode", "min", "max", "k", "largest",
+ * "exclusive", "reverse", "coordinates", "rounding", "scale_h", "scale_w");
+ * a node lists every attribute its op declares, in a fixed order. */
 typedef struct tp_plugin_attr {
     const char *name;
     int32_t type;        /* TP_PLUGIN_ATTR_* */

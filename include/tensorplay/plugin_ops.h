@@ -80,8 +80,15 @@
 #define TP_PLUGIN_OP_CONV_TRANSPOSE        60
 #define TP_PLUGIN_OP_MAX_POOL              61
 #define TP_PLUGIN_OP_AVG_POOL              62
+#define TP_PLUGIN_OP_PAD                   63
+#define TP_PLUGIN_OP_CLIP                  64
+#define TP_PLUGIN_OP_TOPK                  65
+#define TP_PLUGIN_OP_TOPK_INDICES          66
+#define TP_PLUGIN_OP_CUMSUM                67
+#define TP_PLUGIN_OP_RESIZE                68
+#define TP_PLUGIN_OP_BATCH_NORM            69
 
-#define TP_PLUGIN_OP_COUNT 63
+#define TP_PLUGIN_OP_COUNT 70
 
 #define TP_PLUGIN_OP_LIST(X) \
     X(NEG, "neg", POINTWISE, 1, 1) \
@@ -146,7 +153,14 @@
     X(CONV, "conv", MATMUL, 2, 3) \
     X(CONV_TRANSPOSE, "conv_transpose", MATMUL, 2, 3) \
     X(MAX_POOL, "max_pool", REDUCTION, 1, 1) \
-    X(AVG_POOL, "avg_pool", REDUCTION, 1, 1)
+    X(AVG_POOL, "avg_pool", REDUCTION, 1, 1) \
+    X(PAD, "pad", SHAPE, 1, 1) \
+    X(CLIP, "clip", COMPOSITE, 1, 1) \
+    X(TOPK, "topk", REDUCTION, 1, 1) \
+    X(TOPK_INDICES, "topk_indices", REDUCTION, 1, 1) \
+    X(CUMSUM, "cumsum", REDUCTION, 1, 1) \
+    X(RESIZE, "resize", SHAPE, 1, 1) \
+    X(BATCH_NORM, "batch_norm", COMPOSITE, 5, 5)
 
 /* clang-format on */
 #endif

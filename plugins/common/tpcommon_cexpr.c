@@ -2,6 +2,7 @@
  * spelled in the caller's C dialect. */
 #include "tpcommon_cexpr.h"
 
+#include <math.h>
 #include <stdio.h>
 
 #include "tensorplay/plugin_ops.h"
@@ -26,6 +27,7 @@ bool tpcommon_cexpr_defined(int32_t op_id, int32_t compute) {
     case TP_PLUGIN_OP_NEG:
     case TP_PLUGIN_OP_ABS:
     case TP_PLUGIN_OP_SIGN:
+    case TP_PLUGIN_OP_CLIP:
     case TP_PLUGIN_OP_ADD:
     case TP_PLUGIN_OP_SUB:
     case TP_PLUGIN_OP_MUL:
@@ -136,6 +138,37 @@ static void nan_test(const tpcommon_cdialect *d, const char *a, char *out, size_
         snprintf(out, size, "isnan(%s)", a);
     else
         snprintf(out, size, "%s != %s", a, a);
+}
+
+/* clip: min(max(a, lo), hi) spelled with comparisons, so NaN stays NaN; an
+ * infinite bound is left out, an integer one rounds into the integers. */
+static void clip(const tpcommon_cdialect *d, int32_t c, const tp_plugin_value *attrs, const char *a,
+                 char *out, size_t size) {
+    const char *t = ctype(d, c);
+    double lo = attrs ? tpcommon_attr_float(attrs, "min", -HUGE_VAL) : -HUGE_VAL;
+    double hi = attrs ? tpcommon_attr_float(attrs, "max", HUGE_VAL) : HUGE_VAL;
+    bool fl = is_float(c);
+    char low[160], bound[48];
+    if (lo > -HUGE_VAL) {
+        if (fl)
+            snprintf(bound, sizeof bound, "(%s)%.17g", t, lo);
+        else
+            snprintf(bound, sizeof bound, "(%s)%.0f", t,
+                     ceil(fmax(lo, c == TP_PLUGIN_I32 ? -2147483648.0 : -9.2e18)));
+        snprintf(low, sizeof low, "(%s < %s ? %s : %s)", a, bound, bound, a);
+    } else {
+        snprintf(low, sizeof low, "%s", a);
+    }
+    if (hi < HUGE_VAL) {
+        if (fl)
+            snprintf(bound, sizeof bound, "(%s)%.17g", t, hi);
+        else
+            snprintf(bound, sizeof bound, "(%s)%.0f", t,
+                     floor(fmin(hi, c == TP_PLUGIN_I32 ? 2147483647.0 : 9.2e18)));
+        snprintf(out, size, "(%s > %s ? %s : %s)", low, bound, bound, low);
+    } else {
+        snprintf(out, size, "%s", low);
+    }
 }
 
 static void gelu(const tpcommon_cdialect *d, int32_t c, const tp_plugin_value *attrs, const char *a,
@@ -256,6 +289,9 @@ bool tpcommon_cexpr_pointwise(const tpcommon_cdialect *d, int32_t op_id, int32_t
         return snprintf(out, size, "(%s / ((%s)1 + %s(-%s)))", a, t, f, a), true;
     case TP_PLUGIN_OP_SOFTPLUS:
         softplus(d, c, attrs, a, out, size);
+        return true;
+    case TP_PLUGIN_OP_CLIP:
+        clip(d, c, attrs, a, out, size);
         return true;
     default:
         return false;

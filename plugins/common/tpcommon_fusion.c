@@ -29,6 +29,7 @@ static tpcommon_region_kind kind_of_root(int32_t op) {
         return TPCOMMON_REGION_MATMUL;
     case TPCOMMON_KIND_SHAPE:
     case TPCOMMON_KIND_INDEXING: /* data movement: never fused into a pointwise loop */
+    case TPCOMMON_KIND_DEDICATED:
         return TPCOMMON_REGION_SHAPE;
     case TPCOMMON_KIND_WINDOW: /* its own kernel: never fused into a pointwise loop */
         return TPCOMMON_REGION_WINDOW;

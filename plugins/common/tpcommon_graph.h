@@ -32,6 +32,9 @@ typedef enum tpcommon_kind {
     TPCOMMON_KIND_INDEXING,  /* gather gather_elements: reads at run-time indices */
     TPCOMMON_KIND_WINDOW,    /* conv conv_transpose max_pool avg_pool: sliding windows */
     TPCOMMON_KIND_UNKNOWN,   /* an op newer than plugin_ops.h, or a view without nodes */
+    TPCOMMON_KIND_DEDICATED, /* pad topk topk_indices cumsum resize batch_norm: each node its
+                                own kernel, never fused; a backend without that kernel refuses
+                                it (batch_norm is then decomposed) */
 } tpcommon_kind;
 
 /* The op id tpcommon_op_of gives a graph input. */

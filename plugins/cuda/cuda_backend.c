@@ -346,6 +346,9 @@ static int32_t cuda_supports(void *opaque, const tp_plugin_graph *graph, int32_t
         snprintf(why, sizeof why,
                  "op '%s' (%%%s) is a composite: the cuda backend runs its decomposition", op,
                  value->name);
+    else if (tpcommon_op_kind(node->op_id) == TPCOMMON_KIND_DEDICATED)
+        snprintf(why, sizeof why, "op '%s' (%%%s): the cuda backend has no kernel for it yet", op,
+                 value->name);
     else if (tpcommon_dtype_size(value->type.dtype) == 0)
         snprintf(why, sizeof why, "op '%s' (%%%s): result dtype %d is unknown to the cuda plugin",
                  op, value->name, (int)value->type.dtype);

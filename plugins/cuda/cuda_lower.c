@@ -417,8 +417,9 @@ bool cu_graph_lower(const tp_plugin_graph *view, const tp_plugin_tensor_meta *in
                                   type.dims, NULL, 0);
             continue;
         }
-        if (tpcommon_op_kind(tpcommon_op_of(view, value)) == TPCOMMON_KIND_INDEXING ||
-            tpcommon_op_kind(tpcommon_op_of(view, value)) == TPCOMMON_KIND_WINDOW) {
+        tpcommon_kind kind = tpcommon_op_kind(tpcommon_op_of(view, value));
+        if (kind == TPCOMMON_KIND_INDEXING || kind == TPCOMMON_KIND_WINDOW ||
+            kind == TPCOMMON_KIND_DEDICATED) {
             unsupported(&l, view, value, "the cuda backend has no kernel for it yet");
             break;
         }

@@ -5,7 +5,10 @@
  * pass per row instead of the decomposition's reductions and broadcasts),
  * gelu, silu and softplus are single pointwise expressions fused like any
  * other, and linear is the packed gemm with the bias in its epilogue. Claiming
- * them keeps a graph stax takes whole compiling to the kernels it always did. */
+ * them keeps a graph stax takes whole compiling to the kernels it always did.
+ * pad, cumsum, topk, topk_indices and resize have kernels of their own
+ * (stax_emit_dedicated.c); batch_norm is refused, so the core decomposes it
+ * into pointwise ops that stax fuses. */
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -22,6 +25,11 @@ static bool lowers(int32_t op, int32_t dtype) {
         return false;
     case TPCOMMON_KIND_WINDOW: /* stax_window.c: f32 */
         return dtype == TP_PLUGIN_F32;
+    case TPCOMMON_KIND_DEDICATED: /* stax_emit_dedicated.c; batch_norm decomposes */
+        if (op == TP_PLUGIN_OP_PAD || op == TP_PLUGIN_OP_RESIZE) return any;
+        return (op == TP_PLUGIN_OP_CUMSUM || op == TP_PLUGIN_OP_TOPK ||
+                op == TP_PLUGIN_OP_TOPK_INDICES) &&
+               any && !is_bool;
     case TPCOMMON_KIND_SHAPE:
     case TPCOMMON_KIND_CREATION:
     case TPCOMMON_KIND_REDUCTION:
@@ -41,6 +49,7 @@ static bool lowers(int32_t op, int32_t dtype) {
     case TP_PLUGIN_OP_SUB:
     case TP_PLUGIN_OP_MUL:
     case TP_PLUGIN_OP_POW:
+    case TP_PLUGIN_OP_CLIP:
         return any && !is_bool;
     case TP_PLUGIN_OP_EXP:
     case TP_PLUGIN_OP_LOG:

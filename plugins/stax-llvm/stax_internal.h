@@ -189,6 +189,9 @@ int32_t stax_emit_row(stax_emit_graph *g, const char *name, int32_t root, int64_
  * batch*m output rows. */
 int32_t stax_emit_matmul_generic(stax_emit_graph *g, const char *name, int32_t value,
                                  int64_t *count);
+/* Kernel for pad, cumsum, topk, topk_indices or resize at `value` writing
+ * its home (stax_emit_dedicated.c); *count: the step's index count. */
+int32_t stax_emit_dedicated(stax_emit_graph *g, const char *name, int32_t value, int64_t *count);
 /* The f32 micro-kernel used by stax_gemm.c (one per module that needs it). */
 void stax_emit_gemm_microkernel(tpcommon_buf *module);
 #define STAX_GEMM_MR           6

@@ -147,6 +147,24 @@ static ir_val lower_softplus(fn_ctx *f, const tp_plugin_value *value, ir_val x) 
     return sel(f, cmp(f, "fcmp ogt", scaled, fk(x, threshold)), x, soft);
 }
 
+/* clip: min(max(x, lo), hi) by comparisons (NaN stays NaN); infinite bounds
+ * are left out, integer bounds round into the integers as the reference's. */
+static ir_val lower_clip(fn_ctx *f, const tp_plugin_value *value, ir_val x) {
+    double lo = tpcommon_attr_float(value, "min", -HUGE_VAL);
+    double hi = tpcommon_attr_float(value, "max", HUGE_VAL);
+    bool fl = tpcommon_dtype_is_float(x.t);
+    double limit = x.t == TP_PLUGIN_I32 ? 2147483647.0 : 9223372036854774784.0;
+    if (lo > -HUGE_VAL) {
+        ir_val bound = fl ? fk(x, lo) : lit_int(x.t, (int64_t)ceil(fmax(lo, -limit - 1)));
+        x = sel(f, cmp(f, fl ? "fcmp olt" : "icmp slt", x, bound), bound, x);
+    }
+    if (hi < HUGE_VAL) {
+        ir_val bound = fl ? fk(x, hi) : lit_int(x.t, (int64_t)floor(fmin(hi, limit)));
+        x = sel(f, cmp(f, fl ? "fcmp ogt" : "icmp sgt", x, bound), bound, x);
+    }
+    return x;
+}
+
 /* The node's result from its operands, already converted to `compute`. */
 static ir_val lower_op(fn_ctx *f, const tp_plugin_value *value, int32_t op, const ir_val *in) {
     ir_val x = in[0], y = in[1];
@@ -222,6 +240,8 @@ static ir_val lower_op(fn_ctx *f, const tp_plugin_value *value, int32_t op, cons
         return f_op(f, "fmul", x, lower_sigmoid(f, x));
     case TP_PLUGIN_OP_SOFTPLUS:
         return lower_softplus(f, value, x);
+    case TP_PLUGIN_OP_CLIP:
+        return lower_clip(f, value, x);
     default:
         f->failed = true;
         return x;

@@ -241,11 +241,25 @@ static int64_t slice_start(int64_t start, int64_t length) {
     return start > length ? length : start;
 }
 
+/* pad, cumsum, topk, topk_indices, resize: a home and the op's own kernel. */
+static int32_t plan_dedicated(planner *p, int32_t region, int32_t v) {
+    int32_t status = home_for(p, v, &p->values[v].view);
+    if (status != TP_PLUGIN_OK) return status;
+    if (stax_decide(&p->eg, tpcommon_numel(&p->values[v].type) == 0)) return TP_PLUGIN_OK;
+    int32_t kernel = add_kernel(p, region, NULL);
+    if (kernel < 0) return oom(p);
+    int64_t count = 0;
+    status = stax_emit_dedicated(&p->eg, p->program->kernel_names[kernel], v, &count);
+    if (status != TP_PLUGIN_OK) return status;
+    return stax_decide(&p->eg, count > 0) ? kernel_step(p, kernel, count, 1024) : TP_PLUGIN_OK;
+}
+
 /* Views of the shape ops (concat copies). */
 static int32_t plan_shape(planner *p, int32_t region, int32_t v) {
     const tp_plugin_value *value = &p->graph->values[v];
     stax_value *info = &p->values[v];
     int32_t op = tpcommon_op_of(p->graph, value);
+    if (tpcommon_op_kind(op) == TPCOMMON_KIND_DEDICATED) return plan_dedicated(p, region, v);
     int32_t x = value->operands[0];
     stax_view in = p->values[x].view;
     const tp_plugin_type *type = &info->type;

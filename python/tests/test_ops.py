@@ -135,6 +135,23 @@ ORACLES = {
                  lambda x: x.reshape(1, 2, 2, 2, 3, 2).max(axis=(3, 5))),
     "avg_pool": ([f32(1, 2, 4, 6)], lambda op, x: op(x, kernel_shape=[2, 2], strides=[2, 2]),
                  lambda x: x.reshape(1, 2, 2, 2, 3, 2).mean(axis=(3, 5))),
+    "pad": ([f32(3, 4)], lambda op, x: op(x, before=[1, 2], after=[0, 1], mode="reflect"),
+            lambda x: np.pad(x, ((1, 0), (2, 1)), mode="reflect")),
+    "clip": ([f32(3, 4)], lambda op, x: op(x, min=-0.5, max=0.75),
+             lambda x: np.clip(x, -0.5, 0.75)),
+    "topk": ([f32(3, 5)], lambda op, x: op(x, axis=1, k=2),
+             lambda x: -np.sort(-x, axis=1)[:, :2]),
+    "topk_indices": ([f32(3, 5)], lambda op, x: op(x, axis=1, k=2, largest=False),
+                     lambda x: np.argsort(x, axis=1, kind="stable")[:, :2].astype(np.int64)),
+    "cumsum": ([f32(3, 4)], lambda op, x: op(x, axis=1), lambda x: np.cumsum(x, axis=1)),
+    "resize": ([f32(1, 2, 3, 3)],
+               lambda op, x: op(x, shape=[-1, -1, 6, 6], mode="nearest", coordinates="asymmetric",
+                                rounding="floor"),
+               lambda x: np.repeat(np.repeat(x, 2, axis=2), 2, axis=3)),
+    "batch_norm": ([f32(2, 3, 4), f32(3), f32(3), f32(3), positive(3)],
+                   lambda op, x, s, b, m, v: op(x, s, b, m, v, eps=1e-3),
+                   lambda x, s, b, m, v: ((x - m[:, None]) / np.sqrt(v[:, None] + 1e-3)
+                                          * s[:, None] + b[:, None])),
 }
 
 OP_NAMES = [spec.name for spec in ops.SPECS]
@@ -228,7 +245,10 @@ def test_python_defaults_agree_with_the_op_tables():
             elif text in ("none", "tanh"):
                 expected = text
             else:
-                expected = float(text)
+                try:
+                    expected = float(text)
+                except ValueError:  # an enum attribute's name ("constant", "half_pixel")
+                    expected = text
             assert python == expected, (spec.name, key.python_name, python, text)
             checked += 1
     assert checked >= 10

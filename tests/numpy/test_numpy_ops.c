@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/attr_info.h"
 #include "ops/op_table.h"
 #include "tensorplay/graph.h"
 #include "tensorplay/ops.h"
@@ -172,6 +173,41 @@ static int parse_double(const char *text, double *out) {
     return *text && !*end ? 0 : -1;
 }
 
+/* An attribute of the keys after `data` (pad, clip, topk, cumsum, resize),
+ * found by its .tpir name and written through the per-key accessors. */
+static int parse_keyed_attr(const char *key, const char *value, tp_attrs *attrs) {
+    for (int k = TP_ATTR_DATA + 1; k < TP_ATTR_KEY_COUNT; k++) {
+        const tp_attr_info *info = tp_attr_info_get((tp_attr_key)k);
+        if (strcmp(info->name, key) != 0) continue;
+        int32_t *count = NULL;
+        switch (info->type) {
+        case TP_ATTR_TYPE_INTS: {
+            int64_t *values = tp_attrs_ints_mut(attrs, (tp_attr_key)k, &count);
+            int32_t parsed = 0;
+            int rc = parse_ints(value, values, &parsed);
+            *count = parsed;
+            return rc;
+        }
+        case TP_ATTR_TYPE_INT:
+            return parse_int(value, tp_attrs_int_field(attrs, (tp_attr_key)k));
+        case TP_ATTR_TYPE_FLOAT:
+            return parse_double(value, tp_attrs_float_field(attrs, (tp_attr_key)k));
+        case TP_ATTR_TYPE_BOOL:
+            *tp_attrs_bool_field(attrs, (tp_attr_key)k) = strcmp(value, "1") == 0;
+            return 0;
+        case TP_ATTR_TYPE_ENUM: {
+            int code = tp_attr_enum_code((tp_attr_key)k, value, strlen(value));
+            if (code < 0) return -1;
+            tp_attrs_enum_set(attrs, (tp_attr_key)k, code);
+            return 0;
+        }
+        default:
+            return -1;
+        }
+    }
+    return -1;
+}
+
 /* Fills *attrs from "key:value;key:value"; a `data` payload is loaded into
  * *data (the caller releases it). Returns 0, or -1 with `why` filled. */
 static int attrs_from_text(const char *text, tp_attrs *attrs, tp_tensor **data, char *why,
@@ -261,7 +297,7 @@ static int attrs_from_text(const char *text, tp_attrs *attrs, tp_tensor **data, 
             }
             attrs->data = *data;
         } else
-            rc = -1;
+            rc = parse_keyed_attr(key, value, attrs);
         if (rc != 0) {
             snprintf(why, why_size, "bad attribute %s:%s", key, value);
             result = -1;

@@ -196,6 +196,8 @@ void onnx_test_string_attr(onnx_test_model *m, Onnx__NodeProto *node, const char
     attr->has_s = 1;
     attr->s.len = strlen(value);
     attr->s.data = (uint8_t *)arena_strdup(m, value);
+    attr->s.data = (uint8_t *)arena_strdup(m, value);
+    attr->s.len = strlen(value);
 }
 
 uint8_t *onnx_test_pack(onnx_test_model *m, size_t *size) {

@@ -39,6 +39,18 @@ START_TEST(every_op_has_the_id_name_kind_and_arity_of_the_plugin_list){
     ck_assert_uint_eq(info.attr_mask, TP_ATTR_BIT(TP_ATTR_AXES) | TP_ATTR_BIT(TP_ATTR_KEEPDIM));
     ck_assert_int_eq(tp_op_describe(TP_PLUGIN_OP_SOFTPLUS, &info), TP_OK);
     ck_assert_uint_eq(info.attr_mask, TP_ATTR_BIT(TP_ATTR_BETA) | TP_ATTR_BIT(TP_ATTR_THRESHOLD));
+    ck_assert(info.attr_mask_all == info.attr_mask);
+}
+END_TEST
+
+START_TEST(keys_past_the_32nd_are_in_attr_mask_all_only) {
+    tp_op_info info = TP_OP_INFO_INIT;
+    ck_assert_int_eq(tp_op_describe(TP_PLUGIN_OP_RESIZE, &info), TP_OK);
+    uint64_t expected = TP_ATTR_BIT(TP_ATTR_SHAPE) | TP_ATTR_BIT(TP_ATTR_MODE) |
+                        TP_ATTR_BIT(TP_ATTR_COORDINATES) | TP_ATTR_BIT(TP_ATTR_ROUNDING) |
+                        TP_ATTR_BIT(TP_ATTR_SCALE_H) | TP_ATTR_BIT(TP_ATTR_SCALE_W);
+    ck_assert(info.attr_mask_all == expected);
+    ck_assert_uint_eq(info.attr_mask, (uint32_t)expected);
 }
 END_TEST
 
@@ -56,6 +68,7 @@ END_TEST
 TP_TEST_SUITE(op_info) {
     Suite *suite = suite_create("ops.op_info");
     TCase *table = tcase_create("table");
+    tcase_add_test(table, keys_past_the_32nd_are_in_attr_mask_all_only);
     tcase_add_test(table, count_matches_the_plugin_op_list);
     tcase_add_test(table, every_op_has_the_id_name_kind_and_arity_of_the_plugin_list);
     tcase_add_test(table, attribute_masks_name_what_attrs_h_documents);

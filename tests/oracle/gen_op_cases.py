@@ -31,6 +31,12 @@ Manifest format (plain text, one case per line, '#' starts a comment line):
                      f32|f64|i32|i64|bool; approximate none|tanh; keepdim, ceil_mode,
                      count_include_pad 0|1;
                      data names a .npy file (the constant's payload).
+                     f32|f64|i32|i64|bool; approximate none|tanh; keepdim 0|1;
+                     data names a .npy file (the constant's payload). The
+                     keys after data (before, after, mode, min, max, k,
+                     largest, exclusive, reverse, coordinates, rounding,
+                     scale_h, scale_w) are their .tpir names, bools 0|1,
+                     enums by name.
   expect_error=S     (optional) the op must fail with tp_status S, written as
                      tp_status_name with '_' for ' ' (dtype, shape,
                      invalid_argument, ...) or "any" for any failure; the
@@ -1160,6 +1166,7 @@ def main():
             storage_pass(w, storage)
         gen_storage_casts(w)
         gen_storage_extras(w)
+        gen_model_ops(w)  # f32/f64/integer cases only: these kernels have no f16/bf16 cases yet
     w.finish()
     print("gen_op_cases: %d cases, %.1f MB in %s (%.1f s)" %
           (len(w.lines), w.nbytes / 1e6, outdir, time.time() - t0))
@@ -1522,6 +1529,153 @@ def gen_windows(w):
     w.case("max_pool_f32_kernel_shape_missing", "max_pool", [x], expect_error="invalid_argument")
     w.case("conv_f32_zero_stride_rejected", "conv", [x, normal((2, 4, 3, 3), "f32")],
            attrs={"strides": [0, 1]}, expect_error="invalid_argument")
+# ---------------------------------------------------------------- pad clip topk cumsum resize batch_norm
+
+def resize_coordinate(o, n, out, scale, rule):
+    s = scale if scale > 0 else out / n
+    length = n * scale if scale > 0 else out
+    if rule == "asymmetric":
+        return o / s
+    if rule == "align_corners":
+        return 0.0 if length == 1 else o * (n - 1) / (length - 1)
+    if rule == "pytorch_half_pixel":
+        return (o + 0.5) / s - 0.5 if length > 1 else 0.0
+    return (o + 0.5) / s - 0.5
+
+
+def resize_ref(x, out_h, out_w, mode, rule, rounding="round_prefer_floor", scale_h=0.0,
+               scale_w=0.0):
+    """ONNX Resize on the last two axes, written per output element."""
+    n_h, n_w = x.shape[-2], x.shape[-1]
+    y = np.zeros(x.shape[:-2] + (out_h, out_w), dtype=np.float64)
+    xs = x.astype(np.float64)
+
+    def nearest(c, n):
+        r = {"round_prefer_floor": math.ceil(c - 0.5), "round_prefer_ceil": math.floor(c + 0.5),
+             "floor": math.floor(c), "ceil": math.ceil(c)}[rounding]
+        return min(max(int(r), 0), n - 1)
+
+    for oh in range(out_h):
+        ch = resize_coordinate(oh, n_h, out_h, scale_h, rule)
+        for ow in range(out_w):
+            cw = resize_coordinate(ow, n_w, out_w, scale_w, rule)
+            if mode == "nearest":
+                y[..., oh, ow] = xs[..., nearest(ch, n_h), nearest(cw, n_w)]
+                continue
+            h0, w0 = math.floor(ch), math.floor(cw)
+            th, tw = ch - h0, cw - w0
+            h_lo, h_hi = min(max(h0, 0), n_h - 1), min(max(h0 + 1, 0), n_h - 1)
+            w_lo, w_hi = min(max(w0, 0), n_w - 1), min(max(w0 + 1, 0), n_w - 1)
+            top = xs[..., h_lo, w_lo] * (1 - tw) + xs[..., h_lo, w_hi] * tw
+            bottom = xs[..., h_hi, w_lo] * (1 - tw) + xs[..., h_hi, w_hi] * tw
+            y[..., oh, ow] = top * (1 - th) + bottom * th
+    return y.astype(x.dtype)
+
+
+def topk_ref(x, axis, k, largest):
+    """Stable order along the axis (ties: lower position first)."""
+    keys = -x.astype(np.float64) if largest else x.astype(np.float64)
+    order = np.argsort(keys, axis=axis, kind="stable")
+    indices = np.take(order, np.arange(k), axis=axis).astype(np.int64)
+    return np.take_along_axis(x, indices, axis=axis), indices
+
+
+def gen_model_ops(w):
+    r = np.random.default_rng(20261202)
+    for dt in DTYPES:
+        x = values((3, 4), dt)
+        for mode in ("constant", "reflect", "edge", "wrap"):
+            np_mode = {"wrap": "wrap", "edge": "edge", "reflect": "reflect"}.get(mode, "constant")
+            kwargs = {"constant_values": 1} if mode == "constant" else {}
+            expected = np.pad(x, ((1, 2), (2, 0)), mode=np_mode, **kwargs)
+            w.case("pad_%s_%s" % (dt, mode), "pad", [x], expected,
+                   attrs={"before": [1, 2], "after": [2, 0], "mode": mode, "value": 1.0})
+        w.case("pad_%s_crop" % dt, "pad", [x], x[1:, :3],
+               attrs={"before": [-1, 0], "after": [0, -1], "mode": "constant", "value": 0.0})
+        xs = values((2, 3, 4, 5), dt)
+        w.case("resize_%s_nearest_up" % dt, "resize", [xs],
+               resize_ref(xs, 8, 10, "nearest", "asymmetric", "floor"),
+               attrs={"shape": [-1, -1, 8, 10], "mode": "nearest", "coordinates": "asymmetric",
+                      "rounding": "floor"})
+        w.case("resize_%s_nearest_down" % dt, "resize", [xs],
+               resize_ref(xs, 3, 2, "nearest", "half_pixel", "round_prefer_ceil"),
+               attrs={"shape": [2, 3, 3, 2], "mode": "nearest", "coordinates": "half_pixel",
+                      "rounding": "round_prefer_ceil"})
+        params = [values((3,), dt) for _ in range(3)] + [np.abs(values((3,), dt)) + 1]
+        if dt == "bool":
+            params[3] = np.ones(3, dtype=bool)
+        xb = values((2, 3, 4), dt)
+        f = lambda a: up(a, dt).astype(np.float64)
+        bn = ((f(xb) - f(params[2])[:, None]) / np.sqrt(f(params[3])[:, None] + 1e-3)
+              * f(params[0])[:, None] + f(params[1])[:, None])
+        w.case("batch_norm_%s" % dt, "batch_norm", [xb] + params,
+               cast_out(bn, dt if is_float(dt) else "f32"), tol="accum", attrs={"eps": 1e-3})
+        if dt == "bool":
+            for op in ("clip", "topk", "topk_indices", "cumsum"):
+                w.case("%s_bool_rejected" % op, op, [x], attrs={"k": 1}
+                       if op.startswith("topk") else None, expect_error="dtype")
+            continue
+        xf = specials(dt) if is_float(dt) else values((14,), dt)
+        w.case("clip_%s" % dt, "clip", [xf], cast_out(np.minimum(np.maximum(up(xf, dt), -2.5), 3),
+                                                       dt),
+               attrs={"min": -2.5, "max": 3.0})
+        low = np.ceil(-2.5) if not is_float(dt) else -2.5
+        w.case("clip_%s_min_only" % dt, "clip", [xf],
+               cast_out(np.where(up(xf, dt) < low, low, up(xf, dt)), dt), attrs={"min": -2.5})
+        w.case("clip_%s_crossed" % dt, "clip", [x], cast_out(np.full(x.shape, 1), dt),
+               attrs={"min": 2.0, "max": 1.0})
+        ties = r.integers(-3, 3, (3, 6)).astype(NP[dt])  # many equal elements
+        for axis, k, largest in ((1, 3, True), (0, 2, False), (-1, 6, False)):
+            values_out, indices_out = topk_ref(ties, axis, k, largest)
+            attrs = {"axis": axis, "k": k, "largest": largest}
+            w.case("topk_%s_ax%d_k%d" % (dt, axis, k), "topk", [ties], values_out, attrs=attrs)
+            w.case("topk_indices_%s_ax%d_k%d" % (dt, axis, k), "topk_indices", [ties],
+                   indices_out, attrs=attrs)
+        xc = values((3, 4, 2), dt)
+        for axis in (0, 1, -1):
+            for exclusive in (False, True):
+                for reverse in (False, True):
+                    a = up(xc, dt)
+                    a = np.flip(a, axis) if reverse else a
+                    c = np.cumsum(a, axis=axis)
+                    if exclusive:
+                        c = c - a
+                    c = np.flip(c, axis) if reverse else c
+                    w.case("cumsum_%s_ax%d_e%d_r%d" % (dt, axis, exclusive, reverse), "cumsum",
+                           [xc], cast_out(c, dt), tol="accum",
+                           attrs={"axis": axis, "exclusive": exclusive, "reverse": reverse})
+    for dt in FLOATS:
+        xs = values((1, 2, 4, 4), dt)
+        for rule in ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"):
+            w.case("resize_%s_linear_%s" % (dt, rule), "resize", [xs],
+                   resize_ref(xs, 7, 3, "linear", rule), tol="accum",
+                   attrs={"shape": [-1, -1, 7, 3], "mode": "linear", "coordinates": rule})
+        w.case("resize_%s_linear_scales" % dt, "resize", [xs],
+               resize_ref(xs, 2, 9, "linear", "align_corners", scale_h=0.6, scale_w=2.4),
+               tol="accum", attrs={"shape": [-1, -1, 2, 9], "mode": "linear",
+                                   "coordinates": "align_corners", "scale_h": 0.6,
+                                   "scale_w": 2.4})
+    for dt in FLOATS:  # NaN is the greatest element (hand-worked: NumPy sorts NaN last)
+        xn = np.array([1, math.nan, 3, math.nan, -2], dtype=NP[dt])
+        for largest, order in ((True, [1, 3, 2]), (False, [4, 0, 2])):
+            attrs = {"axis": 0, "k": 3, "largest": largest}
+            w.case("topk_%s_nan_largest%d" % (dt, largest), "topk", [xn], xn[order], attrs=attrs)
+            w.case("topk_indices_%s_nan_largest%d" % (dt, largest), "topk_indices", [xn],
+                   np.array(order, dtype=np.int64), attrs=attrs)
+        w.case("topk_%s_smallest_reaches_nan" % dt, "topk", [xn], xn[[4, 0, 2, 1]],
+               attrs={"axis": 0, "k": 4, "largest": False})
+    xi = values((1, 1, 2, 2), "i32")
+    w.case("resize_i32_linear_rejected", "resize", [xi],
+           attrs={"shape": [-1, -1, 4, 4], "mode": "linear"}, expect_error="dtype")
+    x = values((3, 4), "f32")
+    w.case("pad_f32_reflect_too_far", "pad", [x],
+           attrs={"before": [3, 0], "after": [0, 0], "mode": "reflect"}, expect_error="shape")
+    w.case("pad_f32_wrong_rank", "pad", [x], attrs={"before": [1], "after": [1]},
+           expect_error="invalid_argument")
+    w.case("topk_f32_k_too_large", "topk", [x], attrs={"axis": 1, "k": 5},
+           expect_error="invalid_argument")
+    w.case("batch_norm_f32_wrong_channels", "batch_norm",
+           [values((2, 3, 4), "f32")] + [values((4,), "f32")] * 4, expect_error="shape")
 
 
 if __name__ == "__main__":

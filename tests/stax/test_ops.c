@@ -277,6 +277,80 @@ START_TEST(composites_match_eager) {
 }
 END_TEST
 
+/* pad, clip, cumsum, topk, topk_indices and resize: stax's own kernels
+ * (stax_emit_dedicated.c and the clip expression) against the reference. */
+START_TEST(dedicated_kernels_match_eager) {
+    stax_test_cache_dir();
+    for (int d = 0; d < 5; d++) {
+        tp_type t = {.dtype = all_dtypes[d], .ndim = 3, .dims = {2, 5, 4}};
+        for (int mode = TP_MODE_CONSTANT; mode <= TP_MODE_WRAP; mode++) {
+            if (mode == TP_MODE_NEAREST || mode == TP_MODE_LINEAR) continue;
+            tp_attrs attrs = TP_ATTRS_INIT;
+            attrs.mode = (tp_mode)mode;
+            attrs.value = 1.5;
+            attrs.npad_before = attrs.npad_after = 3;
+            attrs.pad_before[1] = 2, attrs.pad_after[1] = 3, attrs.pad_before[2] = 3;
+            attrs.pad_after[0] = mode == TP_MODE_CONSTANT ? -1 : 1;
+            check_op("pad", &t, 1, &attrs, 1.0);
+        }
+        tp_attrs clip = TP_ATTRS_INIT;
+        clip.min = -1.5, clip.max = 2.25;
+        check_op("clip", &t, 1, &clip, 1.0);
+        clip.min = -HUGE_VAL;
+        check_op("clip", &t, 1, &clip, 1.0);
+        for (int axis = -1; axis < 3; axis++)
+            for (int flags = 0; flags < 4; flags++) {
+                tp_attrs attrs = TP_ATTRS_INIT;
+                attrs.axis = axis, attrs.exclusive = flags & 1, attrs.reverse = flags & 2;
+                check_op("cumsum", &t, 1, &attrs, 10.0);
+                attrs = (tp_attrs)TP_ATTRS_INIT;
+                attrs.axis = axis, attrs.largest = flags & 1;
+                attrs.k = axis == 0 ? 2 : flags + 1;
+                check_op("topk", &t, 1, &attrs, 1.0);
+                check_op("topk_indices", &t, 1, &attrs, 1.0);
+            }
+        tp_type image = {.dtype = all_dtypes[d], .ndim = 4, .dims = {2, 3, 5, 4}};
+        for (int rule = 0; rule <= TP_COORDINATES_TF_HALF_PIXEL_FOR_NN; rule++)
+            for (int mode = TP_MODE_NEAREST; mode <= TP_MODE_LINEAR; mode++) {
+                tp_attrs attrs = TP_ATTRS_INIT;
+                attrs.mode = (tp_mode)mode;
+                attrs.coordinates = (tp_coordinates)rule;
+                attrs.rounding = (tp_rounding)(rule % 4);
+                attrs.shape_ndim = 4;
+                attrs.shape[0] = attrs.shape[1] = -1, attrs.shape[2] = 9, attrs.shape[3] = 3;
+                if (rule == TP_COORDINATES_ALIGN_CORNERS) attrs.scale_h = 1.9, attrs.scale_w = 0.8;
+                check_op("resize", &image, 1, &attrs, 10.0);
+            }
+    }
+    assert_every_op_compared();
+}
+END_TEST
+
+/* The dedicated kernels read their operand through a strided view (here a
+ * transpose, which stax does not copy). */
+START_TEST(dedicated_kernels_read_strided_operands) {
+    stax_test_cache_dir();
+    static const char text[] =
+        "graph strided(%x: f32[4, 6]) {\n"
+        "  %t: f32[6, 4] = transpose(%x) {dim0=0, dim1=1}\n"
+        "  %p: f32[9, 5] = pad(%t) {before=[2, 0], after=[1, 1], mode=reflect}\n"
+        "  %c: f32[6, 4] = cumsum(%t) {axis=1, reverse=true}\n"
+        "  %k: i64[6, 2] = topk_indices(%t) {axis=1, k=2}\n"
+        "  %u: f32[1, 6, 4] = unsqueeze(%t) {axis=0}\n"
+        "  %r: f32[1, 12, 3] = resize(%u) {shape=[-1, 12, 3], mode=linear}\n"
+        "  return %p, %c, %k, %r\n"
+        "}\n";
+    tp_graph *g = NULL;
+    ck_assert_msg(tp_graph_parse(text, sizeof text - 1, "strided.tpir", &g) == TP_OK, "%s",
+                  tp_last_error());
+    int64_t shape[2] = {4, 6};
+    tp_tensor *x = stax_test_random(TP_F32, 2, shape, 11);
+    stax_test_compare(g, &x, 1, 1e-5, 1e-6, "strided dedicated kernels");
+    tp_tensor_release(x);
+    tp_graph_destroy(g);
+}
+END_TEST
+
 TP_TEST_SUITE(stax_ops) {
     Suite *s = suite_create("stax_ops");
     TCase *c = tcase_create("ops");
@@ -290,6 +364,8 @@ TP_TEST_SUITE(stax_ops) {
     tcase_add_test(c, shape_ops_match_eager);
     tcase_add_test(c, creation_ops_match_eager);
     tcase_add_test(c, composites_match_eager);
+    tcase_add_test(c, dedicated_kernels_match_eager);
+    tcase_add_test(c, dedicated_kernels_read_strided_operands);
     suite_add_tcase(s, c);
     return s;
 }

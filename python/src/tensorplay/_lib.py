@@ -123,7 +123,12 @@ class Attrs(Structure):
                 ("kernel_shape", c_int64 * MAX_DIMS), ("strides", c_int64 * MAX_DIMS),
                 ("pads", c_int64 * MAX_DIMS), ("dilations", c_int64 * MAX_DIMS),
                 ("output_padding", c_int64 * MAX_DIMS), ("group", c_int64),
-                ("ceil_mode", c_bool), ("count_include_pad", c_bool)]
+                ("ceil_mode", c_bool), ("count_include_pad", c_bool),
+                ("npad_before", c_int32), ("pad_before", c_int64 * MAX_DIMS),
+                ("npad_after", c_int32), ("pad_after", c_int64 * MAX_DIMS), ("mode", c_int),
+                ("min", c_double), ("max", c_double), ("k", c_int64), ("largest", c_bool),
+                ("exclusive", c_bool), ("reverse", c_bool), ("coordinates", c_int),
+                ("rounding", c_int), ("scale_h", c_double), ("scale_w", c_double)]
 
 
 class PartitionRegion(Structure):
@@ -135,7 +140,8 @@ class PartitionRegion(Structure):
 class OpInfo(Structure):
     """tp_op_info."""
     _fields_ = [("struct_size", c_size_t), ("name", c_char_p), ("kind", c_char_p),
-                ("min_arity", c_int), ("max_arity", c_int), ("attr_mask", c_uint32)]
+                ("min_arity", c_int), ("max_arity", c_int), ("attr_mask", c_uint32),
+                ("attr_mask_all", c_uint64)]
 
 
 class BackendInfo(Structure):

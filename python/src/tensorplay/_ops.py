@@ -10,6 +10,7 @@ known keys needs nothing else.
 from __future__ import annotations
 
 import inspect
+import math
 import keyword
 import sys
 import types
@@ -68,6 +69,21 @@ def _approximate(attrs: _lib.Attrs, value: Any, keep: List[Any]) -> None:
     attrs.approximate = modes[value]
 
 
+_MODES = ("constant", "reflect", "edge", "nearest", "linear", "wrap")
+_COORDINATES = ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
+                "half_pixel_symmetric", "tf_half_pixel_for_nn")
+_ROUNDINGS = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+
+
+def _enum(field: str, names: Sequence[str]) -> Callable[[_lib.Attrs, Any, List[Any]], None]:
+    def set_enum(attrs: _lib.Attrs, value: Any, keep: List[Any]) -> None:
+        if value not in names:
+            raise _errors.InvalidArgument(f"{field} must be one of {', '.join(names)}, got "
+                                          f"{value!r}", "invalid_argument")
+        setattr(attrs, field, names.index(value))
+    return set_enum
+
+
 def _data(attrs: _lib.Attrs, value: Any, keep: List[Any]) -> None:
     if isinstance(value, Tensor):
         attrs.data = value._ptr
@@ -114,12 +130,27 @@ ATTR_KEYS: List[AttrKey] = [AttrKey(i, *spec) for i, spec in enumerate([
      _ints("output_padding", "noutput_padding")),
     ("ceil_mode", "ceil_mode", bool, False, _scalar("ceil_mode", bool)),
     ("count_include_pad", "count_include_pad", bool, False, _scalar("count_include_pad", bool)),
+    ("before", "before", Sequence[int], _REQUIRED, _ints("pad_before", "npad_before")),
+    ("after", "after", Sequence[int], _REQUIRED, _ints("pad_after", "npad_after")),
+    ("mode", "mode", str, _REQUIRED, _enum("mode", _MODES)),
+    ("min", "min", float, -math.inf, _scalar("min", float)),
+    ("max", "max", float, math.inf, _scalar("max", float)),
+    ("k", "k", int, _REQUIRED, _scalar("k", int)),
+    ("largest", "largest", bool, True, _scalar("largest", bool)),
+    ("exclusive", "exclusive", bool, False, _scalar("exclusive", bool)),
+    ("reverse", "reverse", bool, False, _scalar("reverse", bool)),
+    ("coordinates", "coordinates", str, "half_pixel", _enum("coordinates", _COORDINATES)),
+    ("rounding", "rounding", str, "round_prefer_floor", _enum("rounding", _ROUNDINGS)),
+    ("scale_h", "scale_h", float, 0.0, _scalar("scale_h", float)),
+    ("scale_w", "scale_w", float, 0.0, _scalar("scale_w", float)),
 ])]
 
 # Per-op Python defaults where one key's default depends on the op.
 _OP_DEFAULTS: Dict[Tuple[str, str], Any] = {
     ("softmax", "axis"): -1, ("log_softmax", "axis"): -1, ("layer_norm", "axis"): -1,
     ("concat", "axis"): 0,
+    ("pad", "value"): 0.0, ("pad", "mode"): "constant", ("resize", "mode"): "nearest",
+    ("topk", "axis"): -1, ("topk_indices", "axis"): -1,
 }
 # Names of tensor parameters where "x" / "a, b" would read badly.
 _TENSOR_NAMES: Dict[str, Tuple[str, ...]] = {
@@ -148,8 +179,9 @@ class OpSpec:
         self.c_name = info.name
         self.kind: str = info.kind.decode()
         self.min_arity, self.max_arity = info.min_arity, info.max_arity
-        self.keys = [key for key in ATTR_KEYS if info.attr_mask >> key.index & 1]
-        unknown = info.attr_mask >> len(ATTR_KEYS)
+        mask = info.attr_mask_all
+        self.keys = [key for key in ATTR_KEYS if mask >> key.index & 1]
+        unknown = mask >> len(ATTR_KEYS)
         self.unknown_attrs = bool(unknown)
         self.variadic = self.max_arity >= _VARIADIC_ARITY
 
@@ -232,7 +264,7 @@ def call_op(spec: OpSpec, inputs: Sequence[Any], attr_values: Sequence[Tuple[Att
     ctx, capture = _context.current()
     keep: List[Any] = []
     attrs = _lib.Attrs(stop=_lib.SLICE_END, step=1, range_step=1.0, eps=1e-5, beta=1.0,
-                       threshold=20.0)
+                       threshold=20.0, min=-math.inf, max=math.inf, largest=True)
     for key, value in attr_values:
         key.setter(attrs, value, keep)
     mark = lib.tp_ctx_scope_begin(ctx) if capture is None else 0

@@ -92,8 +92,15 @@ static const template_op_rule template_op_rules[] = {
     [TP_PLUGIN_OP_CONV] = REFUSE("conv"),
     [TP_PLUGIN_OP_CONV_TRANSPOSE] = REFUSE("conv_transpose"),
     [TP_PLUGIN_OP_MAX_POOL] = REFUSE("max_pool"),
-#ifndef TEMPLATE_TEST_DROP_LAST_OP /* tests/sdk: dropping an entry must fail the build */
     [TP_PLUGIN_OP_AVG_POOL] = REFUSE("avg_pool"),
+    [TP_PLUGIN_OP_PAD] = REFUSE("pad"),
+    [TP_PLUGIN_OP_CLIP] = COMPOSITE("clip"),
+    [TP_PLUGIN_OP_TOPK] = REFUSE("topk"),
+    [TP_PLUGIN_OP_TOPK_INDICES] = REFUSE("topk_indices"),
+    [TP_PLUGIN_OP_CUMSUM] = REFUSE("cumsum"),
+    [TP_PLUGIN_OP_RESIZE] = REFUSE("resize"),
+#ifndef TEMPLATE_TEST_DROP_LAST_OP /* tests/sdk: dropping an entry must fail the build */
+    [TP_PLUGIN_OP_BATCH_NORM] = COMPOSITE("batch_norm"),
 #endif
 };
 
