@@ -18,8 +18,6 @@ FLOATS = "f32 f64 f16 bf16"
 # the window ops (conv, pools) take no f16/bf16 yet: their rules refuse them
 WINDOW_FLOATS = "f32 f64"
 WINDOW_NUMERIC = "f32 f64 i32 i64"
-# The ops whose kernels have no f16/bf16 cases yet (pad, topk, cumsum, resize, ...).
-NO_HALF_ALL = "f32 f64 i32 i64 bool"
 
 files = {}
 
@@ -386,39 +384,39 @@ case("window/avg_pool.tpir", "avg_pool 2x2, stride 2, ceil_mode, padding counted
 case("shape/pad.tpir", "pad in reflect mode: 1 before both axes, 3 after axis 1",
      "graph pad_case(%x: f32[3, 4]) {\n"
      "  %y: f32[4, 8] = pad(%x) {value=0, before=[1, 1], after=[0, 3], mode=reflect}\n"
-     "  return %y\n}", NO_HALF_ALL)
+     "  return %y\n}", ALL)
 case("shape/pad_constant.tpir", "pad with a constant, cropping one axis",
      "graph pad_constant(%x: f32[3, 4]) {\n"
      "  %y: f32[5, 3] = pad(%x) {value=2.5, before=[2, -1], after=[0, 0], mode=constant}\n"
-     "  return %y\n}", NO_HALF_ALL)
+     "  return %y\n}", ALL)
 case("pointwise/clip.tpir", "clip to [-1, 1.5] (relu6 is clip to [0, 6])",
      "graph clip_case(%x: f32[3, 5]) {\n"
-     "  %y: f32[3, 5] = clip(%x) {min=-1, max=1.5}\n  return %y\n}", WINDOW_NUMERIC, ["-3 3"])
+     "  %y: f32[3, 5] = clip(%x) {min=-1, max=1.5}\n  return %y\n}", NUMERIC, ["-3 3"])
 case("reduction/topk.tpir", "topk: the 2 largest along axis 1",
      "graph topk_case(%x: f32[3, 5]) {\n"
-     "  %y: f32[3, 2] = topk(%x) {axis=1, k=2, largest=true}\n  return %y\n}", WINDOW_NUMERIC)
+     "  %y: f32[3, 2] = topk(%x) {axis=1, k=2, largest=true}\n  return %y\n}", NUMERIC)
 case("reduction/topk_indices.tpir", "topk_indices: positions of the 3 smallest along axis 0",
      "graph topk_indices_case(%x: f32[4, 3]) {\n"
      "  %y: i64[3, 3] = topk_indices(%x) {axis=0, k=3, largest=false}\n  return %y\n}",
-     WINDOW_NUMERIC)
+     NUMERIC)
 case("reduction/cumsum.tpir", "cumsum along axis 1, exclusive and reversed",
      "graph cumsum_case(%x: f32[3, 5]) {\n"
      "  %y: f32[3, 5] = cumsum(%x) {axis=1, exclusive=true, reverse=true}\n  return %y\n}",
-     WINDOW_NUMERIC)
+     NUMERIC)
 case("shape/resize_nearest.tpir", "resize nearest x2 (asymmetric, floor: torch's nearest)",
      "graph resize_nearest(%x: f32[1, 2, 3, 4]) {\n"
      "  %y: f32[1, 2, 6, 8] = resize(%x) {shape=[-1, -1, 6, 8], mode=nearest, "
-     "coordinates=asymmetric, rounding=floor, scale_h=0, scale_w=0}\n  return %y\n}", NO_HALF_ALL)
+     "coordinates=asymmetric, rounding=floor, scale_h=0, scale_w=0}\n  return %y\n}", ALL)
 case("shape/resize_linear.tpir", "resize bilinear to 5x7 (half_pixel)",
      "graph resize_linear(%x: f32[1, 2, 3, 4]) {\n"
      "  %y: f32[1, 2, 5, 7] = resize(%x) {shape=[-1, -1, 5, 7], mode=linear, "
      "coordinates=half_pixel, rounding=round_prefer_floor, scale_h=0, scale_w=0}\n"
-     "  return %y\n}", WINDOW_FLOATS)
+     "  return %y\n}", FLOATS)
 case("composite/batch_norm.tpir", "batch_norm for inference over the channels of [2, 3, 4, 4]",
      "graph batch_norm_case(%x: f32[2, 3, 4, 4], %scale: f32[3], %bias: f32[3], %mean: f32[3], "
      "%var: f32[3]) {\n"
      "  %y: f32[2, 3, 4, 4] = batch_norm(%x, %scale, %bias, %mean, %var) {eps=0.001}\n"
-     "  return %y\n}", NO_HALF_ALL, ["var 0.25 2"])
+     "  return %y\n}", ALL, ["var 0.25 2"])
 
 # ---- error paths --------------------------------------------------------------------------------------------------
 case("errors/unknown_option.tpir",

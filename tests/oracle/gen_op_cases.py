@@ -1166,7 +1166,6 @@ def main():
             storage_pass(w, storage)
         gen_storage_casts(w)
         gen_storage_extras(w)
-        gen_model_ops(w)  # f32/f64/integer cases only: these kernels have no f16/bf16 cases yet
     w.finish()
     print("gen_op_cases: %d cases, %.1f MB in %s (%.1f s)" %
           (len(w.lines), w.nbytes / 1e6, outdir, time.time() - t0))
@@ -1224,6 +1223,7 @@ def run_generators(w):
     gen_large_and_deep(w)
     gen_indexing(w)
     gen_windows(w)
+    gen_model_ops(w)
 
 
 def storage_pass(w, storage):
@@ -1604,6 +1604,8 @@ def gen_model_ops(w):
         params = [values((3,), dt) for _ in range(3)] + [np.abs(values((3,), dt)) + 1]
         if dt == "bool":
             params[3] = np.ones(3, dtype=bool)
+        if STORAGE == "bf16":
+            params[3] = bf16_round(params[3])  # |v| + 1 left the bf16 grid
         xb = values((2, 3, 4), dt)
         f = lambda a: up(a, dt).astype(np.float64)
         bn = ((f(xb) - f(params[2])[:, None]) / np.sqrt(f(params[3])[:, None] + 1e-3)
