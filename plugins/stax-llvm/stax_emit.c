@@ -286,6 +286,59 @@ int32_t stax_emit_reduction(stax_emit_graph *g, const char *name, int32_t root, 
 
 /* ---- rows: softmax, log_softmax, layer_norm ---- */
 
+#define STAX_SOFTMAX_CHUNK 512 /* elements re-read from L1 within one chunk */
+
+/* One read of x along `axis` for softmax's statistics: per chunk of the row,
+ * the chunk's max, then (the chunk still in L1) the sum of exp(x - max) with
+ * the running sum rescaled when the max grows. `max` and `sum` are variables
+ * holding the row's max and sum of exp(x - max) afterwards. A row of -inf
+ * keeps max -inf and sum 0 (the caller's exp(x - max) then gives NaN, as
+ * NumPy); a chunk of -inf after a finite max adds nothing. */
+static void online_max_and_sum(fn_ctx *f, int32_t x, int32_t t, int64_t axis, int64_t length,
+                               ir_val *max, ir_val *sum) {
+    const char *suffix = t == TP_PLUGIN_F32 ? "f32" : "f64";
+    char maxnum[32], chunk_index[32], count_text[32], index_name[32];
+    snprintf(maxnum, sizeof maxnum, "llvm.maxnum.%s", suffix);
+    *max = var_new(f, t, lit_float(t, -INFINITY));
+    *sum = var_new(f, t, lit_float(t, 0.0));
+    int64_t chunks = (length + STAX_SOFTMAX_CHUNK - 1) / STAX_SOFTMAX_CHUNK;
+    snprintf(count_text, sizeof count_text, "%lld", (long long)(chunks > 0 ? chunks : 0));
+    int chunk_loop = loop_open(f, "0", count_text, chunk_index);
+    ir_val chunk = {.t = TP_PLUGIN_I64};
+    snprintf(chunk.s, sizeof chunk.s, "%s", chunk_index);
+    ir_val lo = bin(f, "mul", chunk, lit_int(TP_PLUGIN_I64, STAX_SOFTMAX_CHUNK));
+    ir_val end = bin(f, "add", lo, lit_int(TP_PLUGIN_I64, STAX_SOFTMAX_CHUNK));
+    ir_val row_end = lit_int(TP_PLUGIN_I64, length);
+    ir_val hi = sel(f, cmp(f, "icmp slt", end, row_end), end, row_end);
+    ir_val chunk_max = var_new(f, t, lit_float(t, -INFINITY));
+    int loop = loop_open(f, lo.s, hi.s, index_name);
+    snprintf(f->idx[axis], sizeof f->idx[axis], "%s", index_name);
+    ir_val v = conv(f, lower_value(f, x), t);
+    /* nnan nsz let the max reduction vectorize; a NaN in the row still
+     * makes the whole row NaN through exp(x - max) and the sum */
+    ir_val mx = fresh(f, t), prev = var_get(f, chunk_max);
+    emit(f, "  %s = call nnan nsz %s @%s(%s %s, %s %s)", mx.s, stax_ty(t), maxnum, stax_ty(t),
+         prev.s, stax_ty(t), v.s);
+    var_set(f, chunk_max, mx);
+    loop_close(f, loop);
+    ir_val old_max = var_get(f, *max);
+    ir_val new_max = call2(f, maxnum, old_max, var_get(f, chunk_max));
+    ir_val rescale = sel(f, cmp(f, "fcmp oeq", old_max, new_max), lit_float(t, 1.0),
+                         lower_exp(f, bin(f, "fsub", old_max, new_max)));
+    ir_val shift =
+        sel(f, cmp(f, "fcmp oeq", new_max, lit_float(t, -INFINITY)), lit_float(t, 0.0), new_max);
+    ir_val chunk_sum = var_new(f, t, lit_float(t, 0.0));
+    loop = loop_open(f, lo.s, hi.s, index_name);
+    snprintf(f->idx[axis], sizeof f->idx[axis], "%s", index_name);
+    ir_val e = lower_exp(f, bin(f, "fsub", conv(f, lower_value(f, x), t), shift));
+    var_set(f, chunk_sum, bin(f, "fadd reassoc contract", var_get(f, chunk_sum), e));
+    loop_close(f, loop);
+    var_set(f, *sum,
+            bin(f, "fadd", bin(f, "fmul", var_get(f, *sum), rescale), var_get(f, chunk_sum)));
+    var_set(f, *max, new_max);
+    loop_close(f, chunk_loop);
+}
+
 int32_t stax_emit_row(stax_emit_graph *g, const char *name, int32_t root, int64_t *count) {
     const tp_plugin_value *value = &g->graph->values[root];
     const stax_value *info = &g->values[root];
@@ -335,40 +388,9 @@ int32_t stax_emit_row(stax_emit_graph *g, const char *name, int32_t root, int64_
             out_value = bin(&f, "fadd contract", out_value,
                             conv(&f, lower_value(&f, value->operands[2]), t));
     } else {
-        ir_val max = var_new(&f, t, lit_float(t, -INFINITY));
-        open = open_axes(&f, reduced, ids);
-        ir_val v = conv(&f, lower_value(&f, x), t);
-        char fn[32];
-        snprintf(fn, sizeof fn, "llvm.maxnum.%s", t == TP_PLUGIN_F32 ? "f32" : "f64");
-        /* nnan nsz let the max reduction vectorize; a NaN in the row still
-         * makes the whole row NaN through exp(x - max) and the sum */
-        ir_val mx = fresh(&f, t);
-        ir_val prev = var_get(&f, max);
-        emit(&f, "  %s = call nnan nsz %s @%s(%s %s, %s %s)", mx.s, stax_ty(t), fn, stax_ty(t),
-             prev.s, stax_ty(t), v.s);
-        var_set(&f, max, mx);
-        close_axes(&f, ids, open);
+        ir_val max, sum;
+        online_max_and_sum(&f, x, t, axis, length, &max, &sum);
         ir_val m = var_get(&f, max);
-        /* softmax into its own dtype: exp once per element, stored, then the
-         * row (in L1/L2 by then) is scaled in place */
-        bool store_exp = op == TP_PLUGIN_OP_SOFTMAX && value->type.dtype == t;
-        ir_val sum = var_new(&f, t, lit_float(t, 0.0));
-        open = open_axes(&f, reduced, ids);
-        ir_val e = lower_exp(&f, bin(&f, "fsub", conv(&f, lower_value(&f, x), t), m));
-        if (store_exp) store_view(&f, &info->view, e);
-        var_set(&f, sum, bin(&f, "fadd reassoc contract", var_get(&f, sum), e));
-        close_axes(&f, ids, open);
-        if (store_exp) {
-            ir_val scale = bin(&f, "fdiv", lit_float(t, 1.0), var_get(&f, sum));
-            open = open_axes(&f, reduced, ids);
-            ir_val stored = load_view(&f, &info->view, t);
-            store_view(&f, &info->view, bin(&f, "fmul", stored, scale));
-            close_axes(&f, ids, open);
-            loop_close(&f, row_loop);
-            int32_t status = fn_finish(&f, name);
-            fn_free(&f);
-            return status;
-        }
         ir_val s = var_get(&f, sum);
         ir_val scale =
             op == TP_PLUGIN_OP_SOFTMAX ? bin(&f, "fdiv", lit_float(t, 1.0), s) : lower_log(&f, s);
