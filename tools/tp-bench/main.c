@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "c_loops.h"
+#include "kernel_cases.h"
 #include "tensorplay/tensorplay.h"
 
 typedef struct stats {
@@ -404,13 +405,26 @@ static void print_usage(FILE *out) {
                  "  --reps N         timed repetitions per measurement (default 10)\n"
                  "  --case NAME,...  only these cases (see --list)\n"
                  "  --json           one JSON object per line instead of the table\n"
-                 "  --list           print the case names and exit\n");
+                 "  --list           print the case names and exit\n"
+                 "  --kernels        the matmul micro-kernel families vs OpenBLAS and softmax vs\n"
+                 "                   the triad bound, in interleaved rounds (cases: sgemm-1024,\n"
+                 "                   sgemm-2048, sgemm-1000, mm-bt-1024, mm-m8, attn-scores,\n"
+                 "                   attn-values, softmax-4096)\n"
+                 "  --rounds N       rounds for --kernels (default 5)\n"
+                 "  --threads N      threads for --kernels, stax and OpenBLAS (default 2)\n");
 }
 
 int main(int argc, char **argv) {
     const char *backends = "stax,eager", *only = NULL;
+    int kernels = 0, rounds = 5, threads = 2;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--backends") && i + 1 < argc)
+        if (!strcmp(argv[i], "--kernels"))
+            kernels = 1;
+        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+            rounds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--backends") && i + 1 < argc)
             backends = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = atoi(argv[++i]);
@@ -431,6 +445,7 @@ int main(int argc, char **argv) {
         }
     }
     if (reps < 1) reps = 1;
+    if (kernels) return bench_kernel_cases(only, reps, rounds, threads, json);
     /* The C loops (STREAM triad included) may be built for AVX2/FMA. */
     bool c_loops = bench_c_loops_runnable();
     double triad = c_loops ? triad_bandwidth() : -1;
