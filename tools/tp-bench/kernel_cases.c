@@ -81,10 +81,18 @@ static tp_graph *gemm_graph(const gemm_case *c) {
     if (c->b_transposed) {
         tp_attrs attrs = TP_ATTRS_INIT;
         attrs.dim0 = o, attrs.dim1 = o + 1;
-        tp_graph_add_node(g, "transpose", &in[1], 1, &attrs, "bt", &in[1]);
+        tp_value_id bt;
+        if (tp_graph_add_node(g, "transpose", &in[1], 1, &attrs, "bt", &bt) != TP_OK) {
+            tp_graph_destroy(g);
+            return NULL;
+        }
+        in[1] = bt;
     }
-    tp_graph_add_node(g, "matmul", in, 2, NULL, "y", &y);
-    tp_graph_set_outputs(g, &y, 1);
+    if (tp_graph_add_node(g, "matmul", in, 2, NULL, "y", &y) != TP_OK ||
+        tp_graph_set_outputs(g, &y, 1) != TP_OK) {
+        tp_graph_destroy(g);
+        return NULL;
+    }
     return g;
 }
 
@@ -172,6 +180,10 @@ static tp_tensor *tensor_like(const tp_type *t) {
 static int run_gemm_case(const gemm_case *c, const openblas *blas, int reps, int rounds,
                          int threads, int json) {
     tp_graph *g = gemm_graph(c);
+    if (!g) {
+        fprintf(stderr, "tp-bench: %s: %s\n", c->name, tp_last_error());
+        return 1;
+    }
     tp_tensor *inputs[2];
     for (int i = 0; i < 2; i++) {
         inputs[i] = tensor_like(tp_graph_value_type(g, tp_graph_input(g, i)));
