@@ -5,8 +5,9 @@
  * stax_emit.c's.
  *
  * A tile kernel computes C[0..h)[0..cols) (+)= A[h x kc] * B[kc x nr] with
- * the B panel packed (nr floats per k, zero-padded past n), A read in place
- * through its strides, and the accumulators in registers across the k loop.
+ * both packed k-major (B: nr floats per k, zero-padded past n; A: h floats
+ * per k), so every load is at a constant offset from two pointers, and the
+ * accumulators stay in registers across the k loop.
  * Column edges use masked loads and stores of C; row edges have kernels of
  * their own heights (powers of two below mr), so no tile ever reads or writes
  * padded copies.
@@ -118,7 +119,8 @@ static void emit_accumulate(tpcommon_buf *m, const tile_shape *s, int r, int h) 
                         r, h, s->width, r, h, r, h, s->width, r, h, r, h);
 }
 
-/* The k loop: one packed B row (vectors loads) and one A value per row per k. */
+/* The k loop: one packed B row (`vectors` loads) and the packed A column
+ * (height values, k-major) per k. */
 static void emit_k_loop(tpcommon_buf *m, const tile_shape *s) {
     int nr = s->width * s->vectors;
     tpcommon_buf_printf(m, "loop:\n  %%k = phi i64 [0, %%entry], [%%kn, %%body]\n");
@@ -131,8 +133,8 @@ static void emit_k_loop(tpcommon_buf *m, const tile_shape *s) {
     tpcommon_buf_printf(m,
                         "  %%more = icmp slt i64 %%k, %%kc\n"
                         "  br i1 %%more, label %%body, label %%done\nbody:\n"
-                        "  %%bo = mul i64 %%k, %d\n  %%ak = mul i64 %%k, %%csa\n",
-                        nr);
+                        "  %%bo = mul i64 %%k, %d\n  %%ak = mul i64 %%k, %d\n",
+                        nr, s->height);
     for (int h = 0; h < s->vectors; h++)
         tpcommon_buf_printf(m,
                             "  %%bq%d = add i64 %%bo, %d\n"
@@ -141,7 +143,7 @@ static void emit_k_loop(tpcommon_buf *m, const tile_shape *s) {
                             h, h * s->width, h, h, h, s->width, h);
     for (int r = 0; r < s->height; r++) {
         tpcommon_buf_printf(m,
-                            "  %%ao%d = add i64 %%ar%d, %%ak\n"
+                            "  %%ao%d = add i64 %%ak, %d\n"
                             "  %%ap%d = getelementptr inbounds float, ptr %%a, i64 %%ao%d\n"
                             "  %%as%d = load float, ptr %%ap%d, align 4\n"
                             "  %%ai%d = insertelement <%d x float> poison, float %%as%d, i64 0\n"
@@ -211,13 +213,10 @@ static void emit_masks(tpcommon_buf *m, const tile_shape *s) {
 static void emit_tile_kernel(tpcommon_buf *m, const char *name, const tile_shape *s) {
     int nr = s->width * s->vectors;
     tpcommon_buf_printf(m,
-                        "define void @%s(ptr noalias %%a, i64 %%rsa, i64 %%csa, ptr noalias %%b, "
-                        "ptr noalias %%c, i64 %%ldc, i64 %%kc, i64 %%acc, i64 %%cols) #0 {\n"
-                        "entry:\n",
+                        "define void @%s(ptr noalias %%a, ptr noalias %%b, ptr noalias %%c, "
+                        "i64 %%ldc, i64 %%kc, i64 %%acc, i64 %%cols) #0 {\n"
+                        "entry:\n  br label %%loop\n",
                         name);
-    for (int r = 0; r < s->height; r++)
-        tpcommon_buf_printf(m, "  %%ar%d = mul i64 %%rsa, %d\n", r, r);
-    tpcommon_buf_printf(m, "  br label %%loop\n");
     emit_k_loop(m, s);
     tpcommon_buf_printf(m,
                         "done:\n  %%add = icmp ne i64 %%acc, 0\n"

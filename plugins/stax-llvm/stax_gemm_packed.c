@@ -2,16 +2,20 @@
  * tile kernels (stax_gemm_kernels.c). Rows split into tiles of mr rows, then
  * at most one tile of each smaller height for the rest (m = 23 with mr = 12:
  * 12 + 8 + 2 + 1), so no row is ever padded; column edges are masked inside
- * the kernels. Per k block of kc, B is packed into nr-column panels (the
- * packing reads B through its strides, so a transposed or broadcast operand
- * costs no copy of its own); A is read in place through its strides. A task
- * sweeps chunks of mc rows: for each panel (in L1), every tile of the chunk
- * (whose rows stay in L2). Three ways to share the work between threads:
- *   rows     large m: threads pack B's panels together, then split the row tiles;
- *   columns  few rows, many panels: each thread packs and sweeps its own panels;
- *   batches  many small products (attention's batch x heads): each thread
- *            runs whole products, with its own packing buffer.
- * After a product's last k block, the rows (or columns) a task finished go
+ * the kernels. Per k block of kc, B is packed into nr-column panels and A,
+ * mc rows at a time, into tile-high k-major strips; the packing reads both
+ * through their strides, so a transposed or broadcast operand costs no copy
+ * of its own. For each panel (in L1), every tile of the A chunk (in L2).
+ *
+ * The work is cut into slices (a few per thread, so that a thread the
+ * scheduler wakes late takes fewer), each with its own A buffer:
+ *   columns  at least two panels per thread: a slice packs and sweeps its own
+ *            panels over all rows, with no barrier between k blocks;
+ *   rows     fewer panels (a narrow B): threads pack B's panels together,
+ *            then the slices split the row tiles;
+ *   batches  many small products (attention's batch x heads): a slice runs
+ *            whole products, with its own B buffer too.
+ * After a product's last k block, the rows (or columns) a slice finished go
  * through the fused epilogue kernel while they are still in cache. */
 #include <string.h>
 
@@ -54,22 +58,28 @@ typedef struct gemm_call {
     const stax_gemm_kernels *kernels;
     stax_kernel_fn epilogue;
     row_tiles rt;
-    int64_t nr, kc_max, panels, threads;
+    int64_t nr, kc_max, panels, threads, tiles_per_chunk;
+    int64_t grain; /* units (panels, tiles or batches) per slice */
     const float *a_base, *b_base;
-    float *c_base, *workspace;
+    float *c_base;
+    float *b_space, *a_space; /* B panels (per slice in batches mode), A chunks per slice */
 } gemm_call;
 
-/* One k block of one product: A at column pc, B at row pc, the packed panels. */
+/* One k block of one product. */
 typedef struct k_block {
     const gemm_call *call;
-    const float *a, *b;
-    float *c, *packed;
-    int64_t pc, kc, batch;
+    const float *a, *b; /* A at column pc, B at row pc */
+    float *c, *packed;  /* C of the product; its B panels */
+    int64_t kc, batch;
     bool first, last;
 } k_block;
 
 static int64_t panel_floats(const gemm_call *call) {
     return call->kc_max * call->nr;
+}
+
+static int64_t chunk_floats(const gemm_call *call) {
+    return call->tiles_per_chunk * call->rt.mr * call->kc_max;
 }
 
 static void batch_offsets(const stax_gemm *g, int64_t batch, int64_t *a_off, int64_t *b_off) {
@@ -92,7 +102,6 @@ static k_block block_of(const gemm_call *call, int64_t batch, int64_t pc, float 
                      .b = call->b_base + b_off + pc * g->b_rs,
                      .c = call->c_base + batch * g->m * g->n,
                      .packed = packed,
-                     .pc = pc,
                      .kc = kc,
                      .batch = batch,
                      .first = pc == 0,
@@ -118,24 +127,47 @@ static void pack_panel(const k_block *kb, int64_t p) {
         for (int64_t k = 0; k < kb->kc; k++) out[k * nr + j] = b[k * g->b_rs + j * g->b_cs];
 }
 
-static void tile(const k_block *kb, int64_t t, int64_t p) {
-    const gemm_call *call = kb->call;
-    const stax_gemm *g = call->g;
-    int64_t row = tile_row(&call->rt, t), j0 = p * call->nr;
-    int64_t cols = g->n - j0 < call->nr ? g->n - j0 : call->nr;
-    stax_gemm_tile_fn kernel = call->kernels->tile[tile_kernel(&call->rt, t)];
-    kernel(kb->a + row * g->a_rs, g->a_rs, g->a_cs, kb->packed + p * panel_floats(call),
-           kb->c + row * g->n + j0, g->n, kb->kc, kb->first ? 0 : 1, cols);
+static void pack_range(void *context, int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; p++) pack_panel(context, p);
 }
 
-/* Tiles [t0, t1) times panels [p0, p1), mc rows of A at a time. */
-static void sweep(const k_block *kb, int64_t t0, int64_t t1, int64_t p0, int64_t p1) {
-    int64_t per_chunk = kb->call->kernels->mc / kb->call->rt.mr;
-    if (per_chunk < 1) per_chunk = 1;
-    for (int64_t c0 = t0; c0 < t1; c0 += per_chunk) {
-        int64_t c1 = c0 + per_chunk < t1 ? c0 + per_chunk : t1;
-        for (int64_t p = p0; p < p1; p++)
-            for (int64_t t = c0; t < c1; t++) tile(kb, t, p);
+/* Tiles [t0, t1) of A's k block into `out`: each tile h floats per k. */
+static void pack_a(const k_block *kb, int64_t t0, int64_t t1, float *out) {
+    const gemm_call *call = kb->call;
+    const stax_gemm *g = call->g;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t row = tile_row(&call->rt, t);
+        int64_t h = call->kernels->family->heights[tile_kernel(&call->rt, t)];
+        const float *a = kb->a + row * g->a_rs;
+        if (g->a_cs == 1 && g->a_rs != 1) { /* rows contiguous along k */
+            for (int64_t r = 0; r < h; r++)
+                for (int64_t k = 0; k < kb->kc; k++) out[k * h + r] = a[r * g->a_rs + k];
+        } else {
+            for (int64_t k = 0; k < kb->kc; k++)
+                for (int64_t r = 0; r < h; r++) out[k * h + r] = a[r * g->a_rs + k * g->a_cs];
+        }
+        out += h * kb->kc;
+    }
+}
+
+/* Tiles [t0, t1) times panels [p0, p1), one A chunk at a time in `a_buffer`. */
+static void sweep(const k_block *kb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
+                  float *a_buffer) {
+    const gemm_call *call = kb->call;
+    const stax_gemm *g = call->g;
+    for (int64_t c0 = t0; c0 < t1; c0 += call->tiles_per_chunk) {
+        int64_t c1 = c0 + call->tiles_per_chunk < t1 ? c0 + call->tiles_per_chunk : t1;
+        pack_a(kb, c0, c1, a_buffer);
+        for (int64_t p = p0; p < p1; p++) {
+            int64_t j0 = p * call->nr, cols = g->n - j0 < call->nr ? g->n - j0 : call->nr;
+            const float *b = kb->packed + p * panel_floats(call), *a = a_buffer;
+            for (int64_t t = c0; t < c1; t++) {
+                int32_t kernel = tile_kernel(&call->rt, t);
+                call->kernels->tile[kernel](a, b, kb->c + tile_row(&call->rt, t) * g->n + j0, g->n,
+                                            kb->kc, kb->first ? 0 : 1, cols);
+                a += call->kernels->family->heights[kernel] * kb->kc;
+            }
+        }
     }
 }
 
@@ -145,36 +177,55 @@ static void epilogue_rows(const gemm_call *call, int64_t batch, int64_t r0, int6
         call->epilogue(call->slots, (base + r0) * call->g->n, (base + r1) * call->g->n);
 }
 
-/* ---- rows ---- */
-
-static void pack_range(void *context, int64_t begin, int64_t end) {
-    for (int64_t p = begin; p < end; p++) pack_panel(context, p);
+/* Units [begin, end) of slice s (units of call->grain). */
+static void slice_units(const gemm_call *call, int64_t s, int64_t units, int64_t *begin,
+                        int64_t *end) {
+    *begin = s * call->grain;
+    *end = *begin + call->grain < units ? *begin + call->grain : units;
 }
+
+static int64_t slices_of(const gemm_call *call, int64_t units) {
+    return (units + call->grain - 1) / call->grain;
+}
+
+/* Runs fn over slices [0, slices): on the pool, or inline. */
+static void run_slices(const gemm_call *call, int64_t slices, tp_plugin_range_fn fn,
+                       void *context) {
+    if (slices > 1 && call->threads > 1 && call->host && call->host->parallel_for)
+        call->host->parallel_for(slices, 1, fn, context);
+    else
+        fn(context, 0, slices);
+}
+
+/* ---- rows ---- */
 
 static void rows_range(void *context, int64_t begin, int64_t end) {
     const k_block *kb = context;
-    sweep(kb, begin, end, 0, kb->call->panels);
-    if (kb->last)
-        epilogue_rows(kb->call, kb->batch, tile_row(&kb->call->rt, begin),
-                      tile_row(&kb->call->rt, end));
+    const gemm_call *call = kb->call;
+    for (int64_t s = begin; s < end; s++) {
+        int64_t t0, t1;
+        slice_units(call, s, call->rt.count, &t0, &t1);
+        sweep(kb, t0, t1, 0, call->panels, call->a_space + s * chunk_floats(call));
+        if (kb->last)
+            epilogue_rows(call, kb->batch, tile_row(&call->rt, t0), tile_row(&call->rt, t1));
+    }
 }
 
-static void run_by_rows(const gemm_call *call, bool parallel) {
+static void run_by_rows(gemm_call *call) {
     const stax_gemm *g = call->g;
-    int64_t tiles = call->rt.count, panels = call->panels;
+    bool parallel = call->threads > 1 && call->host && call->host->parallel_for;
+    call->grain = stax_grain(call->host, call->rt.count, 1, call->threads);
+    int64_t slices = slices_of(call, call->rt.count);
     for (int64_t batch = 0; batch < g->batch; batch++)
         for (int64_t pc = 0; pc < g->k; pc += call->kc_max) {
-            k_block kb = block_of(call, batch, pc, call->workspace);
-            if (parallel && panels > 1)
-                call->host->parallel_for(panels, stax_grain(call->host, panels, 1, call->threads),
+            k_block kb = block_of(call, batch, pc, call->b_space);
+            if (parallel && call->panels > 1)
+                call->host->parallel_for(call->panels,
+                                         stax_grain(call->host, call->panels, 1, call->threads),
                                          pack_range, &kb);
             else
-                pack_range(&kb, 0, panels);
-            if (parallel && tiles > 1)
-                call->host->parallel_for(tiles, stax_grain(call->host, tiles, 1, call->threads),
-                                         rows_range, &kb);
-            else
-                rows_range(&kb, 0, tiles);
+                pack_range(&kb, 0, call->panels);
+            run_slices(call, slices, rows_range, &kb);
         }
 }
 
@@ -189,18 +240,21 @@ static void columns_range(void *context, int64_t begin, int64_t end) {
     const columns_job *job = context;
     const gemm_call *call = job->call;
     const stax_gemm *g = call->g;
-    for (int64_t pc = 0; pc < g->k; pc += call->kc_max) {
-        k_block kb = block_of(call, job->batch, pc, call->workspace);
-        for (int64_t p = begin; p < end; p++) {
-            pack_panel(&kb, p);
-            sweep(&kb, 0, call->rt.count, p, p + 1);
+    for (int64_t s = begin; s < end; s++) {
+        int64_t p0, p1;
+        slice_units(call, s, call->panels, &p0, &p1);
+        float *a_buffer = call->a_space + s * chunk_floats(call);
+        for (int64_t pc = 0; pc < g->k; pc += call->kc_max) {
+            k_block kb = block_of(call, job->batch, pc, call->b_space);
+            pack_range(&kb, p0, p1);
+            sweep(&kb, 0, call->rt.count, p0, p1, a_buffer);
         }
-    }
-    if (!call->epilogue) return;
-    int64_t j0 = begin * call->nr, j1 = end * call->nr < g->n ? end * call->nr : g->n;
-    for (int64_t r = 0; r < g->m; r++) {
-        int64_t row = (job->batch * g->m + r) * g->n;
-        call->epilogue(call->slots, row + j0, row + j1);
+        if (!call->epilogue) continue;
+        int64_t j0 = p0 * call->nr, j1 = p1 * call->nr < g->n ? p1 * call->nr : g->n;
+        for (int64_t r = 0; r < g->m; r++) {
+            int64_t row = (job->batch * g->m + r) * g->n;
+            call->epilogue(call->slots, row + j0, row + j1);
+        }
     }
 }
 
@@ -209,15 +263,16 @@ static void columns_range(void *context, int64_t begin, int64_t end) {
 static void batches_range(void *context, int64_t begin, int64_t end) {
     const gemm_call *call = context;
     const stax_gemm *g = call->g;
-    int64_t slices = call->threads < g->batch ? call->threads : g->batch;
-    for (int64_t slice = begin; slice < end; slice++) {
-        float *packed = call->workspace + slice * call->panels * panel_floats(call);
-        for (int64_t batch = slice * g->batch / slices; batch < (slice + 1) * g->batch / slices;
-             batch++) {
+    for (int64_t s = begin; s < end; s++) {
+        int64_t b0, b1;
+        slice_units(call, s, g->batch, &b0, &b1);
+        float *packed = call->b_space + s * call->panels * panel_floats(call);
+        float *a_buffer = call->a_space + s * chunk_floats(call);
+        for (int64_t batch = b0; batch < b1; batch++) {
             for (int64_t pc = 0; pc < g->k; pc += call->kc_max) {
                 k_block kb = block_of(call, batch, pc, packed);
                 pack_range(&kb, 0, call->panels);
-                sweep(&kb, 0, call->rt.count, 0, call->panels);
+                sweep(&kb, 0, call->rt.count, 0, call->panels, a_buffer);
             }
             epilogue_rows(call, batch, 0, g->m);
         }
@@ -230,10 +285,18 @@ static int64_t panels_of(const stax_gemm *g, const stax_gemm_kernels *kernels) {
     return (g->n + kernels->family->nr - 1) / kernels->family->nr;
 }
 
+static int64_t tiles_per_chunk(const stax_gemm_kernels *kernels) {
+    int64_t tiles = kernels->mc / kernels->family->mr;
+    return tiles > 0 ? tiles : 1;
+}
+
+/* Enough for the most slices stax_grain makes (four per thread). */
 size_t stax_gemm_packed_workspace_bytes(const stax_gemm *gemm, const stax_gemm_kernels *kernels,
                                         int64_t threads) {
-    size_t per_thread = (size_t)(panels_of(gemm, kernels) * kernels->kc * kernels->family->nr);
-    return per_thread * (size_t)(threads > 1 ? threads : 1) * sizeof(float);
+    int64_t slices = 4 * (threads > 1 ? threads : 1);
+    int64_t b = panels_of(gemm, kernels) * kernels->kc * kernels->family->nr;
+    int64_t a = tiles_per_chunk(kernels) * kernels->family->mr * kernels->kc;
+    return (size_t)(slices * (a + b)) * sizeof(float);
 }
 
 void stax_gemm_packed_run(const tp_plugin_host *host, const stax_gemm *g, void **slots,
@@ -246,6 +309,7 @@ void stax_gemm_packed_run(const tp_plugin_host *host, const stax_gemm *g, void *
         if (epilogue && total > 0) epilogue(slots, 0, total);
         return;
     }
+    int64_t most_slices = 4 * (threads > 1 ? threads : 1);
     gemm_call call = {.host = host,
                       .g = g,
                       .slots = slots,
@@ -255,26 +319,28 @@ void stax_gemm_packed_run(const tp_plugin_host *host, const stax_gemm *g, void *
                       .nr = kernels->family->nr,
                       .kc_max = kernels->kc,
                       .panels = panels_of(g, kernels),
-                      .threads = threads > 1 ? threads : 1,
+                      .threads = threads > 1 && host && host->parallel_for ? threads : 1,
+                      .tiles_per_chunk = tiles_per_chunk(kernels),
                       .a_base = (const float *)slots[g->a_slot] + g->a_offset,
                       .b_base = (const float *)slots[g->b_slot] + g->b_offset,
                       .c_base = c_base,
-                      .workspace = workspace};
-    bool parallel = call.threads > 1 && host && host->parallel_for;
+                      .b_space = workspace};
+    call.a_space = workspace + most_slices * call.panels * panel_floats(&call);
     double work = (double)g->m * (double)g->n * (double)g->k;
-    if (parallel && g->batch >= call.threads &&
+    if (call.threads > 1 && g->batch >= call.threads &&
         (work <= (double)(1 << 24) || call.rt.count < 2 * call.threads)) {
-        int64_t slices = call.threads < g->batch ? call.threads : g->batch;
-        host->parallel_for(slices, 1, batches_range, &call);
+        call.grain = stax_grain(host, g->batch, 1, call.threads);
+        run_slices(&call, slices_of(&call, g->batch), batches_range, &call);
         return;
     }
-    if (parallel && g->m <= 256 && call.panels >= 2 * call.threads) {
+    if (call.threads > 1 && call.panels >= 2 * call.threads) {
+        /* one slice per thread: each slice packs all of A */
+        call.grain = (call.panels + call.threads - 1) / call.threads;
         for (int64_t batch = 0; batch < g->batch; batch++) {
             columns_job job = {&call, batch};
-            host->parallel_for(call.panels, stax_grain(host, call.panels, 1, call.threads),
-                               columns_range, &job);
+            run_slices(&call, slices_of(&call, call.panels), columns_range, &job);
         }
         return;
     }
-    run_by_rows(&call, parallel);
+    run_by_rows(&call);
 }

@@ -245,10 +245,9 @@ void stax_gemm_run(const tp_plugin_host *host, const stax_gemm *gemm, void **slo
 
 /* ---- the packed matmul (stax_gemm_packed.c) ---- */
 
-/* C[0..h)[0..cols) (+)= A (strides rsa, csa) * packed B panel (kc x nr). */
-typedef void (*stax_gemm_tile_fn)(const float *a, int64_t rsa, int64_t csa, const float *b,
-                                  float *c, int64_t ldc, int64_t kc, int64_t accumulate,
-                                  int64_t cols);
+/* C[0..h)[0..cols) (+)= packed A (kc x h, k-major) * packed B panel (kc x nr). */
+typedef void (*stax_gemm_tile_fn)(const float *a, const float *b, float *c, int64_t ldc, int64_t kc,
+                                  int64_t accumulate, int64_t cols);
 
 /* A family's loaded tile kernels (tile[i] has family->heights[i] rows). */
 typedef struct stax_gemm_kernels {

@@ -29,6 +29,15 @@ static double now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* CPU seconds of every thread of the process: on a loaded machine, work per
+ * CPU second still compares the kernels where wall time mostly measures the
+ * scheduler. */
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static int compare_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -126,23 +135,26 @@ typedef struct contender {
     const char *label;
     tp_executable *exe; /* NULL: OpenBLAS */
     tp_tensor *output;
-    double round_median[MAX_ROUNDS];
+    double round_median[MAX_ROUNDS], round_cpu[MAX_ROUNDS]; /* seconds per call */
 } contender;
 
-static double time_calls(contender *who, const openblas *blas, const gemm_case *c,
-                         tp_tensor **inputs, int reps) {
-    double times[256];
+/* One round of `reps` calls (after a warm-up call): the median wall time and
+ * the median CPU time per call. */
+static void time_calls(contender *who, const openblas *blas, const gemm_case *c, tp_tensor **inputs,
+                       int reps, int round) {
+    double times[256], cpu[256];
     if (reps > 256) reps = 256;
     const float *a = tp_tensor_data(inputs[0]), *b = tp_tensor_data(inputs[1]);
-    for (int r = -1; r < reps; r++) { /* one warm-up call */
-        double t0 = now();
+    for (int r = -1; r < reps; r++) {
+        double t0 = now(), c0 = cpu_now();
         if (who->exe)
             tp_executable_run(who->exe, inputs, 2, &who->output);
         else
             openblas_call(blas, c, a, b, tp_tensor_data_mut(who->output));
-        if (r >= 0) times[r] = now() - t0;
+        if (r >= 0) times[r] = now() - t0, cpu[r] = cpu_now() - c0;
     }
-    return median(times, reps);
+    who->round_median[round] = median(times, reps);
+    who->round_cpu[round] = median(cpu, reps);
 }
 
 /* max |stax - OpenBLAS| / max |OpenBLAS| */
@@ -223,8 +235,7 @@ static int run_gemm_case(const gemm_case *c, const openblas *blas, int reps, int
         w->output = tensor_like(yt);
     }
     for (int r = 0; r < rounds; r++)
-        for (int i = 0; i < count; i++)
-            who[i].round_median[r] = time_calls(&who[i], blas, c, inputs, reps);
+        for (int i = 0; i < count; i++) time_calls(&who[i], blas, c, inputs, reps, r);
     double flops = 2.0 * (double)c->batch * (double)c->m * (double)c->n * (double)c->k;
     const contender *reference = blas->sgemm ? &who[count - 1] : NULL;
     if (!json)
@@ -234,11 +245,16 @@ static int run_gemm_case(const gemm_case *c, const openblas *blas, int reps, int
     for (int i = 0; i < count; i++) {
         const contender *w = &who[i];
         double lo, mid, hi, ratio[MAX_ROUNDS], rlo = 0, rmid = 0, rhi = 0;
+        double cpu_lo, cpu_mid, cpu_hi, cpu_ratio = 0;
         range_of(w->round_median, rounds, &lo, &mid, &hi);
+        range_of(w->round_cpu, rounds, &cpu_lo, &cpu_mid, &cpu_hi);
         if (reference && w != reference) {
             for (int r = 0; r < rounds; r++)
                 ratio[r] = reference->round_median[r] / w->round_median[r];
             range_of(ratio, rounds, &rlo, &rmid, &rhi);
+            double ref_lo, ref_mid, ref_hi;
+            range_of(reference->round_cpu, rounds, &ref_lo, &ref_mid, &ref_hi);
+            cpu_ratio = ref_mid / cpu_mid;
         }
         double check =
             reference && w != reference ? relative_difference(w->output, reference->output) : 0;
@@ -249,15 +265,17 @@ static int run_gemm_case(const gemm_case *c, const openblas *blas, int reps, int
                    flops / lo / 1e9);
             if (reference && w != reference)
                 printf(",\"vs_openblas_median\":%.3f,\"vs_openblas_min\":%.3f,"
-                       "\"vs_openblas_max\":%.3f,\"max_rel_diff\":%.2g",
-                       rmid, rlo, rhi, check);
+                       "\"vs_openblas_max\":%.3f,\"vs_openblas_cpu_time\":%.3f,"
+                       "\"max_rel_diff\":%.2g",
+                       rmid, rlo, rhi, cpu_ratio, check);
+            printf(",\"gflop_per_cpu_s\":%.1f", flops / cpu_mid / 1e9);
             printf("}\n");
         } else {
-            printf("  %-9s %7.1f GFLOP/s (rounds %.1f-%.1f)", w->label, flops / mid / 1e9,
-                   flops / hi / 1e9, flops / lo / 1e9);
+            printf("  %-9s %7.1f GFLOP/s (rounds %.1f-%.1f), %.1f GFLOP per CPU s", w->label,
+                   flops / mid / 1e9, flops / hi / 1e9, flops / lo / 1e9, flops / cpu_mid / 1e9);
             if (reference && w != reference)
-                printf("  = %.2fx OpenBLAS (%.2f-%.2f)  output %s (%.1g)", rmid, rlo, rhi,
-                       check < 1e-4 ? "matches" : "DIFFERS", check);
+                printf("  = %.2fx OpenBLAS (%.2f-%.2f; CPU time %.2fx)  output %s (%.1g)", rmid,
+                       rlo, rhi, cpu_ratio, check < 1e-4 ? "matches" : "DIFFERS", check);
             printf("\n");
         }
     }
