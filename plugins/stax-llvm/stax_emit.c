@@ -286,33 +286,73 @@ int32_t stax_emit_reduction(stax_emit_graph *g, const char *name, int32_t root, 
 
 /* ---- rows: softmax, log_softmax, layer_norm ---- */
 
-#define STAX_SOFTMAX_CHUNK 512 /* elements re-read from L1 within one chunk */
+/* Softmax's row statistics take one read of x, chunk by chunk: the chunk's
+ * max, then (the chunk still in L1) exp(x - running max) summed, and stored
+ * as the output when `exps` is given, the running sum rescaled whenever the
+ * max grows. The normalising pass then scales each chunk's stored exps by
+ * exp(chunk max - row max) / sum: one exp per element in all. Chunks are 512
+ * elements, longer for rows past 512 x 1024 so that their maxima fit a
+ * fixed array. */
+#define STAX_SOFTMAX_CHUNK      512
+#define STAX_SOFTMAX_MAX_CHUNKS 1024
 
-/* One read of x along `axis` for softmax's statistics: per chunk of the row,
- * the chunk's max, then (the chunk still in L1) the sum of exp(x - max) with
- * the running sum rescaled when the max grows. `max` and `sum` are variables
- * holding the row's max and sum of exp(x - max) afterwards. A row of -inf
- * keeps max -inf and sum 0 (the caller's exp(x - max) then gives NaN, as
- * NumPy); a chunk of -inf after a finite max adds nothing. */
-static void online_max_and_sum(fn_ctx *f, int32_t x, int32_t t, int64_t axis, int64_t length,
-                               ir_val *max, ir_val *sum) {
-    const char *suffix = t == TP_PLUGIN_F32 ? "f32" : "f64";
-    char maxnum[32], chunk_index[32], count_text[32], index_name[32];
-    snprintf(maxnum, sizeof maxnum, "llvm.maxnum.%s", suffix);
-    *max = var_new(f, t, lit_float(t, -INFINITY));
-    *sum = var_new(f, t, lit_float(t, 0.0));
-    int64_t chunks = (length + STAX_SOFTMAX_CHUNK - 1) / STAX_SOFTMAX_CHUNK;
-    snprintf(count_text, sizeof count_text, "%lld", (long long)(chunks > 0 ? chunks : 0));
-    int chunk_loop = loop_open(f, "0", count_text, chunk_index);
-    ir_val chunk = {.t = TP_PLUGIN_I64};
-    snprintf(chunk.s, sizeof chunk.s, "%s", chunk_index);
-    ir_val lo = bin(f, "mul", chunk, lit_int(TP_PLUGIN_I64, STAX_SOFTMAX_CHUNK));
-    ir_val end = bin(f, "add", lo, lit_int(TP_PLUGIN_I64, STAX_SOFTMAX_CHUNK));
+typedef struct softmax_chunks {
+    int64_t size, count;
+    char maxima[32]; /* alloca of the running max each chunk used */
+    ir_val max, sum; /* variables: the row's max and sum of exp(x - max) */
+} softmax_chunks;
+
+/* Opens the loop over chunks; *chunk gets its index. */
+static int open_chunks(fn_ctx *f, const softmax_chunks *sc, ir_val *chunk) {
+    char chunk_index[32], count_text[32];
+    snprintf(count_text, sizeof count_text, "%lld", (long long)sc->count);
+    int loop = loop_open(f, "0", count_text, chunk_index);
+    *chunk = (ir_val){.t = TP_PLUGIN_I64};
+    snprintf(chunk->s, sizeof chunk->s, "%s", chunk_index);
+    return loop;
+}
+
+/* Opens the loop over the elements of `chunk` along `axis`. */
+static int open_chunk_elements(fn_ctx *f, const softmax_chunks *sc, int64_t axis, int64_t length,
+                               ir_val chunk) {
+    char index_name[32];
+    ir_val lo = bin(f, "mul", chunk, lit_int(TP_PLUGIN_I64, sc->size));
+    ir_val end = bin(f, "add", lo, lit_int(TP_PLUGIN_I64, sc->size));
     ir_val row_end = lit_int(TP_PLUGIN_I64, length);
     ir_val hi = sel(f, cmp(f, "icmp slt", end, row_end), end, row_end);
-    ir_val chunk_max = var_new(f, t, lit_float(t, -INFINITY));
     int loop = loop_open(f, lo.s, hi.s, index_name);
     snprintf(f->idx[axis], sizeof f->idx[axis], "%s", index_name);
+    return loop;
+}
+
+static ir_val chunk_max_slot(fn_ctx *f, const softmax_chunks *sc, int32_t t, ir_val chunk) {
+    ir_val p = fresh(f, TP_PLUGIN_I64);
+    emit(f, "  %s = getelementptr %s, ptr %s, i64 %s", p.s, stax_ty(t), sc->maxima, chunk.s);
+    return p;
+}
+
+/* The statistics pass (see above); with `exps`, exp(x - running max) is
+ * stored there. A row of -inf keeps max -inf and sum 0 (the normalising
+ * pass then gives NaN, as NumPy); a chunk of -inf after a finite max adds
+ * nothing. */
+static void online_max_and_sum(fn_ctx *f, int32_t x, int32_t t, int64_t axis, int64_t length,
+                               const stax_view *exps, softmax_chunks *sc) {
+    const char *suffix = t == TP_PLUGIN_F32 ? "f32" : "f64";
+    char maxnum[32];
+    snprintf(maxnum, sizeof maxnum, "llvm.maxnum.%s", suffix);
+    sc->size = STAX_SOFTMAX_CHUNK;
+    if (length > STAX_SOFTMAX_CHUNK * STAX_SOFTMAX_MAX_CHUNKS)
+        sc->size = (length + STAX_SOFTMAX_MAX_CHUNKS - 1) / STAX_SOFTMAX_MAX_CHUNKS;
+    sc->count = length > 0 ? (length + sc->size - 1) / sc->size : 0;
+    snprintf(sc->maxima, sizeof sc->maxima, "%%chunkmax%d", f->next_tmp++);
+    tpcommon_buf_printf(&f->allocas, "  %s = alloca %s, i64 %d\n", sc->maxima, stax_ty(t),
+                        STAX_SOFTMAX_MAX_CHUNKS);
+    sc->max = var_new(f, t, lit_float(t, -INFINITY));
+    sc->sum = var_new(f, t, lit_float(t, 0.0));
+    ir_val chunk;
+    ir_val chunk_max = var_new(f, t, lit_float(t, -INFINITY));
+    int chunk_loop = open_chunks(f, sc, &chunk);
+    int inner = open_chunk_elements(f, sc, axis, length, chunk);
     ir_val v = conv(f, lower_value(f, x), t);
     /* nnan nsz let the max reduction vectorize; a NaN in the row still
      * makes the whole row NaN through exp(x - max) and the sum */
@@ -320,22 +360,42 @@ static void online_max_and_sum(fn_ctx *f, int32_t x, int32_t t, int64_t axis, in
     emit(f, "  %s = call nnan nsz %s @%s(%s %s, %s %s)", mx.s, stax_ty(t), maxnum, stax_ty(t),
          prev.s, stax_ty(t), v.s);
     var_set(f, chunk_max, mx);
-    loop_close(f, loop);
-    ir_val old_max = var_get(f, *max);
+    loop_close(f, inner);
+    ir_val old_max = var_get(f, sc->max);
     ir_val new_max = call2(f, maxnum, old_max, var_get(f, chunk_max));
+    var_set(f, chunk_max, lit_float(t, -INFINITY)); /* for the next chunk */
     ir_val rescale = sel(f, cmp(f, "fcmp oeq", old_max, new_max), lit_float(t, 1.0),
                          lower_exp(f, bin(f, "fsub", old_max, new_max)));
+    emit(f, "  store %s %s, ptr %s", stax_ty(t), new_max.s, chunk_max_slot(f, sc, t, chunk).s);
     ir_val shift =
         sel(f, cmp(f, "fcmp oeq", new_max, lit_float(t, -INFINITY)), lit_float(t, 0.0), new_max);
     ir_val chunk_sum = var_new(f, t, lit_float(t, 0.0));
-    loop = loop_open(f, lo.s, hi.s, index_name);
-    snprintf(f->idx[axis], sizeof f->idx[axis], "%s", index_name);
+    inner = open_chunk_elements(f, sc, axis, length, chunk);
     ir_val e = lower_exp(f, bin(f, "fsub", conv(f, lower_value(f, x), t), shift));
+    if (exps) store_view(f, exps, e);
     var_set(f, chunk_sum, bin(f, "fadd reassoc contract", var_get(f, chunk_sum), e));
-    loop_close(f, loop);
-    var_set(f, *sum,
-            bin(f, "fadd", bin(f, "fmul", var_get(f, *sum), rescale), var_get(f, chunk_sum)));
-    var_set(f, *max, new_max);
+    loop_close(f, inner);
+    var_set(f, sc->sum,
+            bin(f, "fadd", bin(f, "fmul", var_get(f, sc->sum), rescale), var_get(f, chunk_sum)));
+    var_set(f, sc->max, new_max);
+    loop_close(f, chunk_loop);
+}
+
+/* The normalising pass over exps stored by online_max_and_sum: each chunk's
+ * values times exp(its max - the row's) / sum. */
+static void scale_stored_exps(fn_ctx *f, int32_t t, int64_t axis, int64_t length,
+                              const stax_view *exps, const softmax_chunks *sc) {
+    ir_val row_max = var_get(f, sc->max);
+    ir_val inverse = bin(f, "fdiv", lit_float(t, 1.0), var_get(f, sc->sum));
+    ir_val chunk;
+    int chunk_loop = open_chunks(f, sc, &chunk);
+    ir_val chunk_max = fresh(f, t);
+    emit(f, "  %s = load %s, ptr %s", chunk_max.s, stax_ty(t), chunk_max_slot(f, sc, t, chunk).s);
+    ir_val factor = sel(f, cmp(f, "fcmp oeq", chunk_max, row_max), inverse,
+                        bin(f, "fmul", lower_exp(f, bin(f, "fsub", chunk_max, row_max)), inverse));
+    int inner = open_chunk_elements(f, sc, axis, length, chunk);
+    store_view(f, exps, bin(f, "fmul", load_view(f, exps, t), factor));
+    loop_close(f, inner);
     loop_close(f, chunk_loop);
 }
 
@@ -388,10 +448,20 @@ int32_t stax_emit_row(stax_emit_graph *g, const char *name, int32_t root, int64_
             out_value = bin(&f, "fadd contract", out_value,
                             conv(&f, lower_value(&f, value->operands[2]), t));
     } else {
-        ir_val max, sum;
-        online_max_and_sum(&f, x, t, axis, length, &max, &sum);
-        ir_val m = var_get(&f, max);
-        ir_val s = var_get(&f, sum);
+        /* softmax into its own dtype: exp once per element, stored, then
+         * scaled in place (the row's chunks in L1/L2 by then) */
+        bool store_exp = op == TP_PLUGIN_OP_SOFTMAX && value->type.dtype == t;
+        softmax_chunks sc;
+        online_max_and_sum(&f, x, t, axis, length, store_exp ? &info->view : NULL, &sc);
+        if (store_exp) {
+            scale_stored_exps(&f, t, axis, length, &info->view, &sc);
+            loop_close(&f, row_loop);
+            int32_t status = fn_finish(&f, name);
+            fn_free(&f);
+            return status;
+        }
+        ir_val m = var_get(&f, sc.max);
+        ir_val s = var_get(&f, sc.sum);
         ir_val scale =
             op == TP_PLUGIN_OP_SOFTMAX ? bin(&f, "fdiv", lit_float(t, 1.0), s) : lower_log(&f, s);
         open = open_axes(&f, reduced, ids);

@@ -1,8 +1,8 @@
 /* stax's softmax and log_softmax (one read for the max and the sum, one for
  * the output) against a double-precision loop written here that follows
  * NumPy's definition, exp(x - max) / sum: rows longer than one chunk with
- * the max in a later chunk, -inf entries and whole chunks of -inf, a row of
- * -inf (NaN, as NumPy), huge magnitudes, a single element, a middle axis. */
+ * the max in a later chunk (and rows long enough for longer chunks), -inf entries and whole chunks
+ * of -inf, a row of -inf (NaN, as NumPy), huge magnitudes, a single element, a middle axis. */
 #include "stax_harness.h"
 
 static tp_graph *row_graph(const char *op, const int64_t *dims, int ndim, int64_t axis) {
@@ -77,7 +77,7 @@ static void check_both(tp_tensor *x, bool middle, const char *what) {
 
 START_TEST(rows_longer_than_a_chunk_match_numpy) {
     stax_test_cache_dir();
-    static const int64_t lengths[] = {1, 7, 511, 512, 513, 1500, 4096};
+    static const int64_t lengths[] = {1, 7, 511, 512, 513, 1500, 4096, 600000};
     for (size_t i = 0; i < sizeof lengths / sizeof *lengths; i++) {
         tp_tensor *x = random_rows(5, lengths[i], 3 + i);
         float *d = tp_tensor_data_mut(x);
