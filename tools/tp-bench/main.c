@@ -8,6 +8,7 @@
  * first call are reported apart from the steady state.
  *
  *   tp-bench [--backends a,b] [--reps N] [--case NAME[,NAME]] [--json] [--list]
+ *   tp-bench --kernels [--rounds N] [--threads N] [--reps N] [--case NAME,...] [--json]
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
