@@ -144,13 +144,22 @@ static tp_status copy_type(tp_graph *region_graph, const tp_graph *graph, const 
     return TP_OK;
 }
 
+/* A name a region graph can keep: written by a person (not the builder's
+ * decimal %N, which could collide with the region graph's own). */
+static bool is_chosen_name(const char *name) {
+    if (!tp_ir_is_value_name(name)) return false;
+    for (const char *c = name; *c; c++)
+        if (*c < '0' || *c > '9') return true;
+    return false;
+}
+
 /* Adds `operand` as an input of the region graph (once). */
 static tp_status add_region_input(tp_graph *region_graph, const tp_graph *graph,
                                   tp_value_id operand, tp_value_id *map,
                                   region_executable *region) {
     char generated[32];
     const char *name = graph->values[operand].name;
-    if (!tp_ir_is_identifier(name)) {
+    if (!is_chosen_name(name)) {
         snprintf(generated, sizeof generated, "crossing_%d", operand);
         name = generated;
     }
@@ -183,8 +192,8 @@ static tp_status build_region_graph(const tp_graph *graph, const tp_partition *p
         }
         if (status != TP_OK) break;
         status = tp_graph_add_node(region_graph, value->op->name, operands, value->num_operands,
-                                   &value->attrs,
-                                   tp_ir_is_identifier(value->name) ? value->name : NULL, &map[v]);
+                                   &value->attrs, is_chosen_name(value->name) ? value->name : NULL,
+                                   &map[v]);
         if (status == TP_OK && leaves[v]) {
             results[region->num_outputs] = map[v];
             region->outputs[region->num_outputs++] = v;

@@ -200,8 +200,8 @@ static tp_status new_value(tp_graph *graph, const char *name, char **name_out) {
     if (name) {
         if (!tp_ir_is_value_name(name))
             return tp_error_set(TP_ERR_INVALID_ARGUMENT,
-                                "value name '%.*s' is not an identifier ([A-Za-z_][A-Za-z0-9_]*, "
-                                "at most %d bytes) or a decimal number",
+                                "value name '%.*s' is not words of [A-Za-z0-9_] joined by "
+                                "single dots (at most %d bytes)",
                                 TP_IR_NAME_MAX, name, TP_IR_NAME_MAX);
         if (tp_ir_find_value(graph, name) != TP_NO_VALUE)
             return tp_error_set(TP_ERR_INVALID_ARGUMENT,

@@ -22,13 +22,24 @@ bool tp_ir_is_identifier(const char *name) {
     return length <= TP_IR_NAME_MAX;
 }
 
+/* Words of letters, digits and '_' joined by single dots ("x", "12",
+ * "encoder.layer.0.weight"): PyTorch's state-dict names as they are. */
 bool tp_ir_is_value_name(const char *name) {
-    if (!name) return false;
-    if (tp_ir_is_identifier(name)) return true;
+    if (!name || !name[0]) return false;
     size_t length = 0;
-    for (; name[length]; length++)
-        if (!is_digit(name[length])) return false;
-    return length > 0 && length <= TP_IR_NAME_MAX;
+    bool word_started = false;
+    for (; name[length]; length++) {
+        char c = name[length];
+        if (c == '.') {
+            if (!word_started) return false; /* leading or doubled dot */
+            word_started = false;
+        } else if (is_letter(c) || is_digit(c)) {
+            word_started = true;
+        } else {
+            return false;
+        }
+    }
+    return word_started && length <= TP_IR_NAME_MAX; /* no trailing dot */
 }
 
 bool tp_ir_type_equal(const tp_type *a, const tp_type *b) {

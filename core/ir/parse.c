@@ -24,6 +24,7 @@
 #include "base/alloc.h"
 #include "base/error.h"
 #include "graph_internal.h"
+#include "ops/attr_defaults.h"
 #include "ops/attr_info.h"
 
 #define MAX_NUMBER_TEXT 64           /* longer number tokens are rejected */
@@ -32,7 +33,7 @@
 typedef enum token_kind {
     TOKEN_END,     /* end of input */
     TOKEN_IDENT,   /* [A-Za-z_][A-Za-z0-9_]* */
-    TOKEN_VALUE,   /* %[A-Za-z0-9_]* (text excludes the '%') */
+    TOKEN_VALUE,   /* %[A-Za-z0-9_.]* (text excludes the '%') */
     TOKEN_NUMBER,  /* [-+.0-9] then [A-Za-z0-9_.], and +- right after e/E */
     TOKEN_PUNCT,   /* one of ( ) [ ] { } , : = */
     TOKEN_INVALID, /* a byte that starts no token */
@@ -101,7 +102,7 @@ static void next_token(parser *p) {
     size_t end = start + 1;
     if (c == '%') {
         t->kind = TOKEN_VALUE;
-        while (end < p->length && is_word(p->text[end])) end++;
+        while (end < p->length && (is_word(p->text[end]) || p->text[end] == '.')) end++;
         t->text++; /* the name, without '%' */
         start++;
     } else if (is_letter(c)) {
@@ -301,7 +302,8 @@ static tp_status parse_new_value_name(parser *p, char *name, token *where) {
     *where = p->current;
     if (p->current.kind != TOKEN_VALUE) return expected(p, "a value name (%name)");
     if (!copy_name(&p->current, name) || !tp_ir_is_value_name(name))
-        return expected(p, "a value name (% then an identifier or a number, at most 128 bytes)");
+        return expected(p, "a value name (% then words of letters, digits and '_' joined by "
+                           "single dots, at most 128 bytes)");
     tp_value_id existing = tp_ir_find_value(p->graph, name);
     if (existing != TP_NO_VALUE) {
         char found[80];
@@ -375,9 +377,11 @@ typedef struct node_text {
     tp_type written;
     const tp_op_def *op;
     tp_value_id operands[TP_IR_MAX_OPERANDS];
-    int num_operands;
+    token literals[TP_IR_MAX_OPERANDS]; /* operands written as numbers (kind NUMBER or IDENT) */
+    bool is_literal[TP_IR_MAX_OPERANDS];
+    int num_operands, num_literals;
     tp_attrs attrs;
-    uint32_t seen; /* attribute keys written */
+    uint32_t seen; /* attribute keys written (or defaulted) */
 } node_text;
 
 static tp_status parse_ints(parser *p, tp_attrs *attrs, tp_attr_key key) {
@@ -502,40 +506,36 @@ static tp_status parse_payload(parser *p, node_text *node) {
     return status;
 }
 
-/* key=value for a key `op` declares. */
-static tp_status parse_attribute(parser *p, node_text *node) {
-    const tp_op_def *op = node->op;
-    token key_token = p->current;
-    int key = 0;
-    for (; key < TP_ATTR_KEY_COUNT; key++)
-        if ((op->attr_mask & TP_ATTR_BIT(key)) &&
-            token_is(&key_token, TOKEN_IDENT, tp_attr_key_name((tp_attr_key)key)))
-            break;
-    if (key == TP_ATTR_KEY_COUNT) {
-        char what[256] = "an attribute of ", found[80];
-        strcat(what, op->name);
-        strcat(what, op->attr_mask ? " (" : " (it takes none)");
-        for (int k = 0, first = 1; k < TP_ATTR_KEY_COUNT; k++)
-            if (op->attr_mask & TP_ATTR_BIT(k)) {
-                if (!first) strcat(what, ", ");
-                strcat(what, tp_attr_key_name((tp_attr_key)k));
-                first = 0;
-            }
-        if (op->attr_mask) strcat(what, ")");
-        return fail_at(p, &key_token, "expected %s, found %s", what,
-                       describe(&key_token, found, sizeof found));
+/* "axis, start=0, stop=end, step=1": the attributes `op` reads, each with its
+ * default when it has one. */
+static void describe_attributes(const tp_op_def *op, char *out, size_t size) {
+    size_t used = 0;
+    out[0] = '\0';
+    for (int key = 0; key < TP_ATTR_KEY_COUNT && used < size; key++) {
+        if (!(op->attr_mask & TP_ATTR_BIT(key))) continue;
+        const char *fallback = tp_op_def_attr_default(op, (tp_attr_key)key);
+        const char *name = tp_attr_key_name((tp_attr_key)key);
+        int written;
+        if (!fallback)
+            written = snprintf(out + used, size - used, "%s%s (required)", used ? ", " : "", name);
+        else if (strcmp(fallback, TP_ATTR_DEFAULT_FROM_RESULT) == 0)
+            written = snprintf(out + used, size - used, "%s%s (default from the result type)",
+                               used ? ", " : "", name);
+        else
+            written =
+                snprintf(out + used, size - used, "%s%s=%s", used ? ", " : "", name, fallback);
+        if (written < 0) break;
+        used += (size_t)written < size - used ? (size_t)written : size - used - 1;
     }
-    if (node->seen & TP_ATTR_BIT(key))
-        return fail_at(p, &key_token, "expected each attribute once, found '%s' again",
-                       tp_attr_key_name((tp_attr_key)key));
-    node->seen |= TP_ATTR_BIT(key);
-    next_token(p);
-    TP_TRY(expect_punct(p, '='));
+}
+
+/* The value after "key=": its type is the key's. */
+static tp_status parse_attribute_value(parser *p, node_text *node, tp_attr_key key) {
     tp_attrs *attrs = &node->attrs;
     const token *t = &p->current;
-    switch (tp_attr_info_get((tp_attr_key)key)->type) {
+    switch (tp_attr_info_get(key)->type) {
     case TP_ATTR_TYPE_INTS:
-        return parse_ints(p, attrs, (tp_attr_key)key);
+        return parse_ints(p, attrs, key);
     case TP_ATTR_TYPE_BOOL:
         if (!token_is(t, TOKEN_IDENT, "true") && !token_is(t, TOKEN_IDENT, "false"))
             return expected(p, "true or false");
@@ -578,8 +578,65 @@ static tp_status parse_attribute(parser *p, node_text *node) {
     return TP_OK;
 }
 
+/* key=value for a key `op` declares. */
+static tp_status parse_attribute(parser *p, node_text *node) {
+    const tp_op_def *op = node->op;
+    token key_token = p->current;
+    int key = 0;
+    for (; key < TP_ATTR_KEY_COUNT; key++)
+        if ((op->attr_mask & TP_ATTR_BIT(key)) &&
+            token_is(&key_token, TOKEN_IDENT, tp_attr_key_name((tp_attr_key)key)))
+            break;
+    if (key == TP_ATTR_KEY_COUNT) {
+        char known[512], found[80];
+        describe_attributes(op, known, sizeof known);
+        return fail_at(p, &key_token, "expected an attribute of %s (%s), found %s", op->name,
+                       op->attr_mask ? known : "it takes none",
+                       describe(&key_token, found, sizeof found));
+    }
+    if (node->seen & TP_ATTR_BIT(key))
+        return fail_at(p, &key_token, "expected each attribute once, found '%s' again",
+                       tp_attr_key_name((tp_attr_key)key));
+    node->seen |= TP_ATTR_BIT(key);
+    next_token(p);
+    TP_TRY(expect_punct(p, '='));
+    return parse_attribute_value(p, node, (tp_attr_key)key);
+}
+
+/* Sets attribute `key`, which the node does not write, to its default: from
+ * the written result type, or by parsing the default's text. Returns false
+ * when the attribute is required (or its default cannot apply here). */
+static bool apply_default(parser *p, node_text *node, tp_attr_key key) {
+    const char *fallback = tp_op_def_attr_default(node->op, key);
+    if (!fallback) return false;
+    if (strcmp(fallback, TP_ATTR_DEFAULT_FROM_RESULT) == 0) {
+        if (key == TP_ATTR_DTYPE) {
+            node->attrs.dtype = node->written.dtype;
+            return true;
+        }
+        int32_t *count;
+        int64_t *values = tp_attrs_ints_mut(&node->attrs, key, &count);
+        if (!values) return false;
+        for (int i = 0; i < node->written.ndim; i++)
+            if (TP_DIM_IS_SYMBOL(node->written.dims[i])) return false;
+        *count = node->written.ndim;
+        memcpy(values, node->written.dims, (size_t)node->written.ndim * sizeof *values);
+        return true;
+    }
+    /* The default is .tpir text: read it with the same code as written text. */
+    parser text = {.text = fallback,
+                   .length = strlen(fallback),
+                   .line = 1,
+                   .filename = "<attribute default>",
+                   .graph = p->graph};
+    next_token(&text);
+    return parse_attribute_value(&text, node, key) == TP_OK && text.current.kind == TOKEN_END;
+}
+
 static tp_status parse_attributes(parser *p, node_text *node) {
-    if (at_punct(p, '{')) {
+    const tp_op_def *op = node->op;
+    bool written_block = at_punct(p, '{');
+    if (written_block) {
         next_token(p);
         while (!at_punct(p, '}')) {
             if (node->seen) TP_TRY(expect_punct(p, ','));
@@ -587,17 +644,31 @@ static tp_status parse_attributes(parser *p, node_text *node) {
         }
         node->attrs_end = p->current;
         next_token(p);
-    } else if (node->op->attr_mask) {
-        return fail_at(p, &node->op_token,
-                       "expected attributes for %s ({key=value, ...}), found none", node->op->name);
     }
-    for (int key = 0; key < TP_ATTR_KEY_COUNT; key++)
-        if ((node->op->attr_mask & TP_ATTR_BIT(key)) && !(node->seen & TP_ATTR_BIT(key))) {
-            char found[80];
-            return fail_at(p, &node->attrs_end, "expected attribute '%s' of %s, found %s",
-                           tp_attr_key_name((tp_attr_key)key), node->op->name,
-                           describe(&node->attrs_end, found, sizeof found));
+    for (int key = 0; key < TP_ATTR_KEY_COUNT; key++) {
+        if (!(op->attr_mask & TP_ATTR_BIT(key)) || (node->seen & TP_ATTR_BIT(key))) continue;
+        if (apply_default(p, node, (tp_attr_key)key)) {
+            node->seen |= TP_ATTR_BIT(key);
+            continue;
         }
+        const char *fallback = tp_op_def_attr_default(op, (tp_attr_key)key);
+        if (fallback && strcmp(fallback, TP_ATTR_DEFAULT_FROM_RESULT) != 0)
+            return fail_at(p, &node->op_token,
+                           "internal error: the default '%s' of attribute '%s' of %s does not "
+                           "read as its type (core/ops/attr_defaults.c); write the attribute",
+                           fallback, tp_attr_key_name((tp_attr_key)key), op->name);
+        char known[512], found[80];
+        describe_attributes(op, known, sizeof known);
+        const char *why = fallback ? ", which has no default when the result type has symbols" : "";
+        if (!written_block)
+            return fail_at(p, &node->op_token,
+                           "expected attributes for %s ({key=value, ...}: %s), found none; "
+                           "'%s' is needed%s",
+                           op->name, known, tp_attr_key_name((tp_attr_key)key), why);
+        return fail_at(p, &node->attrs_end, "expected attribute '%s' of %s%s (%s), found %s",
+                       tp_attr_key_name((tp_attr_key)key), op->name, why, known,
+                       describe(&node->attrs_end, found, sizeof found));
+    }
     return TP_OK;
 }
 
@@ -629,12 +700,109 @@ static tp_status parse_operands(parser *p, node_text *node) {
     for (;;) {
         if (node->num_operands == TP_IR_MAX_OPERANDS)
             return expected(p, "')' (at most 64 operands)");
-        TP_TRY(parse_value_use(p, &node->operands[node->num_operands]));
+        const token *t = &p->current;
+        bool literal = t->kind == TOKEN_NUMBER || token_is(t, TOKEN_IDENT, "inf") ||
+                       token_is(t, TOKEN_IDENT, "nan") || token_is(t, TOKEN_IDENT, "true") ||
+                       token_is(t, TOKEN_IDENT, "false");
+        if (literal) {
+            node->literals[node->num_operands] = *t;
+            node->is_literal[node->num_operands] = true;
+            node->operands[node->num_operands] = TP_NO_VALUE;
+            node->num_literals++;
+            next_token(p);
+        } else {
+            TP_TRY(parse_value_use(p, &node->operands[node->num_operands]));
+        }
         node->num_operands++;
         if (at_punct(p, ')')) break;
         TP_TRY(expect_punct(p, ','));
     }
     next_token(p);
+    return TP_OK;
+}
+
+/* A parser positioned on token `t` of p's text, reading nothing after it:
+ * what an operand literal is read with, so errors point at it. */
+static parser parser_at_token(const parser *p, const token *t) {
+    size_t position = (size_t)(t->text - p->text);
+    parser at = {.text = p->text,
+                 .length = position + t->length,
+                 .position = position,
+                 .line = t->line,
+                 .line_start = position - (t->column - 1),
+                 .filename = p->filename,
+                 .graph = p->graph};
+    next_token(&at);
+    return at;
+}
+
+/* Scalar literals as operands (mul(%x, 0.125)): each becomes a constant of
+ * shape [] named NODE.literalK, defined just before the node, with the dtype
+ * of the node's first value operand (for where's condition: bool), like a
+ * weakly typed Python scalar. Only pointwise ops take literals: elsewhere an
+ * operand's dtype does not follow from its neighbours (gather's indices). */
+static tp_status define_literals(parser *p, node_text *node) {
+    if (!node->num_literals) return TP_OK;
+    const tp_op_def *op = node->op;
+    bool where = op->flags & TP_OPF_COMPUTE_WHERE;
+    int first_value = -1;
+    for (int i = where ? 1 : 0; i < node->num_operands && first_value < 0; i++)
+        if (!node->is_literal[i]) first_value = i;
+    for (int i = 0; i < node->num_operands; i++) {
+        if (!node->is_literal[i]) continue;
+        const token *t = &node->literals[i];
+        char found[80];
+        if (op->kind != TP_KIND_POINTWISE)
+            return fail_at(p, t,
+                           "expected a value (%%name), found the number %s: only pointwise ops "
+                           "take numbers as operands; define a constant for %s",
+                           describe(t, found, sizeof found), op->name);
+        tp_dtype dtype;
+        if (where && i == 0)
+            dtype = TP_BOOL;
+        else if (first_value >= 0)
+            dtype = tp_graph_value_type(p->graph, node->operands[first_value])->dtype;
+        else
+            return fail_at(p, t,
+                           "expected at least one value operand of %s to give the number %s its "
+                           "dtype, found only numbers; define a constant",
+                           op->name, describe(t, found, sizeof found));
+        union {
+            double f64;
+            int64_t i64;
+            float f32;
+            int32_t i32;
+            uint8_t b;
+        } element;
+        parser at = parser_at_token(p, t);
+        if (parse_element(&at, dtype, &element) != TP_OK) {
+            const char *dtype_source = where && i == 0 ? "the dtype of where's condition"
+                                                       : "the dtype of the other operands";
+            return fail_at(p, t, "%s (the number takes %s, %s; write it so, or cast)",
+                           strstr(tp_last_error(), "expected") ? strstr(tp_last_error(), "expected")
+                                                               : tp_last_error(),
+                           dtype_source, tp_dtype_name(dtype));
+        }
+        tp_tensor *data = NULL;
+        TP_TRY(tp_tensor_from_data(dtype, 0, NULL, &element, &data));
+        char name[TP_IR_NAME_MAX + 16];
+        snprintf(name, sizeof name, "%s.literal%d", node->name, i);
+        tp_value_id id = TP_NO_VALUE;
+        tp_attrs attrs = TP_ATTRS_INIT;
+        attrs.data = data;
+        tp_status status =
+            strlen(name) > TP_IR_NAME_MAX || tp_ir_find_value(p->graph, name) != TP_NO_VALUE
+                ? fail_at(p, t,
+                          "expected a value, found a number whose constant's name "
+                          "'%s' is taken or too long; define a constant",
+                          name)
+                : tp_graph_add_node(p->graph, "constant", NULL, 0, &attrs, name, &id);
+        tp_tensor_release(data);
+        if (status != TP_OK)
+            return status == TP_ERR_PARSE ? status : fail_at(p, t, "%s", tp_last_error());
+        TP_TRY(remember_definition(p, id, t->line));
+        node->operands[i] = id;
+    }
     return TP_OK;
 }
 
@@ -682,6 +850,7 @@ static tp_status parse_node(parser *p) {
     if (status == TP_OK) status = parse_operands(p, &node);
     if (status == TP_OK) status = check_arity(p, &node);
     if (status == TP_OK) status = parse_attributes(p, &node);
+    if (status == TP_OK) status = define_literals(p, &node);
     if (status == TP_OK) status = add_parsed_node(p, &node);
     tp_tensor_release(node.attrs.data); /* the graph keeps its own reference */
     return status;

@@ -1,4 +1,4 @@
-/* ONNX value names to tp value names (identifiers): the one mapping the
+/* ONNX value names to tp value names (words joined by dots): the one mapping the
  * importer, tpc's --arg matching and the node-test runner share. Needs no
  * protobuf code, so builds without the importer have it too. */
 #include <stdbool.h>
@@ -13,10 +13,14 @@ char *tp_onnx_value_name(const char *onnx_name, char *buffer, size_t size) {
         buffer[at++] = '_';
     for (const char *p = onnx_name ? onnx_name : ""; *p && at + 1 < size; p++) {
         char c = *p;
-        bool keep =
+        bool word =
             (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-        buffer[at++] = keep ? c : '_';
+        /* A dot joins two words ("encoder.layer.0.weight" stays as it is); a
+         * leading, doubled or final dot cannot, and becomes '_'. */
+        bool joining_dot = c == '.' && at > 0 && buffer[at - 1] != '.' && p[1] && p[1] != '.';
+        buffer[at++] = word || joining_dot ? c : '_';
     }
+    if (at > 0 && buffer[at - 1] == '.') buffer[at - 1] = '_'; /* cut short at `size` */
     if (at == 0 && size > 1) buffer[at++] = '_';
     buffer[at] = '\0';
     return buffer;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../base/error.h"
+#include "attr_defaults.h"
 #include "op_table.h"
 #include "tensorplay/ops.h"
 
@@ -33,4 +34,9 @@ tp_status tp_op_describe(int op_id, tp_op_info *out) {
     size_t size = out->struct_size < sizeof info ? out->struct_size : sizeof info;
     memcpy(out, &info, size);
     return TP_OK;
+}
+
+const char *tp_op_attribute_default(int op_id, tp_attr_key key) {
+    if (op_id < 0 || op_id >= TP_OP_COUNT) return NULL;
+    return tp_op_def_attr_default(tp_op_get((tp_op_id)op_id), key);
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/attr_defaults.h"
 #include "ops/attr_info.h"
 #include "ops/op_table.h"
 #include "tensorplay/graph.h"
@@ -78,50 +79,16 @@ static void free_semantics(semantics *prose) {
     free(prose->preface);
 }
 
-static void default_text(tp_attr_key key, char *out, size_t size) {
-    const tp_attrs attrs = TP_ATTRS_INIT;
-    const tp_attr_info *info = tp_attr_info_get(key);
-    switch (info->type) {
-    case TP_ATTR_TYPE_INTS:
-        snprintf(out, size, "[]");
-        break;
-    case TP_ATTR_TYPE_BOOL:
-        snprintf(out, size, "%s", attrs.keepdim ? "true" : "false");
-        break;
-    case TP_ATTR_TYPE_INT: {
-        int64_t value = key == TP_ATTR_AXIS    ? attrs.axis
-                        : key == TP_ATTR_DIM0  ? attrs.dim0
-                        : key == TP_ATTR_DIM1  ? attrs.dim1
-                        : key == TP_ATTR_START ? attrs.start
-                        : key == TP_ATTR_STOP  ? attrs.stop
-                                               : attrs.step;
-        if (value == TP_SLICE_END)
-            snprintf(out, size, "end");
-        else
-            snprintf(out, size, "%lld", (long long)value);
-        break;
-    }
-    case TP_ATTR_TYPE_FLOAT: {
-        double value = key == TP_ATTR_RANGE_START  ? attrs.range_start
-                       : key == TP_ATTR_RANGE_STOP ? attrs.range_stop
-                       : key == TP_ATTR_RANGE_STEP ? attrs.range_step
-                       : key == TP_ATTR_VALUE      ? attrs.value
-                       : key == TP_ATTR_EPS        ? attrs.eps
-                       : key == TP_ATTR_BETA       ? attrs.beta
-                                                   : attrs.threshold;
-        snprintf(out, size, "%g", value);
-        break;
-    }
-    case TP_ATTR_TYPE_DTYPE:
-        snprintf(out, size, "%s", tp_dtype_name(attrs.dtype));
-        break;
-    case TP_ATTR_TYPE_APPROXIMATE:
-        snprintf(out, size, "%s", attrs.approximate == TP_GELU_TANH ? "tanh" : "none");
-        break;
-    case TP_ATTR_TYPE_TENSOR:
-        snprintf(out, size, "(required)");
-        break;
-    }
+/* The attribute's default as .tpir and the bindings apply it (attr_defaults.c). */
+static void default_text(const tp_op_def *op, tp_attr_key key, char *out, size_t size) {
+    const char *fallback = tp_op_def_attr_default(op, key);
+    if (!fallback)
+        snprintf(out, size, "none (required)");
+    else if (strcmp(fallback, TP_ATTR_DEFAULT_FROM_RESULT) == 0)
+        snprintf(out, size, "%s", key == TP_ATTR_DTYPE ? "the result type's dtype"
+                                                       : "the result type's dims (when static)");
+    else
+        snprintf(out, size, "%s", fallback);
 }
 
 static const char *attr_type_text(tp_attr_type type) {
@@ -217,7 +184,7 @@ static void write_op(FILE *text, FILE *man, const tp_op_def *op, const char *pro
         if (!(op->attr_mask & TP_ATTR_BIT(key))) continue;
         const tp_attr_info *info = tp_attr_info_get((tp_attr_key)key);
         char fallback[64];
-        default_text((tp_attr_key)key, fallback, sizeof fallback);
+        default_text(op, (tp_attr_key)key, fallback, sizeof fallback);
         fprintf(text, "    attribute %s: %s, default %s\n", info->name, attr_type_text(info->type),
                 fallback);
         fprintf(man, ".br\nAttribute \\fB%s\\fR: %s, default ", info->name,

@@ -8,9 +8,11 @@
  * a symbol named INPUT_dN. Initializers stored in external-data files are
  * read from the model's folder (relative locations only).
  *
- * Value names: ONNX names may hold any character; a tp value name is an
- * identifier, so every character outside [A-Za-z0-9_] becomes '_' and a name
- * that starts with a digit gets a leading '_' (tp_onnx_value_name). The
+ * Value names: ONNX names may hold any character; a tp value name is words
+ * of [A-Za-z0-9_] joined by single dots, so dots between words stay
+ * ("encoder.layer.0.weight"), every other character outside [A-Za-z0-9_]
+ * (and a leading, doubled or final dot) becomes '_', and a name that starts
+ * with a digit gets a leading '_' (tp_onnx_value_name). The
  * graph's inputs are named that way; so is every node result whose ONNX name
  * is free after the mapping.
  *

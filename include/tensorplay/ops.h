@@ -69,6 +69,13 @@ typedef struct tp_op_info {
 TP_API int tp_op_count(void);
 /* Describes op `op_id`; TP_ERR_NOT_FOUND outside 0 .. tp_op_count()-1. */
 TP_API tp_status tp_op_describe(int op_id, tp_op_info *out);
+/* The default of attribute `key` of op `op_id` when .tpir (or a binding)
+ * leaves it out: the text of a .tpir attribute value ("false", "-1", "end",
+ * "[]", "1e-05"), the text "(from the result type)" for `dtype` and `shape`,
+ * which .tpir takes from the node's written type, or NULL when the attribute
+ * is required, the op does not read `key`, or either is out of range. The
+ * defaults are listed in tensorplay-ops(7). */
+TP_API const char *tp_op_attribute_default(int op_id, tp_attr_key key);
 
 /* ---- metadata and values (recorded by capture: see compile.h) ---- */
 TP_API int tp_ndim(tp_ctx *ctx, tp_tensor *x);

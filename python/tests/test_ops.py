@@ -4,6 +4,8 @@ The test list comes from the op table (tensorplay.ops.SPECS), so an op added
 to the C library is tested here at once; one without a NumPy oracle in
 ORACLES fails test_every_op_has_an_oracle, naming it.
 """
+import ctypes
+import inspect
 import math
 
 import numpy as np
@@ -189,3 +191,31 @@ def test_signatures_have_python_defaults():
     assert inspect.signature(ops.slice).parameters["stop"].default is None
     assert inspect.signature(ops.layer_norm).parameters["eps"].default == 1e-5
     assert ops.add.__doc__ and "add" in ops.add.__doc__
+
+
+def test_python_defaults_agree_with_the_op_tables():
+    """Where the C op table gives an attribute a default (what .tpir applies)
+    and the bindings give it one too, both mean the same value."""
+    from tensorplay import _lib
+    c_default = _lib.lib.tp_op_attribute_default
+    c_default.restype, c_default.argtypes = ctypes.c_char_p, [ctypes.c_int, ctypes.c_int]
+    from_result = b"(from the result type)"
+    checked = 0
+    for spec in ops.SPECS:
+        for key in spec.keys:
+            text = c_default(spec.id, key.index)
+            python = spec.default_of(key)
+            if text is None or text == from_result or python is inspect.Parameter.empty:
+                continue
+            text = text.decode()
+            if text == "[]" or text == "end":
+                expected = None
+            elif text in ("true", "false"):
+                expected = text == "true"
+            elif text in ("none", "tanh"):
+                expected = text
+            else:
+                expected = float(text)
+            assert python == expected, (spec.name, key.python_name, python, text)
+            checked += 1
+    assert checked >= 10

@@ -39,7 +39,7 @@ END_TEST
 
 START_TEST(unknown_attribute_lists_the_ops_attributes) {
     expect_error(HEADER "  %y: f32[2] = softmax(%x) {dim=0}\n  return %y\n}\n",
-                 "t.tpir:2:29: expected an attribute of softmax (axis), found 'dim'");
+                 "t.tpir:2:29: expected an attribute of softmax (axis=-1), found 'dim'");
 }
 END_TEST
 
@@ -56,14 +56,52 @@ START_TEST(duplicate_attribute_is_reported_at_the_second) {
 END_TEST
 
 START_TEST(missing_attribute_is_reported_at_the_closing_brace) {
-    expect_error(HEADER "  %y: f32[2] = slice(%x) {axis=0, start=0, step=1}\n  return %y\n}\n",
-                 "t.tpir:2:50: expected attribute 'stop' of slice, found '}'");
+    expect_error(HEADER "  %y: f32[2] = slice(%x) {start=0, stop=1}\n  return %y\n}\n",
+                 "t.tpir:2:42: expected attribute 'axis' of slice (axis (required), start=0, "
+                 "stop=end, step=1), found '}'");
 }
 END_TEST
 
 START_TEST(missing_attribute_block_is_reported_at_the_op) {
-    expect_error(HEADER "  %y: f32[2] = softmax(%x)\n  return %y\n}\n",
-                 "t.tpir:2:16: expected attributes for softmax ({key=value, ...}), found none");
+    expect_error(HEADER "  %y: f32[2, 1] = unsqueeze(%x)\n  return %y\n}\n",
+                 "t.tpir:2:19: expected attributes for unsqueeze ({key=value, ...}: axis "
+                 "(required)), found none; 'axis' is needed");
+}
+END_TEST
+
+START_TEST(shape_without_default_for_a_symbolic_result_says_why) {
+    expect_error("graph g(%x: f32[n, 4]) {\n  %y: f32[n, 2, 2] = reshape(%x)\n  return %y\n}\n",
+                 "t.tpir:2:22: expected attributes for reshape ({key=value, ...}: shape (default "
+                 "from the result type)), found none; 'shape' is needed, which has no default "
+                 "when the result type has symbols");
+}
+END_TEST
+
+START_TEST(number_operand_of_a_non_pointwise_op_is_refused) {
+    expect_error(HEADER "  %y: f32[] = matmul(%x, 2)\n  return %y\n}\n",
+                 "t.tpir:2:26: expected a value (%name), found the number '2': only pointwise ops "
+                 "take numbers as operands; define a constant for matmul");
+}
+END_TEST
+
+START_TEST(fractional_number_operand_of_an_integer_op_is_refused) {
+    expect_error("graph g(%x: i32[2]) {\n  %y: i32[2] = mul(%x, 0.5)\n  return %y\n}\n",
+                 "t.tpir:2:24: expected an integer in i32 range for an i32 element, found '0.5' "
+                 "(the number takes the dtype of the other operands, i32; write it so, or cast)");
+}
+END_TEST
+
+START_TEST(only_number_operands_are_refused) {
+    expect_error(HEADER "  %y: f32[] = add(1, 2)\n  return %y\n}\n",
+                 "t.tpir:2:19: expected at least one value operand of add to give the number '1' "
+                 "its dtype, found only numbers; define a constant");
+}
+END_TEST
+
+START_TEST(dotted_value_names_must_join_words) {
+    expect_error(HEADER "  %a..b: f32[2] = neg(%x)\n  return %a..b\n}\n",
+                 "t.tpir:2:3: expected a value name (% then words of letters, digits and '_' "
+                 "joined by single dots, at most 128 bytes), found '%a..b'");
 }
 END_TEST
 
@@ -177,8 +215,8 @@ END_TEST
 
 START_TEST(lone_percent_at_the_end_of_the_text_is_reported) {
     expect_error(HEADER "  %",
-                 "t.tpir:2:3: expected a value name (% then an identifier or a number, at most "
-                 "128 bytes), found '%'");
+                 "t.tpir:2:3: expected a value name (% then words of letters, digits and '_' "
+                 "joined by single dots, at most 128 bytes), found '%'");
 }
 END_TEST
 
@@ -237,6 +275,11 @@ TP_TEST_SUITE(ir_parse_errors) {
     tcase_add_test(tc, duplicate_attribute_is_reported_at_the_second);
     tcase_add_test(tc, missing_attribute_is_reported_at_the_closing_brace);
     tcase_add_test(tc, missing_attribute_block_is_reported_at_the_op);
+    tcase_add_test(tc, shape_without_default_for_a_symbolic_result_says_why);
+    tcase_add_test(tc, number_operand_of_a_non_pointwise_op_is_refused);
+    tcase_add_test(tc, fractional_number_operand_of_an_integer_op_is_refused);
+    tcase_add_test(tc, only_number_operands_are_refused);
+    tcase_add_test(tc, dotted_value_names_must_join_words);
     tcase_add_test(tc, attribute_of_the_wrong_value_type_is_reported);
     tcase_add_test(tc, integer_out_of_range_is_a_bad_number);
     tcase_add_test(tc, malformed_number_in_a_payload_is_reported);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ir_helpers.h"
+#include "tensorplay/ops.h"
 
 static void expect_round_trip(const char *canonical) {
     tp_graph *graph = ir_parse_ok(canonical);
@@ -102,6 +103,160 @@ START_TEST(attributes_in_any_order_print_in_key_order) {
     ck_assert_ptr_nonnull(strstr(text, "{axis=0, start=0, stop=end, step=2}"));
     tp_free(text);
     tp_graph_destroy(graph);
+}
+END_TEST
+
+/* Parses `written`, prints it, compares with `canonical` (written by hand). */
+static void expect_prints_as(const char *written, const char *canonical) {
+    tp_graph *graph = ir_parse_ok(written);
+    char *text = ir_print_ok(graph);
+    ck_assert_str_eq(text, canonical);
+    tp_free(text);
+    tp_graph_destroy(graph);
+    expect_round_trip(canonical);
+}
+
+START_TEST(omitted_attributes_take_the_op_tables_defaults) {
+    expect_prints_as("graph g(%x: f32[2, 3], %i: i64[2]) {\n"
+                     "  %s: f32[2, 3] = softmax(%x)\n"
+                     "  %l: f32[2, 3] = log_softmax(%x) {}\n"
+                     "  %t: f32[] = sum(%x)\n"
+                     "  %m: f32[2, 1] = mean(%x) {axes=[1], keepdim=true}\n"
+                     "  %k: f32[2, 2] = slice(%x) {axis=1, stop=2}\n"
+                     "  %g: f32[2, 3] = gelu(%x)\n"
+                     "  %p: f32[2, 3] = softplus(%x) {beta=2}\n"
+                     "  %c: f64[2, 3] = cast(%x)\n"
+                     "  %f: i32[2, 2] = full() {value=3}\n"
+                     "  %a: f32[3] = arange() {stop=3}\n"
+                     "  %r: f32[3, 2] = reshape(%x)\n"
+                     "  %j: f32[4, 3] = concat(%x, %x)\n"
+                     "  %q: f32[2, 3] = gather(%x, %i)\n"
+                     "  return %s, %l, %t, %m, %k, %g, %p, %c, %f, %a, %r, %j, %q\n"
+                     "}\n",
+                     "graph g(%x: f32[2, 3], %i: i64[2]) {\n"
+                     "  %s: f32[2, 3] = softmax(%x) {axis=-1}\n"
+                     "  %l: f32[2, 3] = log_softmax(%x) {axis=-1}\n"
+                     "  %t: f32[] = sum(%x) {axes=[], keepdim=false}\n"
+                     "  %m: f32[2, 1] = mean(%x) {axes=[1], keepdim=true}\n"
+                     "  %k: f32[2, 2] = slice(%x) {axis=1, start=0, stop=2, step=1}\n"
+                     "  %g: f32[2, 3] = gelu(%x) {approximate=none}\n"
+                     "  %p: f32[2, 3] = softplus(%x) {beta=2, threshold=20}\n"
+                     "  %c: f64[2, 3] = cast(%x) {dtype=f64}\n"
+                     "  %f: i32[2, 2] = full() {shape=[2, 2], dtype=i32, value=3}\n"
+                     "  %a: f32[3] = arange() {start=0, stop=3, step=1, dtype=f32}\n"
+                     "  %r: f32[3, 2] = reshape(%x) {shape=[3, 2]}\n"
+                     "  %j: f32[4, 3] = concat(%x, %x) {axis=0}\n"
+                     "  %q: f32[2, 3] = gather(%x, %i) {axis=0}\n"
+                     "  return %s, %l, %t, %m, %k, %g, %p, %c, %f, %a, %r, %j, %q\n"
+                     "}\n");
+}
+END_TEST
+
+START_TEST(number_operands_become_constants_of_the_operands_dtype) {
+    expect_prints_as("graph g(%x: f32[2], %n: i64[2], %m: bool[2]) {\n"
+                     "  %y: f32[2] = mul(%x, 0.125)\n"
+                     "  %z: f32[2] = where(%m, -inf, %y)\n"
+                     "  %k: i64[2] = add(3, %n)\n"
+                     "  return %z, %k\n"
+                     "}\n",
+                     "graph g(%x: f32[2], %n: i64[2], %m: bool[2]) {\n"
+                     "  %y.literal1: f32[] = constant() {value=[0.125]}\n"
+                     "  %y: f32[2] = mul(%x, %y.literal1)\n"
+                     "  %z.literal1: f32[] = constant() {value=[-inf]}\n"
+                     "  %z: f32[2] = where(%m, %z.literal1, %y)\n"
+                     "  %k.literal0: i64[] = constant() {value=[3]}\n"
+                     "  %k: i64[2] = add(%k.literal0, %n)\n"
+                     "  return %z, %k\n"
+                     "}\n");
+}
+END_TEST
+
+START_TEST(dotted_value_names_round_trip) {
+    expect_round_trip("graph g(%encoder.layer.0.weight: f32[4, 4], %0.bias: f32[4]) {\n"
+                      "  %encoder.layer.0.out: f32[4, 4] = add(%encoder.layer.0.weight, %0.bias)\n"
+                      "  return %encoder.layer.0.out\n"
+                      "}\n");
+}
+END_TEST
+
+/* A node of an op reading `key`, with every other attribute written out, for
+ * checking `key`'s default of that op: "%s" stands for where key=value goes
+ * (empty: left out). */
+typedef struct default_carrier {
+    const char *op;
+    tp_attr_key key;
+    const char *node; /* printf format taking the attribute text ("" or "key=value, ") */
+} default_carrier;
+
+static const default_carrier carriers[] = {
+    {"sum", TP_ATTR_AXES, "  %%y: f32[] = sum(%%x) {%skeepdim=false}\n"},
+    {"sum", TP_ATTR_KEEPDIM, "  %%y: f32[] = sum(%%x) {%saxes=[]}\n"},
+    {"slice", TP_ATTR_START, "  %%y: f32[2, 3] = slice(%%x) {%saxis=1, stop=end, step=1}\n"},
+    {"slice", TP_ATTR_STOP, "  %%y: f32[2, 3] = slice(%%x) {%saxis=1, start=0, step=1}\n"},
+    {"slice", TP_ATTR_STEP, "  %%y: f32[2, 3] = slice(%%x) {%saxis=1, start=0, stop=end}\n"},
+    {"arange", TP_ATTR_RANGE_START, "  %%y: f32[3] = arange() {%sstop=3, step=1, dtype=f32}\n"},
+    {"arange", TP_ATTR_RANGE_STEP, "  %%y: f32[3] = arange() {%sstart=0, stop=3, dtype=f32}\n"},
+    {"layer_norm", TP_ATTR_EPS, "  %%y: f32[2, 3] = layer_norm(%%x) {%saxis=-1}\n"},
+    {"gelu", TP_ATTR_APPROXIMATE, "  %%y: f32[2, 3] = gelu(%%x) {%s}\n"},
+    {"softplus", TP_ATTR_BETA, "  %%y: f32[2, 3] = softplus(%%x) {%sthreshold=20}\n"},
+    {"softplus", TP_ATTR_THRESHOLD, "  %%y: f32[2, 3] = softplus(%%x) {%sbeta=1}\n"},
+    {"softmax", TP_ATTR_AXIS, "  %%y: f32[2, 3] = softmax(%%x) {%s}\n"},
+    {"concat", TP_ATTR_AXIS, "  %%y: f32[2, 3] = concat(%%x) {%s}\n"},
+};
+
+/* The graph text with the carrier's node, `attribute` in its block. */
+static char *carrier_text(const default_carrier *carrier, const char *attribute) {
+    static char text[512];
+    char node[256];
+    snprintf(node, sizeof node, carrier->node, attribute);
+    /* A trailing ", " before '}' is not .tpir: drop it. */
+    char *tail = strstr(node, ", }");
+    if (tail) memmove(tail, tail + 2, strlen(tail + 2) + 1);
+    snprintf(text, sizeof text, "graph g(%%x: f32[2, 3]) {\n%s  return %%y\n}\n", node);
+    return text;
+}
+
+START_TEST(each_default_reads_like_the_written_value) {
+    for (size_t i = 0; i < sizeof carriers / sizeof carriers[0]; i++) {
+        const default_carrier *carrier = &carriers[i];
+        int op = 0;
+        tp_op_info info = TP_OP_INFO_INIT;
+        for (; op < tp_op_count(); op++)
+            if (tp_op_describe(op, &info) == TP_OK && strcmp(info.name, carrier->op) == 0) break;
+        ck_assert_int_lt(op, tp_op_count());
+        const char *fallback = tp_op_attribute_default(op, carrier->key);
+        ck_assert_msg(fallback, "%s.%s has no default", carrier->op,
+                      tp_attr_key_name(carrier->key));
+        tp_graph *implicit = ir_parse_ok(carrier_text(carrier, ""));
+        char attribute[128];
+        snprintf(attribute, sizeof attribute, "%s=%s, ", tp_attr_key_name(carrier->key), fallback);
+        tp_graph *written = ir_parse_ok(carrier_text(carrier, attribute));
+        char *a = ir_print_ok(implicit), *b = ir_print_ok(written);
+        ck_assert_str_eq(a, b);
+        tp_free(a);
+        tp_free(b);
+        tp_graph_destroy(implicit);
+        tp_graph_destroy(written);
+    }
+}
+END_TEST
+
+START_TEST(defaults_exist_only_for_attributes_an_op_reads) {
+    for (int op = 0; op < tp_op_count(); op++) {
+        tp_op_info info = TP_OP_INFO_INIT;
+        ck_assert_int_eq(tp_op_describe(op, &info), TP_OK);
+        for (int key = 0; key < TP_ATTR_KEY_COUNT; key++) {
+            const char *text = tp_op_attribute_default(op, (tp_attr_key)key);
+            if (!(info.attr_mask & TP_ATTR_BIT(key)))
+                ck_assert_msg(!text, "%s: default for attribute %s it does not read", info.name,
+                              tp_attr_key_name((tp_attr_key)key));
+            else if (text)
+                ck_assert_msg(text[0] != '\0', "%s.%s: empty default", info.name,
+                              tp_attr_key_name((tp_attr_key)key));
+        }
+    }
+    ck_assert_ptr_null(tp_op_attribute_default(-1, TP_ATTR_AXIS));
+    ck_assert_ptr_null(tp_op_attribute_default(tp_op_count(), TP_ATTR_AXIS));
 }
 END_TEST
 
@@ -267,6 +422,11 @@ TP_TEST_SUITE(ir_text) {
     tcase_add_test(tc, shape_and_creation_ops_round_trip);
     tcase_add_test(tc, pointwise_reduction_and_matmul_ops_round_trip);
     tcase_add_test(tc, composite_ops_round_trip);
+    tcase_add_test(tc, omitted_attributes_take_the_op_tables_defaults);
+    tcase_add_test(tc, number_operands_become_constants_of_the_operands_dtype);
+    tcase_add_test(tc, dotted_value_names_round_trip);
+    tcase_add_test(tc, each_default_reads_like_the_written_value);
+    tcase_add_test(tc, defaults_exist_only_for_attributes_an_op_reads);
     tcase_add_test(tc, graph_without_inputs_round_trips);
     tcase_add_test(tc, comments_and_spacing_print_canonically);
     tcase_add_test(tc, attributes_in_any_order_print_in_key_order);

@@ -339,10 +339,11 @@ START_TEST(external_data_is_read_from_the_model_folder) {
 }
 END_TEST
 
-START_TEST(onnx_names_map_to_identifiers) {
+START_TEST(onnx_names_map_to_value_names) {
     char buffer[64];
     ck_assert_str_eq(tp_onnx_value_name("encoder.layer.0/attn:0", buffer, sizeof buffer),
-                     "encoder_layer_0_attn_0");
+                     "encoder.layer.0_attn_0");
+    ck_assert_str_eq(tp_onnx_value_name(".a..b.", buffer, sizeof buffer), "_a_.b_");
     ck_assert_str_eq(tp_onnx_value_name("0", buffer, sizeof buffer), "_0");
     ck_assert_str_eq(tp_onnx_value_name("input_ids", buffer, sizeof buffer), "input_ids");
 }
@@ -372,7 +373,7 @@ TP_TEST_SUITE(onnx_import) {
     tcase_add_test(tc, nodes_out_of_order_are_imported_in_dependency_order);
     tcase_add_test(tc, unproduced_output_used_later_names_its_node);
     tcase_add_test(tc, external_data_is_read_from_the_model_folder);
-    tcase_add_test(tc, onnx_names_map_to_identifiers);
+    tcase_add_test(tc, onnx_names_map_to_value_names);
     tcase_add_test(tc, file_that_does_not_exist_names_the_path);
     suite_add_tcase(suite, tc);
     return suite;
