@@ -350,6 +350,13 @@ static int32_t rebind(tp_plugin_executable *exe, const tp_plugin_buffer *inputs,
         d->bound = false;
         return run_error(exe->host, error);
     }
+    if (program.packed_gemm != exe->gemm_kernels.family ||
+        (program.uses_gemm && !exe->ukernels[0])) {
+        stax_program_free(&program);
+        d->bound = false;
+        return run_error(exe->host, "stax: STAX_GEMM_KERNEL changed since this dynamic graph was "
+                                    "compiled; set it back, or compile the graph again");
+    }
     stax_program_free(&exe->program);
     exe->program = program;
     if (bind_program(exe) != TP_PLUGIN_OK) {

@@ -139,14 +139,11 @@ static void pack_a(const k_block *kb, int64_t t0, int64_t t1, float *out) {
         int64_t row = tile_row(&call->rt, t);
         int64_t h = call->kernels->family->heights[tile_kernel(&call->rt, t)];
         const float *a = kb->a + row * g->a_rs;
-        if (g->a_cs == 1 && g->a_rs != 1) { /* rows contiguous along k */
-            for (int64_t r = 0; r < h; r++)
-                for (int64_t k = 0; k < kb->kc; k++) out[k * h + r] = a[r * g->a_rs + k];
-        } else {
-            for (int64_t k = 0; k < kb->kc; k++)
-                for (int64_t r = 0; r < h; r++) out[k * h + r] = a[r * g->a_rs + k * g->a_cs];
-        }
-        out += h * kb->kc;
+        const float *rows[STAX_GEMM_MAX_TILE_ROWS];
+        for (int64_t r = 0; r < h; r++) rows[r] = a + r * g->a_rs;
+        /* written in order; the h rows are read as h streams */
+        for (int64_t k = 0; k < kb->kc; k++, out += h)
+            for (int64_t r = 0; r < h; r++) out[r] = rows[r][k * g->a_cs];
     }
 }
 

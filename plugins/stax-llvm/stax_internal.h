@@ -185,7 +185,8 @@ typedef struct stax_gemm_family {
     int32_t heights[6];
 } stax_gemm_family;
 
-#define STAX_GEMM_MAX_HEIGHTS 6
+#define STAX_GEMM_MAX_HEIGHTS   6
+#define STAX_GEMM_MAX_TILE_ROWS 16 /* at least the largest mr of any family */
 
 const stax_gemm_family *stax_gemm_family_named(const char *name);
 /* The family for LLVM's host feature string: avx512 with +avx512f, avx2 with
