@@ -1,48 +1,25 @@
 /* The tracer: a tp_ctx recorder that turns one run of a user function into a
  * graph, with its metadata touches, its value reads (gates) and any raw data
  * access (capture.h). Owns the trace records of the tensors it follows and
- * removes every one of them before it returns. */
-#include "capture.h"
+ * removes every one of them before it returns.
+ *
+ * Ops are not computed while tracing: each result is a deferred tensor
+ * (shape and dtype only) standing for its graph value. A value is computed
+ * when something needs it (capture_evaluate.c): a gate computes the
+ * ancestors of the read value that are still deferred; the first raw read
+ * computes everything traced so far and every later op at once, since the
+ * function then runs uncompiled and what it sees must be what eager gives;
+ * a deferred tensor still referenced from outside when the function returns
+ * is computed before its trace is removed. */
+#include "capture_state.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../base/alloc.h"
 #include "../base/error.h"
-#include "../tensor/tensor_internal.h"
-
-typedef struct capture_state capture_state;
-
-/* What a traced tensor's `trace` field points to. */
-typedef struct trace_record {
-    tp_tensor_trace_hook hook; /* first: tensor.c calls through it */
-    capture_state *state;
-    tp_value_id value;
-    tp_tensor *tensor; /* one reference, dropped when the capture ends */
-} trace_record;
-
-typedef struct gate_read {
-    tp_value_id value;
-    tp_item_kind kind;
-    int64_t outcome;
-} gate_read;
-
-struct capture_state {
-    tp_ctx_recorder recorder; /* first: the ctx calls through it */
-    const char *name;
-    tp_ctx *ctx;             /* the ctx the function runs on */
-    char *foreign_ctx_error; /* set: an op ran on another ctx (a capture error) */
-    tp_graph *graph;
-    trace_record **records;
-    int num_records, record_capacity;
-    int num_args;
-    int *param_of_input; /* graph input index -> argument index */
-    bool *shape_touched; /* per argument */
-    gate_read *gates;
-    int num_gates, gate_capacity;
-    char *raw_access_reason;
-};
 
 static capture_state *state_of(tp_ctx_recorder *recorder) {
     return (capture_state *)recorder;
@@ -52,8 +29,15 @@ static tp_status out_of_memory(const char *what) {
     return tp_error_set(TP_ERR_OUT_OF_MEMORY, "capture: out of memory (%s)", what);
 }
 
-static void on_raw_access(tp_tensor_trace_hook *hook, const tp_tensor *tensor, const char *api) {
-    trace_record *record = (trace_record *)hook;
+/* Keeps the first evaluation error (the thread's message) as the capture's. */
+static void note_evaluation_error(capture_state *state, tp_status status) {
+    if (state->evaluation_error) return;
+    state->evaluation_status = status;
+    state->evaluation_error = strdup(tp_last_error());
+}
+
+/* The first raw read explains why the function cannot be captured. */
+static void record_raw_access(trace_record *record, const tp_tensor *tensor, const char *api) {
     capture_state *state = record->state;
     if (state->raw_access_reason) return; /* the first one explains it */
     char text[512];
@@ -64,6 +48,21 @@ static void on_raw_access(tp_tensor_trace_hook *hook, const tp_tensor *tensor, c
              state->name, api, tp_graph_value_name(state->graph, record->value),
              tp_tensor_describe(tensor, type, sizeof type));
     state->raw_access_reason = strdup(text);
+    /* From here on the function runs as it would eagerly (its result is
+     * thrown away and it runs again uncompiled): compute what is pending
+     * and every later op at once. */
+    tp_status status = tp_capture_evaluate_all(state);
+    if (status != TP_OK) note_evaluation_error(state, status);
+}
+
+/* Every raw read: also when the reason is known already, the tensor must
+ * hold its values before the API hands them out. */
+static void on_raw_access(tp_tensor_trace_hook *hook, const tp_tensor *tensor, const char *api) {
+    trace_record *record = (trace_record *)hook;
+    record_raw_access(record, tensor, api);
+    tp_status status = tensor->deferred ? tp_capture_evaluate(record->state, record->value) : TP_OK;
+    if (status != TP_OK) note_evaluation_error(record->state, status);
+    if (tensor->deferred) tp_capture_fill_zeros((tp_tensor *)tensor); /* after an error */
 }
 
 static void on_size_read(tp_tensor_trace_hook *hook, const tp_tensor *tensor);
@@ -88,6 +87,7 @@ static tp_ctx *capture_ctx(tp_tensor_trace_hook *hook) {
 
 /* Starts following `tensor` as graph value `value`. */
 static tp_status trace_tensor(capture_state *state, tp_tensor *tensor, tp_value_id value) {
+    TP_TRY(tp_capture_keep_value(state, value, tensor));
     if (state->num_records == state->record_capacity) {
         int capacity = state->record_capacity ? state->record_capacity * 2 : 64;
         trace_record **records = realloc(state->records, (size_t)capacity * sizeof *records);
@@ -104,22 +104,36 @@ static tp_status trace_tensor(capture_state *state, tp_tensor *tensor, tp_value_
                                           .capture_ctx = capture_ctx};
     record->state = state;
     record->value = value;
-    record->tensor = tp_tensor_retain(tensor);
+    record->tensor = tensor; /* state->values holds the reference */
     tensor->trace = record;
     state->records[state->num_records++] = record;
     return TP_OK;
+}
+
+/* A deferred tensor the function kept beyond its ctx (a global, user_data)
+ * must not lose its values with its trace: compute those. */
+static void compute_escaped(capture_state *state) {
+    for (int i = 0; i < state->num_records; i++) {
+        tp_tensor *tensor = state->records[i]->tensor;
+        if (!tensor->deferred || atomic_load(&tensor->refcount) <= 1) continue;
+        tp_status status = tp_capture_evaluate(state, state->records[i]->value);
+        if (status != TP_OK) {
+            note_evaluation_error(state, status);
+            tp_capture_fill_zeros(tensor);
+        }
+    }
 }
 
 static void untrace_all(capture_state *state) {
     for (int i = 0; i < state->num_records; i++) {
         trace_record *record = state->records[i];
         record->tensor->trace = NULL;
-        tp_tensor_release(record->tensor);
         free(record);
     }
     free(state->records);
     state->records = NULL;
     state->num_records = state->record_capacity = 0;
+    tp_capture_release_values(state);
 }
 
 /* The graph value standing for `tensor`: its trace, or a new constant node
@@ -138,12 +152,15 @@ static tp_status value_of(capture_state *state, tp_tensor *tensor, tp_value_id *
     attrs.dtype = tensor->dtype;
     attrs.data = snapshot;
     tp_status status = tp_graph_add_node(state->graph, "constant", NULL, 0, &attrs, NULL, out);
-    tp_tensor_release(snapshot); /* the graph holds its own reference */
+    if (status == TP_OK) status = tp_capture_keep_value(state, *out, snapshot);
+    tp_tensor_release(snapshot); /* the graph and state->values hold their own */
     return status;
 }
 
-static tp_status on_op(tp_ctx_recorder *recorder, const tp_op_def *op, tp_tensor *const *inputs,
-                       int num_inputs, const tp_attrs *attrs, tp_tensor *result) {
+/* The recorder's trace_op: a graph node and its deferred result. */
+static tp_status trace_op(tp_ctx_recorder *recorder, const tp_op_def *op, tp_tensor *const *inputs,
+                          int num_inputs, const tp_attrs *attrs, const tp_type *result_type,
+                          tp_tensor **result) {
     capture_state *state = state_of(recorder);
     tp_value_id operands[64];
     if (num_inputs > 64)
@@ -154,7 +171,17 @@ static tp_status on_op(tp_ctx_recorder *recorder, const tp_op_def *op, tp_tensor
     tp_status status =
         tp_graph_add_node(state->graph, op->name, operands, num_inputs, attrs, NULL, &value);
     if (status != TP_OK) return tp_error_prefix(status, "capture of '%s': ", state->name);
-    return trace_tensor(state, result, value);
+    tp_tensor *tensor;
+    TP_TRY(tp_tensor_create_deferred(result_type->dtype, result_type->ndim, result_type->dims,
+                                     &tensor));
+    status = trace_tensor(state, tensor, value);
+    if (status == TP_OK && state->raw_access_reason) status = tp_capture_evaluate(state, value);
+    if (status != TP_OK) {
+        tp_tensor_release(tensor);
+        return status;
+    }
+    *result = tensor; /* the creation's reference; state->values keeps its own */
+    return TP_OK;
 }
 
 /* Marks every argument whose input `value` depends on as shape-touched. */
@@ -235,11 +262,16 @@ int64_t tp_gate_outcome(tp_item_kind kind, const tp_tensor *tensor) {
     return 0;
 }
 
-static void on_item(tp_ctx_recorder *recorder, tp_tensor *tensor, tp_item_kind kind) {
+static tp_status on_item(tp_ctx_recorder *recorder, tp_tensor *tensor, tp_item_kind kind) {
     capture_state *state = state_of(recorder);
     trace_record *record = tensor->trace;
     if (!record || record->hook.on_raw_access != on_raw_access || record->state != state)
-        return; /* a value from outside the capture is the same on every call */
+        return TP_OK; /* a value from outside the capture is the same on every call */
+    tp_status status = tp_capture_evaluate(state, record->value);
+    if (status != TP_OK) {
+        note_evaluation_error(state, status);
+        return status;
+    }
     if (state->num_gates == state->gate_capacity) {
         int capacity = state->gate_capacity ? state->gate_capacity * 2 : 8;
         gate_read *gates = realloc(state->gates, (size_t)capacity * sizeof *gates);
@@ -247,13 +279,14 @@ static void on_item(tp_ctx_recorder *recorder, tp_tensor *tensor, tp_item_kind k
             /* Without the gate the entry could serve a wrong branch: refuse. */
             if (!state->raw_access_reason)
                 state->raw_access_reason = strdup("capture ran out of memory recording a gate");
-            return;
+            return TP_OK; /* the value is computed: the function goes on */
         }
         state->gates = gates;
         state->gate_capacity = capacity;
     }
     state->gates[state->num_gates++] =
         (gate_read){record->value, kind, tp_gate_outcome(kind, tensor)};
+    return TP_OK;
 }
 
 /* Inputs, one per tensor argument, on private clones that carry traces. */
@@ -370,8 +403,14 @@ static tp_status run_function(capture_state *state, tp_fn fn, void *user_data,
         status = finish_outputs(state, outputs, num_outputs);
     if (status == TP_OK && !state->raw_access_reason)
         status = build_gate_program(state, &result->gates);
-    untrace_all(state); /* before the ctx releases anything it still holds */
-    tp_ctx_destroy(ctx);
+    tp_ctx_destroy(ctx); /* its references go; traces stay until escaped values are computed */
+    compute_escaped(state);
+    untrace_all(state);
+    /* A value the function needed could not be computed: the op's error,
+     * as an eager run would have reported it. */
+    if (state->evaluation_error && !state->foreign_ctx_error)
+        status = tp_error_set(state->evaluation_status, "'%s' failed during capture: %s",
+                              state->name, state->evaluation_error);
     free(outputs);
     free(traced_args);
     return status;
@@ -382,7 +421,7 @@ tp_status tp_capture_run(tp_fn fn, void *user_data, const char *name,
                          int num_outputs, tp_capture_result *result) {
     memset(result, 0, sizeof *result);
     capture_state state = {
-        .recorder = {.on_op = on_op, .on_metadata = on_metadata, .on_item = on_item},
+        .recorder = {.on_metadata = on_metadata, .on_item = on_item, .trace_op = trace_op},
         .name = name,
         .num_args = num_args,
     };
@@ -397,6 +436,7 @@ tp_status tp_capture_run(tp_fn fn, void *user_data, const char *name,
     free(state.param_of_input);
     free(state.gates);
     free(state.foreign_ctx_error);
+    free(state.evaluation_error);
     if (status == TP_OK && state.raw_access_reason) {
         result->raw_access_reason = state.raw_access_reason;
         tp_gate_program_free(result->gates);

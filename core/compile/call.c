@@ -296,6 +296,9 @@ static tp_status copy_into(const tp_compiled *compiled, int index, tp_tensor *ta
                             compiled->name, index, tp_tensor_describe(result, want, sizeof want),
                             tp_tensor_describe(target, got, sizeof got));
     }
+    /* Inside a capture both may be traced: copying is a raw read and write. */
+    tp_tensor_note_raw_access(result, "tp_call_into");
+    tp_tensor_note_raw_access(target, "tp_call_into");
     memcpy(target->data, result->data, result->nbytes);
     tp_tensor_bump_version(target);
     return TP_OK;

@@ -8,6 +8,7 @@
 #include "base/alloc.h"
 #include "base/error.h"
 #include "graph_internal.h"
+#include "ops/kernel_dispatch.h"
 #include "tensor/tensor_internal.h"
 
 /* Matches one input tensor against its declared type; symbols bind to the
@@ -100,7 +101,7 @@ static tp_status run_node(const tp_graph *graph, const tp_value *value, tp_tenso
     status = tp_tensor_create_uninit(type.dtype, type.ndim, type.dims, &out);
     if (status != TP_OK)
         return tp_error_prefix(status, "graph '%s', %%%s: ", graph->name, value->name);
-    status = op->kernel(operands, value->num_operands, &value->attrs, out);
+    status = tp_op_run_kernel(op, operands, value->num_operands, &value->attrs, out);
     if (status != TP_OK) {
         tp_tensor_release(out);
         return tp_error_prefix(status, "graph '%s', %%%s (%s): ", graph->name, value->name,
@@ -154,6 +155,7 @@ tp_status tp_graph_run(const tp_graph *graph, tp_tensor *const *inputs, int num_
         return tp_error_set(TP_ERR_INVALID_GRAPH, "graph '%s' has no outputs (set a return)",
                             graph->name);
     TP_TRY(tp_graph_check_inputs(graph, inputs, num_inputs));
+    for (int i = 0; i < num_inputs; i++) tp_tensor_note_raw_access(inputs[i], "tp_graph_run");
     tp_tensor **tensors = tp_calloc((size_t)graph->num_values, sizeof *tensors);
     int32_t *last_use = tp_malloc((size_t)graph->num_values * sizeof *last_use);
     if (!tensors || !last_use) {

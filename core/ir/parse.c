@@ -785,7 +785,7 @@ static tp_status define_literals(parser *p, node_text *node) {
         }
         tp_tensor *data = NULL;
         TP_TRY(tp_tensor_from_data(dtype, 0, NULL, &element, &data));
-        char name[TP_IR_NAME_MAX + 16];
+        char name[TP_IR_NAME_MAX + 32]; /* NAME.literalK */
         snprintf(name, sizeof name, "%s.literal%d", node->name, i);
         tp_value_id id = TP_NO_VALUE;
         tp_attrs attrs = TP_ATTRS_INIT;

@@ -24,15 +24,21 @@ typedef enum tp_item_kind { TP_ITEM_BOOL, TP_ITEM_I64, TP_ITEM_F64 } tp_item_kin
  * member, or recovered with offsetof) and installs it with
  * tp_ctx_set_recorder; eager.c calls each non-NULL callback:
  *
+ *   trace_op    instead of running the op's kernel: after the op's shape
+ *               rule accepted the inputs, the recorder makes *result (a new
+ *               reference of `result_type`, normally deferred: metadata
+ *               only) and records the op. When set, on_op is not called.
  *   on_op       after an op ran successfully, before its result enters the
  *               scope; `result` is the new tensor (its values are real).
- *               A non-OK status fails the op: eager.c releases the result,
- *               returns NULL and keeps the thread's error message (set it
- *               with tp_error_set) as the ctx's error.
+ *               A non-OK status (of either callback) fails the op: eager.c
+ *               releases the result, returns NULL and keeps the thread's
+ *               error message (set it with tp_error_set) as the ctx's error.
  *   on_metadata when the user reads a tensor's shape: tp_ndim (axis -1) or
  *               tp_dim (the normalised axis). Only for valid reads.
- *   on_item     after a successful value read (tp_item_*) of `tensor`; the
- *               recorder can read the value from the tensor itself.
+ *   on_item     before a value read (tp_item_*) of a one-element `tensor`
+ *               returns: the recorder records it and makes sure the
+ *               tensor's value is computed; a non-OK status fails the read
+ *               (the ctx keeps the error, the read returns its default).
  *
  * The recorder must not retain the ctx; the ctx never frees the recorder. */
 typedef struct tp_ctx_recorder tp_ctx_recorder;
@@ -40,7 +46,10 @@ struct tp_ctx_recorder {
     tp_status (*on_op)(tp_ctx_recorder *recorder, const tp_op_def *op, tp_tensor *const *inputs,
                        int num_inputs, const tp_attrs *attrs, tp_tensor *result);
     void (*on_metadata)(tp_ctx_recorder *recorder, tp_tensor *tensor, int axis_or_minus1);
-    void (*on_item)(tp_ctx_recorder *recorder, tp_tensor *tensor, tp_item_kind kind);
+    tp_status (*on_item)(tp_ctx_recorder *recorder, tp_tensor *tensor, tp_item_kind kind);
+    tp_status (*trace_op)(tp_ctx_recorder *recorder, const tp_op_def *op, tp_tensor *const *inputs,
+                          int num_inputs, const tp_attrs *attrs, const tp_type *result_type,
+                          tp_tensor **result);
 };
 
 struct tp_ctx {
@@ -57,9 +66,5 @@ tp_ctx_recorder *tp_ctx_set_recorder(tp_ctx *ctx, tp_ctx_recorder *recorder);
 /* Keeps the thread's current error message as the ctx's error if it holds
  * none yet (sticky: the first one wins). Returns `status`. */
 tp_status tp_ctx_record_error(tp_ctx *ctx, tp_status status);
-
-/* Reference kernels run through the ops API (tp_op and the typed wrappers)
- * since the process started: what a capture that replays ops costs. */
-uint64_t tp_ops_kernel_runs(void);
 
 #endif

@@ -4,11 +4,11 @@
  * the metadata and value reads. Owns no op semantics: those are the op
  * table's infer and kernel functions. */
 #include <math.h>
-#include <stdatomic.h>
 #include <string.h>
 
 #include "../tensor/tensor_internal.h"
 #include "ctx_internal.h"
+#include "kernel_dispatch.h"
 #include "op_args.h"
 
 static tp_type type_of(const tp_tensor *tensor) {
@@ -26,22 +26,25 @@ static tp_status op_failed(tp_ctx *ctx, const char *op_name, tp_status status) {
     return tp_ctx_record_error(ctx, status);
 }
 
-static atomic_uint_fast64_t kernel_runs;
-
-uint64_t tp_ops_kernel_runs(void) {
-    return atomic_load_explicit(&kernel_runs, memory_order_relaxed);
-}
-
 /* A traced tensor belongs to the capture running on one ctx: an op on any
  * other ctx would run outside the graph and its result would be frozen. */
-static tp_status check_same_capture(tp_ctx *ctx, const tp_op_def *op, const tp_tensor *input) {
+static tp_status check_same_capture(tp_ctx *ctx, const char *what, const tp_tensor *input) {
     tp_tensor_trace_hook *hook = input->trace;
     if (!hook || hook->recorder == (const void *)ctx->recorder) return TP_OK;
-    hook->on_foreign_ctx(hook, input, op->name);
+    hook->on_foreign_ctx(hook, input, what);
     return tp_error_set(TP_ERR_STATE,
                         "%s: the tp_ctx %p is not the ctx of the capture that traces this input; "
                         "run every op of a compiled function on the ctx it receives",
-                        op->name, (void *)ctx);
+                        what, (void *)ctx);
+}
+
+/* For reads (tp_ndim, tp_dim, tp_item_*): true when `x` may be read on
+ * `ctx`; otherwise the ctx keeps the foreign-ctx error. */
+static bool read_on_own_ctx(tp_ctx *ctx, const char *what, const tp_tensor *x) {
+    tp_status status = check_same_capture(ctx, what, x);
+    if (status == TP_OK) return true;
+    tp_ctx_record_error(ctx, status);
+    return false;
 }
 
 static tp_status run_op(tp_ctx *ctx, const tp_op_def *op, tp_tensor *const *inputs, int num_inputs,
@@ -52,18 +55,19 @@ static tp_status run_op(tp_ctx *ctx, const tp_op_def *op, tp_tensor *const *inpu
         return tp_error_set(TP_ERR_INVALID_ARGUMENT, "%s: invalid input list (%d inputs)", op->name,
                             num_inputs);
     for (int i = 0; i < num_inputs; i++) {
-        TP_TRY(check_same_capture(ctx, op, inputs[i]));
+        TP_TRY(check_same_capture(ctx, op->name, inputs[i]));
         types[i] = type_of(inputs[i]);
     }
     tp_type result_type;
     TP_TRY(tp_op_infer(op, types, num_inputs, attrs, &result_type));
-    if (!op->kernel)
-        return tp_error_set(TP_ERR_INTERNAL, "%s: no reference kernel (a TensorPlay bug)",
-                            op->name);
+    /* A constant's payload is read as data: a traced one must be computed. */
+    tp_tensor_note_raw_access(attrs->data, op->name);
+    if (ctx->recorder && ctx->recorder->trace_op)
+        return ctx->recorder->trace_op(ctx->recorder, op, inputs, num_inputs, attrs, &result_type,
+                                       out);
     tp_tensor *result = NULL;
     TP_TRY(tp_tensor_create_uninit(result_type.dtype, result_type.ndim, result_type.dims, &result));
-    atomic_fetch_add_explicit(&kernel_runs, 1, memory_order_relaxed);
-    tp_status status = op->kernel(inputs, num_inputs, attrs, result);
+    tp_status status = tp_op_run_kernel(op, inputs, num_inputs, attrs, result);
     if (status == TP_OK && ctx->recorder && ctx->recorder->on_op)
         status = ctx->recorder->on_op(ctx->recorder, op, inputs, num_inputs, attrs, result);
     if (status != TP_OK) {
@@ -99,14 +103,14 @@ tp_tensor *tp_op(tp_ctx *ctx, const char *op_name, tp_tensor *const *inputs, int
 /* ---- metadata and values ---- */
 
 int tp_ndim(tp_ctx *ctx, tp_tensor *x) {
-    if (!ctx || !x) return -1;
+    if (!ctx || !x || !read_on_own_ctx(ctx, "ndim", x)) return -1;
     if (ctx->recorder && ctx->recorder->on_metadata)
         ctx->recorder->on_metadata(ctx->recorder, x, -1);
     return x->ndim;
 }
 
 int64_t tp_dim(tp_ctx *ctx, tp_tensor *x, int axis) {
-    if (!ctx || !x) return -1;
+    if (!ctx || !x || !read_on_own_ctx(ctx, "dim", x)) return -1;
     tp_type type = type_of(x);
     int normalized;
     tp_status status = tp_axis_normalize("dim", "axis", axis, x->ndim, &type, &normalized);
@@ -121,7 +125,7 @@ int64_t tp_dim(tp_ctx *ctx, tp_tensor *x, int axis) {
 
 /* Checks that x has one element; records the error otherwise. */
 static bool item_ready(tp_ctx *ctx, tp_tensor *x, const char *what, tp_item_kind kind) {
-    if (!ctx || !x) return false;
+    if (!ctx || !x || !read_on_own_ctx(ctx, what, x)) return false;
     if (x->numel != 1) {
         tp_type type = type_of(x);
         char text[TP_DESCRIBE_MAX];
@@ -132,7 +136,13 @@ static bool item_ready(tp_ctx *ctx, tp_tensor *x, const char *what, tp_item_kind
                                          what, tp_type_text(&type, text), (long long)x->numel));
         return false;
     }
-    if (ctx->recorder && ctx->recorder->on_item) ctx->recorder->on_item(ctx->recorder, x, kind);
+    if (ctx->recorder && ctx->recorder->on_item) {
+        tp_status status = ctx->recorder->on_item(ctx->recorder, x, kind);
+        if (status != TP_OK) {
+            tp_ctx_record_error(ctx, tp_error_prefix(status, "%s: ", what));
+            return false;
+        }
+    }
     return true;
 }
 

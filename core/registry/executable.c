@@ -283,6 +283,7 @@ tp_status tp_executable_run(tp_executable *executable, tp_tensor *const *inputs,
     if (!executable || (num_inputs && !inputs) || !outputs)
         return tp_error_set(TP_ERR_INVALID_ARGUMENT, "tp_executable_run: NULL argument");
     TP_TRY(check_inputs(executable, inputs, num_inputs));
+    for (int i = 0; i < num_inputs; i++) tp_tensor_note_raw_access(inputs[i], "tp_executable_run");
     int n_in = executable->num_inputs, n_out = executable->num_outputs;
     tp_plugin_buffer *buffers = calloc((size_t)(n_in + n_out) + 1, sizeof *buffers);
     bool *created = calloc((size_t)n_out + 1, sizeof *created);

@@ -573,6 +573,7 @@ tp_status tp_npy_save(const char *path, const tp_tensor *tensor) {
     if (!dtype_descr(tensor->dtype))
         return tp_error_set(TP_ERR_DTYPE, "tp_npy_save: %s: tensor has invalid dtype %d", path,
                             (int)tensor->dtype);
+    tp_tensor_note_raw_access(tensor, "tp_npy_save");
     size_t header_size;
     unsigned char *header = npy_build_header(tensor, &header_size);
     size_t temp_size = strlen(path) + 32;

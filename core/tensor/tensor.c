@@ -76,20 +76,26 @@ tp_status tp_shape_check(tp_dtype dtype, int ndim, const int64_t *shape, int64_t
     return TP_OK;
 }
 
-tp_status tp_tensor_create_uninit(tp_dtype dtype, int ndim, const int64_t *shape, tp_tensor **out) {
+static tp_status out_of_memory_for(const tp_tensor *tensor) {
+    char text[256];
+    return tp_error_set(TP_ERR_OUT_OF_MEMORY, "tensor %s%s: out of memory allocating %zu bytes",
+                        tp_dtype_name(tensor->dtype),
+                        tp_shape_format(text, sizeof text, tensor->ndim, tensor->shape),
+                        tensor->nbytes);
+}
+
+/* A tensor of this type without data (deferred). */
+static tp_status create_header(tp_dtype dtype, int ndim, const int64_t *shape, tp_tensor **out) {
     if (!out) return tp_error_set(TP_ERR_INVALID_ARGUMENT, "tensor: out is NULL");
     *out = NULL;
     int64_t numel;
     size_t nbytes;
     TP_TRY(tp_shape_check(dtype, ndim, shape, &numel, &nbytes));
     tp_tensor *tensor = tp_calloc(1, sizeof *tensor);
-    void *data = tensor ? tp_aligned_alloc(nbytes) : NULL;
-    if (!data) {
-        free(tensor);
+    if (!tensor) {
         char text[256];
-        return tp_error_set(TP_ERR_OUT_OF_MEMORY, "tensor %s%s: out of memory allocating %zu bytes",
-                            tp_dtype_name(dtype), tp_shape_format(text, sizeof text, ndim, shape),
-                            nbytes);
+        return tp_error_set(TP_ERR_OUT_OF_MEMORY, "tensor %s%s: out of memory",
+                            tp_dtype_name(dtype), tp_shape_format(text, sizeof text, ndim, shape));
     }
     atomic_init(&tensor->refcount, 1);
     tensor->dtype = dtype;
@@ -97,12 +103,37 @@ tp_status tp_tensor_create_uninit(tp_dtype dtype, int ndim, const int64_t *shape
     if (ndim > 0) memcpy(tensor->shape, shape, (size_t)ndim * sizeof *shape);
     tensor->numel = numel;
     tensor->nbytes = nbytes;
-    tensor->data = data;
+    tensor->data = NULL;
     atomic_init(&tensor->version, 0);
     tensor->device = 0;
     tensor->trace = NULL;
+    tensor->deferred = true;
     *out = tensor;
     return TP_OK;
+}
+
+tp_status tp_tensor_create_deferred(tp_dtype dtype, int ndim, const int64_t *shape,
+                                    tp_tensor **out) {
+    return create_header(dtype, ndim, shape, out);
+}
+
+tp_status tp_tensor_allocate_deferred(tp_tensor *tensor) {
+    if (!tensor->deferred) return TP_OK;
+    void *data = tp_aligned_alloc(tensor->nbytes);
+    if (!data) return out_of_memory_for(tensor);
+    tensor->data = data;
+    tensor->deferred = false;
+    return TP_OK;
+}
+
+tp_status tp_tensor_create_uninit(tp_dtype dtype, int ndim, const int64_t *shape, tp_tensor **out) {
+    TP_TRY(create_header(dtype, ndim, shape, out));
+    tp_status status = tp_tensor_allocate_deferred(*out);
+    if (status != TP_OK) {
+        free(*out);
+        *out = NULL;
+    }
+    return status;
 }
 
 tp_status tp_tensor_create(tp_dtype dtype, int ndim, const int64_t *shape, tp_tensor **out) {
@@ -163,6 +194,7 @@ tp_status tp_tensor_clone(const tp_tensor *tensor, tp_tensor **out) {
         if (out) *out = NULL;
         return tp_error_set(TP_ERR_INVALID_ARGUMENT, "tp_tensor_clone: tensor is NULL");
     }
+    tp_tensor_note_raw_access(tensor, "tp_tensor_clone");
     TP_TRY(tp_tensor_from_data(tensor->dtype, tensor->ndim, tensor->shape, tensor->data, out));
     (*out)->device = tensor->device;
     return TP_OK;

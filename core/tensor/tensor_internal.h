@@ -23,14 +23,21 @@ struct tp_tensor {
     atomic_uint_fast64_t version;
     int device;  /* 0 = host; room for device-resident tensors (contract rev 2) */
     void *trace; /* capture: the tracing record this tensor stands for, or NULL */
+    /* Capture: metadata only, `data` is NULL until the capture computes the
+     * values (a gate or a raw read needs them). Only ever set while `trace`
+     * is, so code that never sees traced tensors never sees a deferred one. */
+    bool deferred;
 };
 
 /* Capture's hooks. When `trace` is not NULL it points to a struct whose first
  * member is a tp_tensor_trace_hook:
  *   on_raw_access  the raw-data APIs (tp_tensor_data, tp_tensor_data_mut,
- *                  tp_tensor_copy_from, tp_tensor_fill, tp_tensor_get_f64)
- *                  call it before handing out or writing the data, so capture
- *                  can tell that the function looked behind the ops' back;
+ *                  tp_tensor_copy_from, tp_tensor_fill, tp_tensor_get_f64,
+ *                  tp_tensor_clone, tp_npy_save) and the public runners
+ *                  (tp_graph_run, tp_executable_run) call it before handing
+ *                  out, writing or reading the data, so capture can tell that
+ *                  the function looked behind the ops' back; on return the
+ *                  tensor's values are computed (no longer deferred);
  *   on_size_read   the public size reads (tp_tensor_dim, tp_tensor_shape,
  *                  tp_tensor_numel, tp_tensor_nbytes) call it, so a size used
  *                  as a number becomes a guard on that size;
@@ -72,5 +79,12 @@ double tp_tensor_element_f64(const tp_tensor *tensor, int64_t index);
 /* Allocates an uninitialised tensor of `type` (the kernel writes every
  * element). Errors name the shape when the size overflows or memory runs out. */
 tp_status tp_tensor_create_uninit(tp_dtype dtype, int ndim, const int64_t *shape, tp_tensor **out);
+
+/* A deferred tensor: shape and dtype, no data (capture's metadata-only
+ * results). tp_tensor_allocate_deferred gives it its uninitialised buffer
+ * and clears `deferred` (the caller's kernel then fills it). */
+tp_status tp_tensor_create_deferred(tp_dtype dtype, int ndim, const int64_t *shape,
+                                    tp_tensor **out);
+tp_status tp_tensor_allocate_deferred(tp_tensor *tensor);
 
 #endif

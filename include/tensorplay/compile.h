@@ -10,10 +10,16 @@
  *   }
  *
  * tp_compile() wraps it; tp_call() runs the wrapper. On the first call with a
- * new input signature the function runs once with tracing tensors (its values
- * are real; every op is also recorded into a graph), the graph goes through
- * the pass pipeline and a backend compiles it. Later calls with the same
- * signature run the backend's executable directly.
+ * new input signature the function runs once with tracing tensors: every op
+ * is recorded into a graph and its result carries shape and dtype only; a
+ * value is computed (with the reference kernels, through the ops it derives
+ * from and no others) only when the function reads it (tp_item_*, or a raw
+ * read below). The graph goes through the pass pipeline, a backend compiles
+ * it and runs it for this call: a first call costs the capture, the passes,
+ * the backend compile and one run. Later calls with the same signature run
+ * the backend's executable directly. A tracing tensor the function keeps
+ * beyond its run (in a global, behind user_data) gets its values computed
+ * when the capture ends.
  *
  * What the function may do:
  *   - call any op of ops.h on its arguments and on tensors it creates;
@@ -29,11 +35,19 @@
  *     used);
  *   - not read or write values behind the ops' back (tp_tensor_data,
  *     tp_tensor_data_mut, tp_tensor_get_f64, tp_tensor_copy_from,
- *     tp_tensor_fill on a traced tensor): under fullgraph that is a capture
- *     error, otherwise the function runs uncompiled from then on and the
- *     reason is kept (tp_compiled_uncompiled_reason);
- *   - not run ops on traced tensors with a tp_ctx other than the one it was
- *     given: that op fails and so does the capture (TP_ERR_STATE).
+ *     tp_tensor_fill, tp_tensor_clone, tp_npy_save, tp_graph_run,
+ *     tp_executable_run or tp_call_into on a traced tensor): under
+ *     fullgraph that is a capture error, otherwise the read sees the right
+ *     values, the rest of that run computes as eagerly, and the function
+ *     runs uncompiled from then on with the reason kept
+ *     (tp_compiled_uncompiled_reason);
+ *   - not run ops on, or read sizes or values (tp_ndim, tp_dim, tp_item_*)
+ *     of, traced tensors with a tp_ctx other than the one it was given: that
+ *     call fails and so does the capture (TP_ERR_STATE).
+ * An op whose kernel fails on values (gather with an index out of range) is
+ * an error of the capture when a read needed its value ("... failed during
+ * capture: gather: ..."); otherwise the compiled run meets it, and what it
+ * does then is the backend's (as on any later call with such values).
  * Tensors the function reaches other than its arguments (globals, data behind
  * user_data) are copied into the graph as constants at capture time, on every
  * backend: a later change to them is not seen by the compiled function.
@@ -173,8 +187,8 @@ typedef struct tp_compiled tp_compiled;
  * force_disable_caches) in force now. */
 TP_API tp_status tp_compile(tp_fn fn, const tp_compile_options *options, tp_compiled **out);
 /* Compiles a graph (built with the builder or parsed from .tpir) through the
- * same frontend: the function captured is the graph's replay on the ops, one
- * op call per node. Parameters are the graph's inputs (options->param_names
+ * same frontend: its capture is the graph itself (no op runs to build it).
+ * Parameters are the graph's inputs (options->param_names
  * and num_params are ignored; num_outputs comes from the graph); tp_call
  * takes one tensor per graph input. The wrapper keeps its own copy of the
  * graph. Other options as for tp_compile. */

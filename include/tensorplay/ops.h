@@ -2,7 +2,8 @@
  *
  * Every op of the op table can be called here. Outside tp_compile the ops run
  * eagerly with the reference kernels; inside a function given to tp_compile
- * the same calls are also recorded into a graph (see compile.h).
+ * the same calls are recorded into a graph and computed only when a value is
+ * read (see compile.h).
  *
  * Scope: a tensor returned by an op belongs to the ctx's current scope and is
  * released when that scope ends (tp_ctx_scope_end) or the ctx is destroyed.

@@ -218,12 +218,14 @@ static void count_metadata(tp_ctx_recorder *recorder, tp_tensor *tensor, int axi
     self->last_axis = axis;
 }
 
-static void count_item(tp_ctx_recorder *recorder, tp_tensor *tensor, tp_item_kind kind) {
+static tp_status count_item(tp_ctx_recorder *recorder, tp_tensor *tensor, tp_item_kind kind) {
     ((counting_recorder *)recorder)->items++;
+    return TP_OK;
 }
 
 START_TEST(recorder_sees_ops_metadata_and_items) {
-    counting_recorder recorder = {{count_op, count_metadata, count_item}, 0, 0, 0, 0, NULL, TP_OK};
+    counting_recorder recorder = {
+        {count_op, count_metadata, count_item, NULL}, 0, 0, 0, 0, NULL, TP_OK};
     ck_assert_ptr_null(tp_ctx_set_recorder(ctx, &recorder.base));
     tp_tensor *x = T(TP_F32, DIMS(2, 3), 1, 2, 3, 4, 5, 6);
     tp_tensor *s = tp_sum(ctx, tp_exp(ctx, x), NULL, 0, false);
@@ -240,7 +242,8 @@ START_TEST(recorder_sees_ops_metadata_and_items) {
 END_TEST
 
 START_TEST(recorder_failure_fails_the_op) {
-    counting_recorder recorder = {{count_op, NULL, NULL}, 0, 0, 0, 0, NULL, TP_ERR_UNSUPPORTED};
+    counting_recorder recorder = {
+        {count_op, NULL, NULL, NULL}, 0, 0, 0, 0, NULL, TP_ERR_UNSUPPORTED};
     tp_ctx_set_recorder(ctx, &recorder.base);
     ck_assert_ptr_null(tp_neg(ctx, T(TP_F32, DIMS(1), 1)));
     ck_assert_int_eq(tp_ctx_status(ctx), TP_ERR_UNSUPPORTED);
