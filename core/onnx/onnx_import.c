@@ -152,11 +152,34 @@ static tp_status read_inputs(onnx_importer *im, const Onnx__GraphProto *graph) {
 
 /* ---- nodes ---- */
 
-/* Every node whose op the importer does not know, in one message. */
+/* Distinct unsupported (domain, op type) pairs with their node counts, for
+ * the summary at the head of check_ops's message. */
+typedef struct op_tally {
+    const char *domain, *op_type;
+    int nodes;
+} op_tally;
+
+#define MAX_TALLIED_OPS 32
+
+static int tally_op(op_tally *tally, int count, const char *domain, const char *op_type) {
+    for (int t = 0; t < count; t++)
+        if (!strcmp(tally[t].domain, domain) && !strcmp(tally[t].op_type, op_type)) {
+            tally[t].nodes++;
+            return count;
+        }
+    if (count == MAX_TALLIED_OPS) return count;
+    tally[count] = (op_tally){domain, op_type, 1};
+    return count + 1;
+}
+
+/* Every node whose op the importer does not know, in one message: first
+ * each op type with its node count (so a model with 52 Conv nodes still
+ * names the pooling op after them), then the nodes, as many as fit. */
 static tp_status check_ops(onnx_importer *im, const Onnx__GraphProto *graph) {
-    char message[TP_ERROR_MESSAGE_MAX];
+    char nodes[TP_ERROR_MESSAGE_MAX], summary[TP_ERROR_MESSAGE_MAX / 2];
     size_t at = 0;
-    int unsupported = 0;
+    int unsupported = 0, listed = 0, distinct = 0;
+    op_tally tally[MAX_TALLIED_OPS];
     for (size_t i = 0; i < graph->n_node; i++) {
         const Onnx__NodeProto *node = graph->node[i];
         if (!node->op_type || !node->op_type[0])
@@ -164,17 +187,28 @@ static tp_status check_ops(onnx_importer *im, const Onnx__GraphProto *graph) {
                                 node->name ? node->name : "");
         if (is_default_domain(node->domain) && onnx_converter(node->op_type)) continue;
         unsupported++;
+        const char *domain = node->domain && node->domain[0] ? node->domain : "ai.onnx";
+        distinct = tally_op(tally, distinct, domain, node->op_type);
         describe_node(im, node, (int)i);
-        if (at < sizeof message - 200)
-            at += (size_t)snprintf(message + at, sizeof message - at, "\n  %s, domain '%s'",
-                                   im->node_text,
-                                   node->domain && node->domain[0] ? node->domain : "ai.onnx");
+        if (at < sizeof nodes - 200) {
+            at += (size_t)snprintf(nodes + at, sizeof nodes - at, "\n  %s, domain '%s'",
+                                   im->node_text, domain);
+            listed++;
+        }
     }
     if (!unsupported) return TP_OK;
+    size_t used = 0;
+    summary[0] = '\0';
+    for (int t = 0; t < distinct && used < sizeof summary - 100; t++)
+        used += (size_t)snprintf(
+            summary + used, sizeof summary - used, "%s%s%s%s x%d", t ? ", " : "",
+            is_default_domain(tally[t].domain) ? "" : tally[t].domain,
+            is_default_domain(tally[t].domain) ? "" : ".", tally[t].op_type, tally[t].nodes);
     return tp_error_set(TP_ERR_UNSUPPORTED,
                         "%s: %d node%s with ops the ONNX importer does not "
-                        "support:%s",
-                        im->file, unsupported, unsupported == 1 ? "" : "s", message);
+                        "support (%s):%s%s",
+                        im->file, unsupported, unsupported == 1 ? "" : "s", summary, nodes,
+                        listed < unsupported ? "\n  ... and the others counted above" : "");
 }
 
 static bool node_ready(const onnx_importer *im, const Onnx__NodeProto *node) {

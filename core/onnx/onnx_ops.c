@@ -122,6 +122,68 @@ static tp_status convert_div(onnx_importer *im) {
     return bind_output(im, 0, result);
 }
 
+static tp_status emit_pair(onnx_importer *im, const char *op, onnx_handle x, onnx_handle y,
+                           const char *name, onnx_handle *out) {
+    onnx_handle operands[2] = {x, y};
+    return onnx_emit(im, op, operands, 2, NULL, name, out);
+}
+
+/* NumPy's mod of floats (fmod = 0) from r = a - floor(a / b) * b, mending
+ * the cases that formula gets wrong: a zero result takes b's sign, and over
+ * an infinite b the result is a when a is zero or has b's sign, else b. */
+static tp_status floored_float_mod(onnx_importer *im, onnx_handle a, onnx_handle b, onnx_handle r,
+                                   onnx_handle *out) {
+    tp_dtype dtype = type_of(im, a).dtype;
+    onnx_handle zero, infinity, is_zero, signed_zero, mended, magnitude, b_infinite, sign, toward,
+        opposite, over_infinity;
+    TP_TRY(scalar(im, dtype, 0, &zero));
+    TP_TRY(scalar(im, dtype, INFINITY, &infinity));
+    TP_TRY(emit_pair(im, "eq", r, zero, NULL, &is_zero));
+    TP_TRY(emit_pair(im, "mul", b, zero, NULL, &signed_zero));
+    onnx_handle zero_choice[3] = {is_zero, signed_zero, r};
+    TP_TRY(onnx_emit(im, "where", zero_choice, 3, NULL, NULL, &mended));
+    TP_TRY(onnx_emit(im, "abs", &b, 1, NULL, NULL, &magnitude));
+    TP_TRY(emit_pair(im, "eq", magnitude, infinity, NULL, &b_infinite));
+    TP_TRY(onnx_emit(im, "sign", &b, 1, NULL, NULL, &sign));
+    TP_TRY(emit_pair(im, "mul", a, sign, NULL, &toward));
+    TP_TRY(emit_pair(im, "lt", toward, zero, NULL, &opposite));
+    onnx_handle infinity_choice[3] = {opposite, b, a};
+    TP_TRY(onnx_emit(im, "where", infinity_choice, 3, NULL, NULL, &over_infinity));
+    onnx_handle choice[3] = {b_infinite, over_infinity, mended};
+    return onnx_emit(im, "where", choice, 3, NULL, output_name(im, 0), out);
+}
+
+/* Mod: r = a - t * b, with t the quotient truncated (fmod = 1, C's fmod:
+ * the sign of a) or floored (fmod = 0, the default: the sign of b, as
+ * NumPy's mod). The quotient comes from the table's true division, so
+ * integer operands are exact up to the float's integer range (2^24 for
+ * f32); shape arithmetic (the usual use) folds at import time. */
+static tp_status convert_mod(onnx_importer *im) {
+    onnx_handle a, b, quotient, whole, product, result;
+    TP_TRY(onnx_required_input(im, 0, &a));
+    TP_TRY(onnx_required_input(im, 1, &b));
+    int64_t fmod;
+    TP_TRY(onnx_attr_int(im, "fmod", 0, &fmod));
+    tp_dtype dtype = type_of(im, a).dtype;
+    bool is_float = tp_dtype_is_float(dtype);
+    TP_TRY(emit_pair(im, "div", a, b, NULL, &quotient));
+    if (fmod) { /* truncate: sign(q) * floor(|q|) */
+        onnx_handle magnitude, floored, sign;
+        TP_TRY(onnx_emit(im, "abs", &quotient, 1, NULL, NULL, &magnitude));
+        TP_TRY(onnx_emit(im, "floor", &magnitude, 1, NULL, NULL, &floored));
+        TP_TRY(onnx_emit(im, "sign", &quotient, 1, NULL, NULL, &sign));
+        TP_TRY(emit_pair(im, "mul", sign, floored, NULL, &whole));
+    } else {
+        TP_TRY(onnx_emit(im, "floor", &quotient, 1, NULL, NULL, &whole));
+    }
+    if (!is_float) TP_TRY(cast_to(im, whole, dtype, NULL, &whole));
+    TP_TRY(emit_pair(im, "mul", whole, b, NULL, &product));
+    bool mend = is_float && !fmod;
+    TP_TRY(emit_pair(im, "sub", a, product, mend ? NULL : output_name(im, 0), &result));
+    if (mend) TP_TRY(floored_float_mod(im, a, b, result, &result));
+    return bind_output(im, 0, result);
+}
+
 /* Pow's result has the base's type. */
 static tp_status convert_pow(onnx_importer *im) {
     onnx_handle operands[2], power, result;
@@ -1056,6 +1118,7 @@ static const struct {
     {"Max", convert_max},
     {"Mean", convert_mean},
     {"Min", convert_min},
+    {"Mod", convert_mod},
     {"Mul", convert_mul},
     {"Neg", convert_neg},
     {"Not", convert_not},

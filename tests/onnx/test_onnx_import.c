@@ -167,10 +167,34 @@ START_TEST(every_unsupported_op_is_listed_at_once) {
     custom->domain = "com.example";
     onnx_test_value(&m, 1, "y", FLOAT, 0, NULL, NULL);
     const char *message = import_error(&m, TP_ERR_UNSUPPORTED);
-    assert_contains(message, "2 nodes with ops the ONNX importer does not support");
+    assert_contains(message, "2 nodes with ops the ONNX importer does not support "
+                             "(Frobnicate x1, com.example.Relu x1):");
     assert_contains(message, "node 'first' (Frobnicate), domain 'ai.onnx'");
     assert_contains(message, "node 'second' (Relu), domain 'com.example'");
     ck_assert_ptr_null(strstr(message, "'fine'"));
+    onnx_test_model_free(&m);
+}
+END_TEST
+
+/* More unsupported nodes than the message can list (MobileNetV2: 52 Conv,
+ * then one GlobalAveragePool): the summary still counts every op type. */
+START_TEST(unsupported_op_after_many_others_is_still_named) {
+    onnx_test_model m;
+    onnx_test_model_init(&m, 17);
+    onnx_test_value(&m, 0, "x", FLOAT, 1, (int64_t[]){4}, NULL);
+    char names[61][16];
+    for (int i = 0; i < 60; i++) {
+        snprintf(names[i + 1], sizeof names[i + 1], "v%d", i + 1);
+        snprintf(names[i], sizeof names[i], i ? "v%d" : "x", i);
+        onnx_test_node(&m, "Frobnicate", NULL, (const char *const[]){names[i], NULL},
+                       (const char *const[]){names[i + 1], NULL});
+    }
+    onnx_test_node(&m, "Pool", "last", NAMES("v60"), NAMES("y"));
+    onnx_test_value(&m, 1, "y", FLOAT, 0, NULL, NULL);
+    const char *message = import_error(&m, TP_ERR_UNSUPPORTED);
+    assert_contains(message, "61 nodes with ops the ONNX importer does not support "
+                             "(Frobnicate x60, Pool x1):");
+    assert_contains(message, "... and the others counted above");
     onnx_test_model_free(&m);
 }
 END_TEST
@@ -356,14 +380,117 @@ START_TEST(file_that_does_not_exist_names_the_path) {
 }
 END_TEST
 
+/* y = Mod(x, [2, 2, -2]) with fmod = 1: C's fmod, the sign of x. */
+START_TEST(float_mod_with_fmod_keeps_the_sign_of_the_dividend) {
+    onnx_test_model m;
+    onnx_test_model_init(&m, 17);
+    onnx_test_value(&m, 0, "x", FLOAT, 1, (int64_t[]){3}, NULL);
+    onnx_test_initializer(&m, "d", 1, (int64_t[]){3}, (float[]){2, 2, -2}, 3 * sizeof(float));
+    Onnx__NodeProto *mod = onnx_test_node(&m, "Mod", NULL, NAMES("x", "d"), NAMES("y"));
+    onnx_test_int_attr(&m, mod, "fmod", 1);
+    onnx_test_value(&m, 1, "y", FLOAT, 0, NULL, NULL);
+    tp_graph *graph = import(&m);
+    tp_tensor *x = floats(1, (int64_t[]){3}, (float[]){-7.5f, 7.5f, 7.5f});
+    tp_tensor *y = run_one(graph, x);
+    const float *r = tp_tensor_data(y);
+    /* fmod(-7.5, 2) = -1.5, fmod(7.5, 2) = 1.5, fmod(7.5, -2) = 1.5 */
+    ck_assert_float_eq(r[0], -1.5f);
+    ck_assert_float_eq(r[1], 1.5f);
+    ck_assert_float_eq(r[2], 1.5f);
+    tp_tensor_release(x);
+    tp_tensor_release(y);
+    tp_graph_destroy(graph);
+    onnx_test_model_free(&m);
+}
+END_TEST
+
+/* Float Mod with fmod = 0 is NumPy's mod: the divisor's sign, zeros too. */
+START_TEST(float_mod_without_fmod_takes_the_sign_of_the_divisor) {
+    onnx_test_model m;
+    onnx_test_model_init(&m, 17);
+    onnx_test_value(&m, 0, "x", FLOAT, 1, (int64_t[]){3}, NULL);
+    onnx_test_initializer(&m, "d", 1, (int64_t[]){3}, (float[]){2, -2, -2}, 3 * sizeof(float));
+    onnx_test_node(&m, "Mod", NULL, NAMES("x", "d"), NAMES("y"));
+    onnx_test_value(&m, 1, "y", FLOAT, 0, NULL, NULL);
+    tp_graph *graph = import(&m);
+    tp_tensor *x = floats(1, (int64_t[]){3}, (float[]){-7.5f, 7.5f, 4.0f});
+    tp_tensor *y = run_one(graph, x);
+    const float *r = tp_tensor_data(y);
+    /* -7.5 mod 2 = 0.5, 7.5 mod -2 = -0.5, 4 mod -2 = -0.0 */
+    ck_assert_float_eq(r[0], 0.5f);
+    ck_assert_float_eq(r[1], -0.5f);
+    ck_assert_float_eq(r[2], 0.0f);
+    ck_assert(signbit(r[2]));
+    tp_tensor_release(x);
+    tp_tensor_release(y);
+    tp_graph_destroy(graph);
+    onnx_test_model_free(&m);
+}
+END_TEST
+
+/* Integer Mod (fmod = 0, the default) takes the divisor's sign, as Python's
+ * %: -7 % 3 = 2, 7 % 3 = 1, 7 % -3 = -2. */
+START_TEST(integer_mod_takes_the_sign_of_the_divisor) {
+    onnx_test_model m;
+    onnx_test_model_init(&m, 17);
+    onnx_test_value(&m, 0, "a", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 1, (int64_t[]){3}, NULL);
+    onnx_test_int64_initializer(&m, "b", 3, (int64_t[]){3, 3, -3});
+    onnx_test_node(&m, "Mod", NULL, NAMES("a", "b"), NAMES("y"));
+    onnx_test_value(&m, 1, "y", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 0, NULL, NULL);
+    tp_graph *graph = import(&m);
+    tp_tensor *a;
+    ck_assert(tp_tensor_from_data(TP_I64, 1, (int64_t[]){3}, (int64_t[]){-7, 7, 7}, &a) == TP_OK);
+    tp_tensor *y = run_one(graph, a);
+    ck_assert_int_eq(tp_tensor_dtype(y), TP_I64);
+    const int64_t *r = tp_tensor_data(y);
+    ck_assert_int_eq(r[0], 2);
+    ck_assert_int_eq(r[1], 1);
+    ck_assert_int_eq(r[2], -2);
+    tp_tensor_release(a);
+    tp_tensor_release(y);
+    tp_graph_destroy(graph);
+    onnx_test_model_free(&m);
+}
+END_TEST
+
+/* Shape arithmetic with Mod (nn.MultiheadAttention exports one) folds away. */
+START_TEST(mod_of_constants_folds_at_import_time) {
+    onnx_test_model m;
+    onnx_test_model_init(&m, 17);
+    onnx_test_value(&m, 0, "x", FLOAT, 1, (int64_t[]){4}, NULL);
+    onnx_test_int64_initializer(&m, "seven", 1, (int64_t[]){7});
+    onnx_test_int64_initializer(&m, "five", 1, (int64_t[]){5});
+    onnx_test_node(&m, "Mod", NULL, NAMES("seven", "five"), NAMES("two"));
+    onnx_test_node(&m, "Reshape", NULL, NAMES("x", "two_by"), NAMES("y"));
+    onnx_test_int64_initializer(&m, "minus_one", 1, (int64_t[]){-1});
+    Onnx__NodeProto *concat =
+        onnx_test_node(&m, "Concat", NULL, NAMES("two", "minus_one"), NAMES("two_by"));
+    onnx_test_int_attr(&m, concat, "axis", 0);
+    onnx_test_value(&m, 1, "y", FLOAT, 0, NULL, NULL);
+    tp_graph *graph = import(&m);
+    const tp_type *type = tp_graph_value_type(graph, tp_graph_output(graph, 0));
+    ck_assert_int_eq(type->ndim, 2);
+    ck_assert_int_eq(type->dims[0], 2); /* 7 mod 5 */
+    ck_assert_int_eq(type->dims[1], 2);
+    ck_assert_int_eq(tp_graph_num_values(graph), 2); /* x and the reshape */
+    tp_graph_destroy(graph);
+    onnx_test_model_free(&m);
+}
+END_TEST
+
 TP_TEST_SUITE(onnx_import) {
     Suite *suite = suite_create("onnx.import");
     TCase *tc = tcase_create("import");
+    tcase_add_test(tc, float_mod_with_fmod_keeps_the_sign_of_the_dividend);
+    tcase_add_test(tc, float_mod_without_fmod_takes_the_sign_of_the_divisor);
+    tcase_add_test(tc, integer_mod_takes_the_sign_of_the_divisor);
+    tcase_add_test(tc, mod_of_constants_folds_at_import_time);
     tcase_add_test(tc, gemm_with_transposed_weight_and_relu_compute_by_hand);
     tcase_add_test(tc, dim_param_becomes_a_symbol_of_that_name);
     tcase_add_test(tc, shape_and_reshape_fold_at_import_time);
     tcase_add_test(tc, shape_input_given_at_import_is_read);
     tcase_add_test(tc, every_unsupported_op_is_listed_at_once);
+    tcase_add_test(tc, unsupported_op_after_many_others_is_still_named);
     tcase_add_test(tc, truncated_file_is_a_parse_error);
     tcase_add_test(tc, wrong_wire_type_is_a_parse_error);
     tcase_add_test(tc, attribute_of_the_wrong_type_names_node_and_attribute);

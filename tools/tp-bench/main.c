@@ -1,385 +1,101 @@
-/* tp-bench — TensorPlay's benchmark suite: every case runs on the chosen
- * backends (default "stax,eager") through the public registry API, with
- * baselines measured in the same run: NumPy (through /usr/bin/python3; "n/a"
- * when it is missing), OpenBLAS cblas_sgemm (dlopen'd libopenblas.so.0) for
- * matmul cases, a plain C loop (c_loops.c: -O3, AVX2/FMA on x86-64) and the STREAM
- * triad for memory-bound cases. Each measurement: warm-up runs, then
- * --reps repetitions; min and median are reported. Compile time and the
- * first call are reported apart from the steady state.
+/* tp-bench — TensorPlay's benchmark suite. Every case (cases.c) runs on the
+ * chosen backends (default "stax,eager") through the public API, and each
+ * backend's output is checked against an independent oracle: NumPy for the
+ * micro cases and ONNX Runtime for the model cases, computed by the Python
+ * helper bench/peers.py on the same inputs, or the eager reference backend
+ * where the helper cannot (no NumPy, no ONNX Runtime). In the same run it
+ * times the baselines (OpenBLAS for sgemm, a vectorized multi-threaded C loop
+ * for the pointwise cases, the STREAM triad) and the peers (NumPy; with
+ * --peers ONNX Runtime with io-binding, PyTorch eager and torch.compile, from
+ * the venv bench/peers-venv.sh makes). Measurements are interleaved: each of
+ * --rounds rounds times every contender --reps times in turn; a figure is the
+ * median of the round medians with their range, and the ratios are stax's
+ * time over each other contender's.
  *
- *   tp-bench [--backends a,b] [--reps N] [--case NAME[,NAME]] [--json] [--list]
- *   tp-bench --kernels [--rounds N] [--threads N] [--reps N] [--case NAME,...] [--json]
+ *   tp-bench [--backends a,b] [--reps N] [--rounds N] [--threads N] [--case NAME,...]
+ * [--peers[=LIST]]
+ *            [--python PATH] [--models DIR] [--json] [--plot FILE.png] [--list]
+ *   tp-bench --kernels [--reps N] [--rounds N] [--threads N] [--case NAME,...] [--json]
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <math.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "baselines.h"
 #include "c_loops.h"
+#include "cases.h"
+#include "helper_process.h"
 #include "kernel_cases.h"
-#include "tensorplay/tensorplay.h"
+#include "latency.h"
+#include "timing.h"
 
-typedef struct stats {
-    double min, median; /* seconds; < 0 is n/a */
-} stats;
+#define MAX_ROUNDS     64
+#define MAX_CONTENDERS 16
 
-static int reps = 10;
-static bool json;
+#ifndef TP_BENCH_PEERS_SCRIPT
+#define TP_BENCH_PEERS_SCRIPT "bench/peers.py"
+#endif
+#ifndef TP_BENCH_ORACLE_PYTHON
+#define TP_BENCH_ORACLE_PYTHON "/usr/bin/python3"
+#endif
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+typedef struct options {
+    const char *backends, *only, *peers, *python, *models, *plot;
+    int reps, rounds, threads;
+    bool json, kernels;
+} options;
 
-static int compare_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+typedef enum contender_kind {
+    CONTENDER_BACKEND,
+    CONTENDER_OPENBLAS,
+    CONTENDER_C_LOOP,
+    CONTENDER_PEER
+} contender_kind;
 
-static stats summarize(double *times, int n) {
-    qsort(times, (size_t)n, sizeof *times, compare_double);
-    return (stats){times[0], times[n / 2]};
-}
-
-/* ---- graphs ---- */
-
-typedef struct bench_case {
-    const char *name;
-    const char *numpy; /* Python expression over arrays named as the inputs */
-    int kind;          /* 0 graph; 1 sgemm */
-    int64_t b, f, h;   /* batch, features, hidden (or sizes) */
-    double flops, bytes;
-} bench_case;
-
-static tp_value_id in(tp_graph *g, const char *name, int ndim, int64_t d0, int64_t d1) {
-    tp_type t = {.dtype = TP_F32, .ndim = ndim, .dims = {d0, d1}};
-    tp_value_id id;
-    tp_graph_add_input(g, name, &t, &id);
-    return id;
-}
-
-static tp_value_id op(tp_graph *g, const char *name, tp_value_id a, tp_value_id b,
-                      const tp_attrs *attrs) {
-    tp_value_id ids[2] = {a, b}, out = TP_NO_VALUE;
-    if (tp_graph_add_node(g, name, ids, b == TP_NO_VALUE ? 1 : 2, attrs, NULL, &out) != TP_OK)
-        fprintf(stderr, "tp-bench: %s: %s\n", name, tp_last_error());
-    return out;
-}
-
-static tp_value_id scalar(tp_graph *g, double v) {
-    tp_attrs a = TP_ATTRS_INIT;
-    a.dtype = TP_F32, a.value = v;
-    tp_value_id out;
-    tp_graph_add_node(g, "full", NULL, 0, &a, NULL, &out);
-    return out;
-}
-
-static tp_graph *build(const bench_case *c) {
-    tp_graph *g = NULL;
-    tp_graph_create("bench", &g);
-    const char *n = c->name;
-    tp_value_id y = TP_NO_VALUE, none = TP_NO_VALUE;
-    if (!strncmp(n, "mm-", 3) || !strcmp(n, "two-linear-relu") || !strcmp(n, "transpose-mm")) {
-        tp_value_id x;
-        if (!strcmp(n, "transpose-mm")) {
-            tp_attrs t = TP_ATTRS_INIT;
-            t.dim0 = 0, t.dim1 = 1;
-            x = op(g, "transpose", in(g, "xt", 2, c->f, c->b), none, &t);
-        } else {
-            x = in(g, "x", 2, c->b, c->f);
-        }
-        tp_value_id w = in(g, "w", 2, c->f, c->h), bias = in(g, "bias", 1, c->h, 0);
-        tp_value_id h = op(g, "add", op(g, "matmul", x, w, NULL), bias, NULL);
-        if (!strcmp(n, "mm-bias") || !strcmp(n, "transpose-mm"))
-            y = h;
-        else if (!strcmp(n, "mm-bias-relu"))
-            y = op(g, "relu", h, none, NULL);
-        else if (!strcmp(n, "mm-bias-sigmoid"))
-            y = op(g, "sigmoid", h, none, NULL);
-        else if (!strcmp(n, "mm-bias-sin"))
-            y = op(g, "sin", h, none, NULL);
-        else if (!strcmp(n, "mm-bias-tanh"))
-            y = op(g, "tanh", h, none, NULL);
-        else if (!strcmp(n, "mm-bias-pointwise"))
-            y = op(g, "mul", op(g, "sigmoid", h, none, NULL), op(g, "add", h, scalar(g, 1.0), NULL),
-                   NULL);
-        else if (!strcmp(n, "mm-bias-chain"))
-            y = op(g, "tanh",
-                   op(g, "sub", op(g, "mul", op(g, "relu", h, none, NULL), scalar(g, 2.0), NULL),
-                      scalar(g, 1.0), NULL),
-                   none, NULL);
-        else if (!strcmp(n, "mm-reduce")) {
-            tp_attrs s = TP_ATTRS_INIT;
-            s.naxes = 1, s.axes[0] = 1;
-            y = op(g, "sum", h, none, &s);
-        } else { /* two-linear-relu */
-            tp_value_id w2 = in(g, "w2", 2, c->h, c->h), b2 = in(g, "b2", 1, c->h, 0);
-            y = op(g, "add", op(g, "matmul", op(g, "relu", h, none, NULL), w2, NULL), b2, NULL);
-        }
-    } else if (!strcmp(n, "tanh-affine")) {
-        tp_value_id x = in(g, "x", 1, c->b, 0);
-        y = op(g, "mul",
-               op(g, "tanh",
-                  op(g, "add", op(g, "mul", x, scalar(g, 2.0), NULL), scalar(g, 1.0), NULL), none,
-                  NULL),
-               x, NULL);
-    } else if (!strcmp(n, "add")) {
-        y = op(g, "add", in(g, "a", 1, c->b, 0), in(g, "b", 1, c->b, 0), NULL);
-    } else if (!strcmp(n, "softmax")) {
-        tp_attrs a = TP_ATTRS_INIT;
-        a.axis = -1;
-        y = op(g, "softmax", in(g, "x", 2, c->b, c->f), none, &a);
-    } else if (!strcmp(n, "layer_norm")) {
-        tp_attrs a = TP_ATTRS_INIT;
-        a.axis = -1;
-        y = op(g, "layer_norm", in(g, "x", 2, c->b, c->f), none, &a);
-    } else { /* sgemm */
-        y = op(g, "matmul", in(g, "a", 2, c->b, c->b), in(g, "b", 2, c->b, c->b), NULL);
-    }
-    tp_graph_set_outputs(g, &y, 1);
-    return g;
-}
-
-static tp_tensor **make_inputs(const tp_graph *g, int *count) {
-    *count = tp_graph_num_inputs(g);
-    tp_tensor **inputs = calloc((size_t)*count, sizeof *inputs);
-    for (int i = 0; i < *count; i++) {
-        const tp_type *t = tp_graph_value_type(g, tp_graph_input(g, i));
-        tp_tensor_create(t->dtype, t->ndim, t->dims, &inputs[i]);
-        float *d = tp_tensor_data_mut(inputs[i]);
-        for (int64_t k = 0; k < tp_tensor_numel(inputs[i]); k++)
-            d[k] = (float)((k * 7919 + i * 104729) % 2001 - 1000) * 1e-3f;
-    }
-    return inputs;
-}
-
-/* ---- measuring a backend ---- */
-
-typedef struct backend_result {
+typedef struct contender {
+    char label[48];
+    contender_kind kind;
+    tp_executable *exe;
+    tp_tensor *output;
     double compile_s, first_s;
-    stats run;
-} backend_result;
+    double medians[MAX_ROUNDS];
+    int rounds;
+    char check[256]; /* JSON object, or "" */
+    char check_text[160];
+} contender;
 
-static bool measure_backend(const char *name, const tp_graph *g, tp_tensor **inputs, int n,
-                            backend_result *out) {
-    tp_backend *backend;
-    tp_executable *exe = NULL;
-    if (tp_backend_lookup(name, &backend) != TP_OK) {
-        fprintf(stderr, "tp-bench: %s\n", tp_last_error());
-        return false;
-    }
-    double t0 = now();
-    if (tp_backend_compile(backend, g, inputs, n, NULL, 0, &exe) != TP_OK) {
-        fprintf(stderr, "tp-bench: %s\n", tp_last_error());
-        return false;
-    }
-    out->compile_s = now() - t0;
-    tp_tensor *outputs[1] = {NULL};
-    t0 = now();
-    bool ok = tp_executable_run(exe, inputs, n, outputs) == TP_OK;
-    out->first_s = now() - t0;
-    double *times = calloc((size_t)reps, sizeof *times);
-    for (int w = 0; ok && w < 2; w++) /* warm-up */
-        ok = tp_executable_run(exe, inputs, n, outputs) == TP_OK;
-    for (int r = 0; ok && times && r < reps; r++) {
-        t0 = now();
-        ok = tp_executable_run(exe, inputs, n, outputs) == TP_OK; /* output reused */
-        times[r] = now() - t0;
-    }
-    if (!ok) fprintf(stderr, "tp-bench: %s: run failed: %s\n", name, tp_last_error());
-    if (ok && times) out->run = summarize(times, reps);
-    free(times);
-    tp_tensor_release(outputs[0]);
-    tp_executable_destroy(exe);
-    return ok && times;
+typedef struct summary {
+    double median, low, high;
+} summary;
+
+/* ---- small helpers ---- */
+
+static int default_threads(void) {
+    const char *text = getenv("TP_NUM_THREADS"); /* the count stax's pool uses */
+    if (text && atoi(text) > 0) return atoi(text);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores < 1 ? 1 : (int)cores;
 }
 
-/* ---- baselines ---- */
-
-static stats numpy_time(const bench_case *c) {
-    char script[2048], command[2600];
-    snprintf(script, sizeof script,
-             "import time,sys\n"
-             "try:\n import numpy as np\nexcept Exception:\n print('n/a'); sys.exit()\n"
-             "B,F,H=%lld,%lld,%lld\nr=np.random.default_rng(0)\n"
-             "f=lambda *s: r.standard_normal(s,dtype=np.float32)\n"
-             "x=f(B,F);xt=f(F,B);w=f(F,H);bias=f(H);w2=f(H,H);b2=f(H);a=f(B);b=f(B)\n"
-             "A=f(B,B) if %d else None\nsig=lambda v:1/(1+np.exp(-v))\n"
-             "def sm(v):\n e=np.exp(v-v.max(-1,keepdims=True)); return e/e.sum(-1,keepdims=True)\n"
-             "def ln(v):\n m=v.mean(-1,keepdims=True); return "
-             "(v-m)/np.sqrt(v.var(-1,keepdims=True)+1e-5)\n"
-             "g=lambda: %s\n"
-             "for _ in range(2): g()\nt=[]\n"
-             "for _ in range(%d):\n s=time.perf_counter(); g(); t.append(time.perf_counter()-s)\n"
-             "t.sort(); print(t[0], t[len(t)//2])\n",
-             (long long)c->b, (long long)c->f, (long long)c->h, c->kind == 1, c->numpy, reps);
-    char path[] = "/tmp/tp-bench-XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0) return (stats){-1, -1};
-    FILE *file = fdopen(fd, "w");
-    fputs(script, file);
-    fclose(file);
-    snprintf(command, sizeof command, "/usr/bin/python3 %s 2>/dev/null", path);
-    FILE *pipe = popen(command, "r");
-    stats s = {-1, -1};
-    if (pipe) {
-        if (fscanf(pipe, "%lf %lf", &s.min, &s.median) != 2) s = (stats){-1, -1};
-        pclose(pipe);
-    }
-    unlink(path);
-    return s;
-}
-
-typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *,
-                         int, float, float *, int);
-
-static stats openblas_time(const bench_case *c, tp_tensor **inputs) {
-    void *lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
-    sgemm_fn sgemm = lib ? (sgemm_fn)dlsym(lib, "cblas_sgemm") : NULL;
-    if (!sgemm) return (stats){-1, -1};
-    bool square = c->kind == 1;
-    int m = (int)c->b, k = (int)(square ? c->b : c->f), n = (int)(square ? c->b : c->h);
-    const float *a = tp_tensor_data(inputs[0]), *b = tp_tensor_data(inputs[1]);
-    float *out = calloc((size_t)m * (size_t)n, sizeof(float));
-    double *times = calloc((size_t)reps, sizeof *times);
-    for (int r = -2; r < reps; r++) {
-        double t0 = now();
-        sgemm(101, 111, 111, m, n, k, 1.0f, a, k, b, n, 0.0f, out, n); /* row-major, no trans */
-        if (r >= 0) times[r] = now() - t0;
-    }
-    stats s = summarize(times, reps);
-    free(times);
-    free(out);
-    return s;
-}
-
-static stats c_loop_time(const bench_case *c, tp_tensor **inputs) {
-    int64_t n = c->b;
-    float *y = aligned_alloc(64, (size_t)n * sizeof(float));
-    double *times = calloc((size_t)reps, sizeof *times);
-    for (int r = -2; r < reps; r++) {
-        double t0 = now();
-        if (!strcmp(c->name, "tanh-affine"))
-            bench_c_tanh_affine(tp_tensor_data(inputs[0]), y, n);
-        else
-            bench_c_add(tp_tensor_data(inputs[0]), tp_tensor_data(inputs[1]), y, n);
-        if (r >= 0) times[r] = now() - t0;
-    }
-    stats s = summarize(times, reps);
-    free(times);
-    free(y);
-    return s;
-}
-
-/* STREAM triad over 16M floats: bytes/s (3 streams). */
-static double triad_bandwidth(void) {
-    int64_t n = 16 << 20;
-    float *a = aligned_alloc(64, (size_t)n * 4), *b = aligned_alloc(64, (size_t)n * 4),
-          *c = aligned_alloc(64, (size_t)n * 4);
-    for (int64_t i = 0; i < n; i++) a[i] = 0, b[i] = 1, c[i] = 2;
-    double best = 1e30;
-    for (int r = 0; r < reps + 2; r++) {
-        double t0 = now();
-        bench_c_triad(a, b, c, n);
-        double t = now() - t0;
-        if (t < best) best = t;
-    }
-    free(a), free(b), free(c);
-    return 3.0 * 4.0 * (double)n / best;
-}
-
-/* ---- compile latency and call overhead ---- */
-
-static void compile_latency(void) {
-    char dir[] = "/tmp/tp-bench-cache-XXXXXX";
-    if (!mkdtemp(dir)) return;
-    setenv("TP_CACHE_DIR", dir, 1);
-    tp_backend *stax;
-    if (tp_backend_lookup("stax", &stax) != TP_OK) return;
-    double cold = 1e30, warm = 1e30;
-    for (int r = 0; r < 5; r++) {
-        tp_graph *g = NULL;
-        char name[32];
-        snprintf(name, sizeof name, "latency%d", r); /* a new graph: a cold compile */
-        tp_graph_create(name, &g);
-        tp_value_id x = in(g, "x", 2, 64, 64), y = x;
-        for (int k = 0; k < 19; k++)
-            y = op(g,
-                   k % 3 == 0   ? "tanh"
-                   : k % 3 == 1 ? "add"
-                                : "mul",
-                   y, k % 3 ? x : TP_NO_VALUE, NULL);
-        tp_graph_set_outputs(g, &y, 1);
-        tp_executable *exe = NULL;
-        double t0 = now();
-        tp_backend_compile(stax, g, NULL, 0, NULL, 0, &exe);
-        double t = now() - t0;
-        cold = t < cold ? t : cold;
-        tp_executable_destroy(exe);
-        t0 = now();
-        tp_backend_compile(stax, g, NULL, 0, NULL, 0, &exe); /* memory freed: from disk */
-        t = now() - t0;
-        warm = t < warm ? t : warm;
-        tp_executable_destroy(exe);
-        tp_graph_destroy(g);
-    }
-    /* cache-hit call overhead: a 4-element add, steady state */
-    tp_graph *g = NULL;
-    tp_graph_create("overhead", &g);
-    tp_value_id a = in(g, "a", 1, 4, 0);
-    tp_value_id y = op(g, "add", a, a, NULL);
-    tp_graph_set_outputs(g, &y, 1);
-    int count;
-    tp_tensor **inputs = make_inputs(g, &count);
-    tp_executable *exe = NULL;
-    tp_tensor *out[1] = {NULL};
-    bool ok = tp_backend_compile(stax, g, NULL, 0, NULL, 0, &exe) == TP_OK &&
-              tp_executable_run(exe, inputs, 1, out) == TP_OK;
-    int calls = 100000, done = 0;
-    double t0 = now();
-    for (; ok && done < calls; done++) ok = tp_executable_run(exe, inputs, 1, out) == TP_OK;
-    double per_call = (now() - t0) / (done ? done : 1);
-    if (!ok) fprintf(stderr, "tp-bench: call overhead: run failed: %s\n", tp_last_error());
-    if (json)
-        printf("{\"case\":\"compile-latency\",\"nodes\":20,\"cold_ms\":%.3f,\"disk_cache_ms\":%.3f,"
-               "\"call_overhead_us\":%.3f}\n",
-               cold * 1e3, warm * 1e3, per_call * 1e6);
+static const char *cache_dir(void) {
+    static char path[4096];
+    const char *explicit_dir = getenv("TP_BENCH_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
+    if (explicit_dir && *explicit_dir)
+        snprintf(path, sizeof path, "%s", explicit_dir);
+    else if (xdg && *xdg)
+        snprintf(path, sizeof path, "%s/tensorplay-bench", xdg);
     else
-        printf("compile latency (20 nodes): cold %.2f ms, from disk cache %.2f ms; "
-               "call overhead (cache hit, 4-element add) %.2f us\n",
-               cold * 1e3, warm * 1e3, per_call * 1e6);
-    tp_tensor_release(out[0]);
-    tp_tensor_release(inputs[0]);
-    free(inputs);
-    tp_executable_destroy(exe);
-    tp_graph_destroy(g);
+        snprintf(path, sizeof path, "%s/.cache/tensorplay-bench",
+                 getenv("HOME") ? getenv("HOME") : "/tmp");
+    return path;
 }
-
-/* ---- main ---- */
-
-static const bench_case cases[] = {
-    {"mm-bias", "x@w+bias", 0, 64, 256, 512, 0, 0},
-    {"mm-bias-relu", "np.maximum(x@w+bias,0)", 0, 128, 512, 1024, 0, 0},
-    {"mm-bias-sigmoid", "sig(x@w+bias)", 0, 128, 512, 1024, 0, 0},
-    {"mm-bias-sin", "np.sin(x@w+bias)", 0, 64, 1024, 1024, 0, 0},
-    {"mm-bias-tanh", "np.tanh(x@w+bias)", 0, 64, 1024, 1024, 0, 0},
-    {"mm-bias-pointwise", "(lambda h: sig(h)*(h+1))(x@w+bias)", 0, 32, 1024, 2048, 0, 0},
-    {"mm-bias-chain", "np.tanh(np.maximum(x@w+bias,0)*2-1)", 0, 64, 256, 512, 0, 0},
-    {"two-linear-relu", "np.maximum(x@w+bias,0)@w2+b2", 0, 64, 256, 256, 0, 0},
-    {"transpose-mm", "xt.T@w+bias", 0, 256, 64, 512, 0, 0},
-    {"mm-reduce", "(x@w+bias).sum(1)", 0, 128, 512, 1024, 0, 0},
-    {"tanh-affine", "np.tanh(a*2+1)*a", 0, 16 << 20, 0, 0, 0, 0},
-    {"add", "a+b", 0, 16 << 20, 0, 0, 0, 0},
-    {"sgemm-1024", "A@A", 1, 1024, 0, 0, 0, 0},
-    {"sgemm-2048", "A@A", 1, 2048, 0, 0, 0, 0},
-    {"softmax", "sm(x)", 0, 4096, 4096, 0, 0, 0},
-    {"layer_norm", "ln(x)", 0, 4096, 1024, 0, 0, 0},
-};
 
 static bool selected(const char *list, const char *name) {
     if (!list) return true;
@@ -389,137 +105,529 @@ static bool selected(const char *list, const char *name) {
     return false;
 }
 
-static void print_stats(const char *label, stats s, double base) {
-    if (s.min < 0) {
-        printf("  %-22s n/a\n", label);
-        return;
-    }
-    printf("  %-22s min %9.3f ms  median %9.3f ms", label, s.min * 1e3, s.median * 1e3);
-    if (base > 0) printf("  (stax is %.2fx faster)", s.median / base);
-    printf("\n");
+static summary summarize(const contender *c) {
+    double sorted[MAX_ROUNDS];
+    memcpy(sorted, c->medians, sizeof(double) * (size_t)c->rounds);
+    double median = bench_median(sorted, c->rounds);
+    return (summary){median, sorted[0], sorted[c->rounds - 1]};
 }
 
+/* `text` as the inside of a JSON string (quotes, backslashes and control
+ * characters escaped), into `out`. */
+static const char *json_escaped(const char *text, char *out, size_t size) {
+    size_t at = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p && at + 7 < size; p++) {
+        if (*p == '"' || *p == '\\') {
+            out[at++] = '\\', out[at++] = (char)*p;
+        } else if (*p == '\n') {
+            out[at++] = '\\', out[at++] = 'n';
+        } else if (*p < 0x20) {
+            at += (size_t)snprintf(out + at, size - at, "\\u%04x", *p);
+        } else {
+            out[at++] = (char)*p;
+        }
+    }
+    out[at] = '\0';
+    return out;
+}
+
+/* Appends printf-style text to a fixed buffer. */
+static void append(char *buffer, size_t size, const char *format, ...) {
+    size_t used = strlen(buffer);
+    if (used + 1 >= size) return;
+    va_list args;
+    va_start(args, format);
+    vsnprintf(buffer + used, size - used, format, args);
+    va_end(args);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* The folder this run writes its cases' inputs and outputs to (for the
+ * helper), under the cache folder; removed at exit. */
+static const char *run_dir(void) {
+    static char path[4096];
+    if (!path[0]) {
+        mkdir(cache_dir(), 0755);
+        snprintf(path, sizeof path, "%s/run-XXXXXX", cache_dir());
+        if (!mkdtemp(path)) snprintf(path, sizeof path, "%s", cache_dir());
+    }
+    return path;
+}
+
+static void remove_run_dir(void) {
+    if (strstr(run_dir(), "/run-")) nftw(run_dir(), remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- checking outputs ---- */
+
+/* Max abs and rel error of `got` against `want` (f32, same shape), and
+ * whether every element is within 1e-3 * |want| + 1e-4 * max|want|. */
+static bool compare_outputs(const tp_tensor *got, const tp_tensor *want, double *max_abs,
+                            double *max_rel) {
+    *max_abs = *max_rel = 0;
+    if (tp_tensor_numel(got) != tp_tensor_numel(want) || tp_tensor_dtype(got) != TP_F32 ||
+        tp_tensor_dtype(want) != TP_F32)
+        return false;
+    const float *g = tp_tensor_data(got), *w = tp_tensor_data(want);
+    int64_t n = tp_tensor_numel(want);
+    double scale = 0;
+    for (int64_t i = 0; i < n; i++) scale = fmax(scale, fabs(w[i]));
+    double atol = 1e-4 * scale;
+    bool ok = true;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)g[i] - w[i]);
+        if (!(d <= atol + 1e-3 * fabs(w[i]))) ok = false; /* NaN fails */
+        *max_abs = fmax(*max_abs, d);
+        *max_rel = fmax(*max_rel, d / (fabs(w[i]) + atol + 1e-30));
+    }
+    return ok;
+}
+
+static bool any_output_wrong; /* the exit status says so */
+
+static void record_check(contender *c, const char *oracle, double max_abs, double max_rel,
+                         bool ok) {
+    if (!ok) any_output_wrong = true;
+    snprintf(c->check, sizeof c->check,
+             "{\"oracle\":\"%s\",\"max_abs\":%.3g,\"max_rel\":%.3g,\"pass\":%s}", oracle, max_abs,
+             max_rel, ok ? "true" : "false");
+    snprintf(c->check_text, sizeof c->check_text, "%s vs %s: max abs %.2g, max rel %.2g",
+             ok ? "ok" : "WRONG", oracle, max_abs, max_rel);
+}
+
+/* The helper's oracle when it has one for this case, else eager's output. */
+static void check_output(contender *c, helper_process *helper, bool helper_case, const char *path,
+                         const tp_tensor *eager_output) {
+    char reply[512], oracle[64], verdict[16];
+    double max_abs, max_rel;
+    if (helper_case && helper_ask(helper, reply, sizeof reply, "check %s %s", c->label, path) &&
+        sscanf(reply, "check %63s %lf %lf %15s", oracle, &max_abs, &max_rel, verdict) == 4) {
+        record_check(c, oracle, max_abs, max_rel, !strcmp(verdict, "pass"));
+        return;
+    }
+    if (eager_output && strcmp(c->label, "eager")) {
+        bool ok = compare_outputs(c->output, eager_output, &max_abs, &max_rel);
+        record_check(c, "eager", max_abs, max_rel, ok);
+        return;
+    }
+    snprintf(c->check, sizeof c->check, "{\"oracle\":\"none\"}");
+    snprintf(c->check_text, sizeof c->check_text, "%s",
+             eager_output ? "unchecked: no oracle, so the other backends are checked against it"
+                          : "unchecked (no oracle: no NumPy or ONNX Runtime, and no eager run)");
+}
+
+/* ---- measuring one round ---- */
+
+static double backend_round(contender *c, tp_tensor **inputs, int n, int reps) {
+    double times[256];
+    if (reps > 256) reps = 256;
+    tp_tensor *outputs[1] = {c->output};
+    for (int r = 0; r < reps; r++) {
+        double t0 = bench_now();
+        if (tp_executable_run(c->exe, inputs, n, outputs) != TP_OK) {
+            fprintf(stderr, "tp-bench: %s: run failed: %s\n", c->label, tp_last_error());
+            return -1;
+        }
+        times[r] = bench_now() - t0;
+    }
+    return bench_median(times, reps);
+}
+
+static double peer_round(const contender *c, helper_process *helper, int reps) {
+    char reply[8192];
+    if (!helper_ask(helper, reply, sizeof reply, "time %s %d", c->label, reps) ||
+        strncmp(reply, "times ", 6)) {
+        fprintf(stderr, "tp-bench: %s: %s\n", c->label, reply);
+        return -1;
+    }
+    double times[256];
+    int count = 0;
+    char *p = reply + 6, *end;
+    for (double t; count < 256 && (t = strtod(p, &end), end != p); p = end) times[count++] = t;
+    return bench_median(times, count);
+}
+
+static double measure_round(contender *c, const bench_case *bc, tp_tensor **inputs, int n,
+                            helper_process *helper, const options *o) {
+    switch (c->kind) {
+    case CONTENDER_BACKEND:
+        return backend_round(c, inputs, n, o->reps);
+    case CONTENDER_OPENBLAS:
+        return baseline_openblas_median(bc, inputs, o->reps);
+    case CONTENDER_C_LOOP:
+        return baseline_c_loop_median(bc, inputs, o->reps, o->threads);
+    case CONTENDER_PEER:
+        return peer_round(c, helper, o->reps);
+    }
+    return -1;
+}
+
+/* ---- one case ---- */
+
+static bool save_inputs(const tp_graph *g, tp_tensor **inputs, int n, const char *dir, char *names,
+                        size_t size) {
+    mkdir(dir, 0755);
+    names[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        const char *name = tp_graph_value_name(g, tp_graph_input(g, i));
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+        if (tp_npy_save(path, inputs[i]) != TP_OK) return false;
+        append(names, size, "%s%s", i ? "," : "", name);
+    }
+    return true;
+}
+
+static bool compile_backend(contender *c, const char *name, const tp_graph *g, tp_tensor **inputs,
+                            int n) {
+    tp_backend *backend;
+    snprintf(c->label, sizeof c->label, "%s", name);
+    c->kind = CONTENDER_BACKEND;
+    if (tp_backend_lookup(name, &backend) != TP_OK) {
+        fprintf(stderr, "tp-bench: %s\n", tp_last_error());
+        return false;
+    }
+    double t0 = bench_now();
+    if (tp_backend_compile(backend, g, inputs, n, NULL, 0, &c->exe) != TP_OK) {
+        fprintf(stderr, "tp-bench: %s: compile: %s\n", name, tp_last_error());
+        return false;
+    }
+    c->compile_s = bench_now() - t0;
+    tp_tensor *outputs[1] = {NULL};
+    t0 = bench_now();
+    if (tp_executable_run(c->exe, inputs, n, outputs) != TP_OK) {
+        fprintf(stderr, "tp-bench: %s: run: %s\n", name, tp_last_error());
+        tp_executable_destroy(c->exe);
+        c->exe = NULL;
+        return false;
+    }
+    c->first_s = bench_now() - t0;
+    c->output = outputs[0];
+    return true;
+}
+
+/* Adds the helper's peers named in `ready` ("ready numpy onnxruntime ..."). */
+static int add_peers(contender *list, int count, const char *ready) {
+    char copy[1024];
+    snprintf(copy, sizeof copy, "%s", ready + strlen("ready"));
+    for (char *save = NULL, *p = strtok_r(copy, " ", &save); p && count < MAX_CONTENDERS;
+         p = strtok_r(NULL, " ", &save)) {
+        memset(&list[count], 0, sizeof list[count]);
+        snprintf(list[count].label, sizeof list[count].label, "%s", p);
+        list[count++].kind = CONTENDER_PEER;
+    }
+    return count;
+}
+
+static void print_case(const bench_case *bc, contender *list, int count, double triad,
+                       helper_process *helper, const options *o) {
+    double stax = -1;
+    for (int i = 0; i < count; i++)
+        if (!strcmp(list[i].label, "stax") && list[i].rounds) stax = summarize(&list[i]).median;
+    char json[8192] = "";
+    append(json, sizeof json,
+           "{\"case\":\"%s\",\"shape\":[%lld,%lld,%lld],\"rounds\":%d,\"reps\":%d,"
+           "\"threads\":%d,\"results\":[",
+           bc->name, (long long)bc->b, (long long)bc->f, (long long)bc->h, o->rounds, o->reps,
+           o->threads);
+    if (!o->json)
+        printf("%s (%lld, %lld, %lld)\n", bc->name, (long long)bc->b, (long long)bc->f,
+               (long long)bc->h);
+    for (int i = 0, first = 1; i < count; i++) {
+        const contender *c = &list[i];
+        if (!c->rounds) continue;
+        summary s = summarize(c);
+        double ratio = stax > 0 && strcmp(c->label, "stax") ? stax / s.median : -1;
+        static const char *const kinds[] = {"backend", "baseline", "baseline", "peer"};
+        append(json, sizeof json,
+               "%s{\"name\":\"%s\",\"kind\":\"%s\",\"median_ms\":%.4f,"
+               "\"min_ms\":%.4f,\"max_ms\":%.4f",
+               first ? "" : ",", c->label, kinds[c->kind], s.median * 1e3, s.low * 1e3,
+               s.high * 1e3);
+        first = 0;
+        if (c->kind == CONTENDER_BACKEND)
+            append(json, sizeof json, ",\"compile_ms\":%.3f,\"first_call_ms\":%.3f,\"check\":%s",
+                   c->compile_s * 1e3, c->first_s * 1e3, c->check[0] ? c->check : "null");
+        if (ratio > 0) append(json, sizeof json, ",\"stax_ratio\":%.4f", ratio);
+        append(json, sizeof json, "}");
+        if (!o->json) {
+            printf("  %-14s median %9.3f ms [%9.3f .. %9.3f]", c->label, s.median * 1e3,
+                   s.low * 1e3, s.high * 1e3);
+            if (ratio > 0) printf("  stax/%s %.2f", c->label, ratio);
+            printf("\n");
+            if (c->kind == CONTENDER_BACKEND)
+                printf("  %-14s compile %.2f ms, first call %.3f ms, %s\n", "", c->compile_s * 1e3,
+                       c->first_s * 1e3, c->check_text);
+        }
+        if (ratio > 0 && c->kind != CONTENDER_BACKEND && helper->pid > 0) {
+            char reply[256];
+            helper_ask(helper, reply, sizeof reply, "ratio %s %s %.6f", bc->name, c->label, ratio);
+        }
+    }
+    append(json, sizeof json, "]");
+    if (!strcmp(bc->name, "add") && stax > 0 && triad > 0) {
+        double bandwidth = 12.0 * (double)bc->b / stax;
+        append(json, sizeof json, ",\"stax_gb_per_s\":%.2f,\"of_triad\":%.3f", bandwidth / 1e9,
+               bandwidth / triad);
+        if (!o->json)
+            printf("  stax bandwidth %.2f GB/s = %.0f%% of the %d-thread triad\n", bandwidth / 1e9,
+                   100.0 * bandwidth / triad, o->threads);
+    }
+    if (o->json) printf("%s}\n", json);
+    fflush(stdout);
+}
+
+static void run_case(const bench_case *bc, helper_process *helper, double triad, const options *o) {
+    tp_graph *g = NULL;
+    tp_tensor **inputs = NULL;
+    int n = 0;
+    char why[2048] = "";
+    if (bc->kind == BENCH_MODEL) {
+        if (!bench_load_model(bc, o->models, &g, &inputs, &n, why, sizeof why)) {
+            char escaped[4 * sizeof why];
+            if (o->json)
+                printf("{\"case\":\"%s\",\"skipped\":\"%s\"}\n", bc->name,
+                       json_escaped(why, escaped, sizeof escaped));
+            else
+                printf("%s: skipped: %s\n", bc->name, why);
+            return;
+        }
+    } else {
+        g = bench_build_graph(bc);
+        if (!g) {
+            fprintf(stderr, "tp-bench: %s: cannot build the graph: %s\n", bc->name,
+                    tp_last_error());
+            return;
+        }
+        inputs = bench_make_inputs(g, &n);
+    }
+    char dir[4096], names[1024], reply[1024] = "", model_path[4200];
+    snprintf(dir, sizeof dir, "%s/%s", run_dir(), bc->name);
+    snprintf(model_path, sizeof model_path, "%s/%s.onnx", o->models, bc->name);
+    bool helper_case =
+        helper->pid > 0 && save_inputs(g, inputs, n, dir, names, sizeof names) &&
+        helper_ask(helper, reply, sizeof reply, "case %s %s %s %s %s", bc->name, dir, names,
+                   o->peers ? o->peers : "numpy", bc->kind == BENCH_MODEL ? model_path : "-") &&
+        !strncmp(reply, "ready", 5);
+    if (helper->pid > 0 && !helper_case)
+        fprintf(stderr, "tp-bench: %s: helper: %s\n", bc->name, reply);
+
+    contender list[MAX_CONTENDERS];
+    int count = 0;
+    char backends[256];
+    snprintf(backends, sizeof backends, "%s", o->backends);
+    for (char *save = NULL, *name = strtok_r(backends, ",", &save); name && count < MAX_CONTENDERS;
+         name = strtok_r(NULL, ",", &save)) {
+        memset(&list[count], 0, sizeof list[count]);
+        if (compile_backend(&list[count], name, g, inputs, n)) count++;
+    }
+    const tp_tensor *eager_output = NULL;
+    for (int i = 0; i < count; i++)
+        if (!strcmp(list[i].label, "eager")) eager_output = list[i].output;
+    for (int i = 0; i < count; i++) {
+        char path[4300];
+        bool path_fits =
+            snprintf(path, sizeof path, "%s/out-%s.npy", dir, list[i].label) < (int)sizeof path;
+        if (helper_case && (!path_fits || tp_npy_save(path, list[i].output) != TP_OK))
+            helper_case = false;
+        check_output(&list[i], helper, helper_case, path, eager_output);
+    }
+    int backend_count = count;
+    if (bc->kind == BENCH_SGEMM && baseline_openblas_available()) {
+        memset(&list[count], 0, sizeof list[count]);
+        snprintf(list[count].label, sizeof list[count].label, "openblas");
+        list[count++].kind = CONTENDER_OPENBLAS;
+    }
+    if (bc->kind == BENCH_POINTWISE_C && bench_c_loops_runnable()) {
+        memset(&list[count], 0, sizeof list[count]);
+        snprintf(list[count].label, sizeof list[count].label, "c-loop");
+        list[count++].kind = CONTENDER_C_LOOP;
+    }
+    if (helper_case) count = add_peers(list, count, reply);
+    int rounds = o->rounds > MAX_ROUNDS ? MAX_ROUNDS : o->rounds;
+    for (int r = 0; r < rounds; r++)
+        for (int i = 0; i < count; i++) {
+            double m = measure_round(&list[i], bc, inputs, n, helper, o);
+            if (m >= 0) list[i].medians[list[i].rounds++] = m;
+            /* thread pools (ORT's, OpenMP's, ours) spin a while after their
+             * last job: let them go to sleep before the next contender */
+            usleep(20000);
+        }
+    print_case(bc, list, count, triad, helper, o);
+    for (int i = 0; i < backend_count; i++) {
+        tp_tensor_release(list[i].output);
+        tp_executable_destroy(list[i].exe);
+    }
+    for (int i = 0; i < n; i++) tp_tensor_release(inputs[i]);
+    free(inputs);
+    tp_graph_destroy(g);
+}
+
+/* ---- main ---- */
+
 static void print_usage(FILE *out) {
-    fprintf(out, "usage: tp-bench [--backends a,b] [--reps N] [--case NAME,...] [--json] [--list]\n"
-                 "       tp-bench --help\n\n"
-                 "  --backends a,b   backends to measure (default stax,eager)\n"
-                 "  --reps N         timed repetitions per measurement (default 10)\n"
-                 "  --case NAME,...  only these cases (see --list)\n"
-                 "  --json           one JSON object per line instead of the table\n"
-                 "  --list           print the case names and exit\n"
-                 "  --kernels        the matmul micro-kernel families vs OpenBLAS and softmax vs\n"
-                 "                   the triad bound, in interleaved rounds (cases: sgemm-1024,\n"
-                 "                   sgemm-2048, sgemm-1000, mm-bt-1024, mm-m8, attn-scores,\n"
-                 "                   attn-values, softmax-4096)\n"
-                 "  --rounds N       rounds for --kernels (default 5)\n"
-                 "  --threads N      threads for --kernels, stax and OpenBLAS (default 2)\n");
+    fprintf(
+        out,
+        "usage: tp-bench [--backends a,b] [--reps N] [--rounds N] [--threads N] [--case NAME,...]\n"
+        "                [--peers[=LIST]] [--python PATH] [--models DIR] [--json]\n"
+        "                [--plot FILE.png] [--list]\n"
+        "       tp-bench --help\n\n"
+        "  --backends a,b   backends to measure (default stax,eager)\n"
+        "  --reps N         timed repetitions per contender per round (default 5)\n"
+        "  --rounds N       interleaved rounds; figures are the median of the rounds'\n"
+        "                   medians with their range (default 5)\n"
+        "  --threads N      threads for stax, the C loops and every peer (default\n"
+        "                   TP_NUM_THREADS, else the core count)\n"
+        "  --case NAME,...  only these cases (see --list)\n"
+        "  --peers[=LIST]   also time ONNX Runtime and PyTorch on each case (LIST: of\n"
+        "                   numpy,onnxruntime,torch,torch.compile; default all), with the\n"
+        "                   venv bench/peers-venv.sh makes\n"
+        "  --python PATH    the helper's Python (default: the peers venv with --peers,\n"
+        "                   else /usr/bin/python3 for NumPy)\n"
+        "  --models DIR     where the model cases' ONNX files are (default\n"
+        "                   $TP_BENCH_CACHE/models, ~/.cache/tensorplay-bench/models)\n"
+        "  --json           one JSON object per case instead of the table\n"
+        "  --plot FILE.png  draw stax's time over each peer's and baseline's, per case\n"
+        "  --list           print the case names and exit\n"
+        "  --kernels        instead: the matmul micro-kernel families vs OpenBLAS and\n"
+        "                   softmax vs the triad bound (kernel_cases.c; cases sgemm-1024,\n"
+        "                   sgemm-2048, sgemm-1000, mm-bt-1024, mm-m8, attn-scores,\n"
+        "                   attn-values, softmax-4096)\n");
+}
+
+static bool parse_options(int argc, char **argv, options *o, int *exit_code) {
+    static char models[4200], python[4200];
+    *o = (options){.backends = "stax,eager", .reps = 5, .rounds = 5, .threads = 0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool more = i + 1 < argc;
+        if (!strcmp(a, "--backends") && more)
+            o->backends = argv[++i];
+        else if (!strcmp(a, "--reps") && more)
+            o->reps = atoi(argv[++i]);
+        else if (!strcmp(a, "--rounds") && more)
+            o->rounds = atoi(argv[++i]);
+        else if (!strcmp(a, "--threads") && more)
+            o->threads = atoi(argv[++i]);
+        else if (!strcmp(a, "--case") && more)
+            o->only = argv[++i];
+        else if (!strcmp(a, "--python") && more)
+            o->python = argv[++i];
+        else if (!strcmp(a, "--models") && more)
+            o->models = argv[++i];
+        else if (!strcmp(a, "--plot") && more)
+            o->plot = argv[++i];
+        else if (!strcmp(a, "--peers"))
+            o->peers = "numpy,onnxruntime,torch,torch.compile";
+        else if (!strncmp(a, "--peers=", 8))
+            o->peers = a + 8;
+        else if (!strcmp(a, "--json"))
+            o->json = true;
+        else if (!strcmp(a, "--kernels"))
+            o->kernels = true;
+        else if (!strcmp(a, "--list")) {
+            for (int c = 0; c < bench_num_cases; c++) puts(bench_cases[c].name);
+            puts("compile-latency");
+            *exit_code = 0;
+            return false;
+        } else if (!strcmp(a, "--help")) {
+            print_usage(stdout);
+            *exit_code = 0;
+            return false;
+        } else {
+            print_usage(stderr);
+            *exit_code = 2;
+            return false;
+        }
+    }
+    if (o->reps < 1) o->reps = 1;
+    if (o->reps > 256) o->reps = 256;
+    if (o->rounds < 1) o->rounds = 1;
+    if (o->threads > 0) { /* stax's pool reads TP_NUM_THREADS when it starts */
+        char count[16];
+        snprintf(count, sizeof count, "%d", o->threads);
+        setenv("TP_NUM_THREADS", count, 1);
+    } else {
+        o->threads = default_threads();
+    }
+    if (!o->models) {
+        const char *env = getenv("TP_BENCH_MODELS");
+        snprintf(models, sizeof models, "%s/models", cache_dir());
+        o->models = env && *env ? env : models;
+    }
+    if (!o->python) {
+        const char *env = getenv("TP_BENCH_PYTHON");
+        snprintf(python, sizeof python, "%s/venv/bin/python", cache_dir());
+        o->python = env && *env ? env : o->peers || o->plot ? python : TP_BENCH_ORACLE_PYTHON;
+    }
+    return true;
+}
+
+static void print_triad(double triad, double triad_one, const options *o) {
+    bool threaded = bench_c_loops_threaded();
+    if (o->json) {
+        if (triad > 0)
+            printf("{\"case\":\"stream-triad\",\"threads\":%d,\"gb_per_s\":%.2f,"
+                   "\"one_thread_gb_per_s\":%.2f,\"c_flags\":\"%s\"}\n",
+                   threaded ? o->threads : 1, triad / 1e9, triad_one / 1e9, bench_c_loops_flags);
+        else
+            printf("{\"case\":\"stream-triad\",\"gb_per_s\":\"n/a\"}\n");
+    } else if (triad > 0) {
+        printf(
+            "STREAM triad: %.2f GB/s on %d threads (%.2f GB/s on 1), 16M f32; C loops built with "
+            "%s\n",
+            triad / 1e9, threaded ? o->threads : 1, triad_one / 1e9, bench_c_loops_flags);
+    } else {
+        printf("STREAM triad and C loops: n/a (built with %s, for a CPU this one is not)\n",
+               bench_c_loops_flags);
+    }
 }
 
 int main(int argc, char **argv) {
-    const char *backends = "stax,eager", *only = NULL;
-    int kernels = 0, rounds = 5, threads = 2;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--kernels"))
-            kernels = 1;
-        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
-            rounds = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
-            threads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--backends") && i + 1 < argc)
-            backends = argv[++i];
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
-            reps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--case") && i + 1 < argc)
-            only = argv[++i];
-        else if (!strcmp(argv[i], "--json"))
-            json = true;
-        else if (!strcmp(argv[i], "--list")) {
-            for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) puts(cases[c].name);
-            puts("compile-latency");
-            return 0;
-        } else if (!strcmp(argv[i], "--help")) {
-            print_usage(stdout);
-            return 0;
-        } else {
-            print_usage(stderr);
-            return 2;
-        }
-    }
-    if (reps < 1) reps = 1;
-    if (kernels) return bench_kernel_cases(only, reps, rounds, threads, json);
-    /* The C loops (STREAM triad included) may be built for AVX2/FMA. */
+    options o;
+    int exit_code = 0;
+    if (!parse_options(argc, argv, &o, &exit_code)) return exit_code;
+    if (o.kernels) return bench_kernel_cases(o.only, o.reps, o.rounds, o.threads, o.json);
+    signal(SIGPIPE, SIG_IGN); /* a helper that dies is reported, not fatal */
     bool c_loops = bench_c_loops_runnable();
-    double triad = c_loops ? triad_bandwidth() : -1;
-    if (json && c_loops)
-        printf("{\"case\":\"stream-triad\",\"gb_per_s\":%.2f,\"c_flags\":\"%s\"}\n", triad / 1e9,
-               bench_c_loops_flags);
-    else if (json)
-        printf("{\"case\":\"stream-triad\",\"gb_per_s\":\"n/a\"}\n");
-    else if (c_loops)
-        printf("STREAM triad: %.2f GB/s (16M f32, 1 thread); C loops built with %s\n", triad / 1e9,
-               bench_c_loops_flags);
-    else
-        printf("STREAM triad and C loops: n/a (built with %s, which this CPU lacks)\n",
-               bench_c_loops_flags);
-    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        const bench_case *bc = &cases[c];
-        if (!selected(only, bc->name)) continue;
-        tp_graph *g = build(bc);
-        int n;
-        tp_tensor **inputs = make_inputs(g, &n);
-        if (!json)
-            printf("%s (%lld, %lld, %lld)\n", bc->name, (long long)bc->b, (long long)bc->f,
-                   (long long)bc->h);
-        double stax_median = -1;
-        char list[256];
-        snprintf(list, sizeof list, "%s", backends);
-        for (char *save = NULL, *name = strtok_r(list, ",", &save); name;
-             name = strtok_r(NULL, ",", &save)) {
-            backend_result r;
-            if (!measure_backend(name, g, inputs, n, &r)) continue;
-            if (!strcmp(name, "stax")) stax_median = r.run.median;
-            if (json)
-                printf("{\"case\":\"%s\",\"backend\":\"%s\",\"compile_ms\":%.3f,\"first_call_ms\":%"
-                       ".3f,"
-                       "\"min_ms\":%.4f,\"median_ms\":%.4f}\n",
-                       bc->name, name, r.compile_s * 1e3, r.first_s * 1e3, r.run.min * 1e3,
-                       r.run.median * 1e3);
-            else {
-                char label[64];
-                snprintf(label, sizeof label, "%s", name);
-                print_stats(label, r.run, strcmp(name, "stax") ? stax_median : -1);
-                printf("  %-22s compile %.2f ms, first call %.3f ms\n", "", r.compile_s * 1e3,
-                       r.first_s * 1e3);
-            }
-        }
-        stats baselines[3] = {numpy_time(bc), {-1, -1}, {-1, -1}};
-        bool matmul = bc->kind == 1;
-        if (matmul) baselines[1] = openblas_time(bc, inputs);
-        if (c_loops && (!strcmp(bc->name, "tanh-affine") || !strcmp(bc->name, "add")))
-            baselines[2] = c_loop_time(bc, inputs);
-        static const char *const labels[] = {"numpy", "openblas cblas_sgemm", "C loop"};
-        for (int k = 0; k < 3; k++) {
-            if (k > 0 && baselines[k].min < 0) continue;
-            if (json) {
-                if (baselines[k].min < 0)
-                    printf("{\"case\":\"%s\",\"baseline\":\"%s\",\"median_ms\":\"n/a\"}\n",
-                           bc->name, labels[k]);
-                else
-                    printf("{\"case\":\"%s\",\"baseline\":\"%s\",\"min_ms\":%.4f,\"median_ms\":%."
-                           "4f}\n",
-                           bc->name, labels[k], baselines[k].min * 1e3, baselines[k].median * 1e3);
-            } else {
-                print_stats(labels[k], baselines[k], stax_median);
-            }
-        }
-        if (!json && !strcmp(bc->name, "add") && stax_median > 0 && triad > 0)
-            printf("  stax bandwidth %.2f GB/s = %.0f%% of triad\n",
-                   12.0 * (double)bc->b / stax_median / 1e9,
-                   100.0 * 12.0 * (double)bc->b / stax_median / triad);
-        for (int i = 0; i < n; i++) tp_tensor_release(inputs[i]);
-        free(inputs);
-        tp_graph_destroy(g);
+    double triad = c_loops ? baseline_triad_bandwidth(o.reps, o.threads) : -1;
+    double triad_one = c_loops ? baseline_triad_bandwidth(o.reps, 1) : -1;
+    print_triad(triad, triad_one, &o);
+
+    const char *script = getenv("TP_BENCH_PEERS_SCRIPT");
+    helper_process helper;
+    if (!helper_start(&helper, o.python, script && *script ? script : TP_BENCH_PEERS_SCRIPT,
+                      o.threads)) {
+        fprintf(stderr,
+                "tp-bench: no NumPy oracle or peers: %s%s; outputs are checked against eager\n",
+                helper.why, o.peers ? " (run bench/peers-venv.sh to make the peers' venv)" : "");
+        if (o.peers || o.plot) return 1;
+    } else if (!o.json) {
+        printf("oracle and peers: %s (threads %d)\n", o.python, o.threads);
     }
-    if (selected(only, "compile-latency")) compile_latency();
-    return 0;
+    for (int c = 0; c < bench_num_cases; c++)
+        if (selected(o.only, bench_cases[c].name)) run_case(&bench_cases[c], &helper, triad, &o);
+    if (selected(o.only, "compile-latency")) bench_compile_latency(o.json);
+    int status = 0;
+    if (o.plot) {
+        char reply[1024] = "";
+        if (!helper_ask(&helper, reply, sizeof reply, "plot %s", o.plot) ||
+            strncmp(reply, "plotted", 7)) {
+            fprintf(stderr, "tp-bench: --plot %s: %s\n", o.plot, reply[0] ? reply : helper.why);
+            status = 1;
+        } else if (!o.json) {
+            printf("plot: %s\n", o.plot);
+        }
+    }
+    helper_stop(&helper);
+    remove_run_dir();
+    if (any_output_wrong) {
+        fprintf(stderr, "tp-bench: some outputs differ from their oracle (rows marked WRONG)\n");
+        status = 1;
+    }
+    return status;
 }

@@ -1,0 +1,21 @@
+/* The in-process baselines: OpenBLAS cblas_sgemm (dlopen'd
+ * libopenblas.so.0) for the sgemm cases, the C loops (c_loops.c) for the
+ * pointwise cases, and the STREAM triad. Each timing function runs `reps`
+ * timed repetitions and returns their median in seconds (< 0: n/a). */
+#ifndef TP_BENCH_BASELINES_H
+#define TP_BENCH_BASELINES_H
+
+#include "cases.h"
+
+/* Whether libopenblas.so.0 with cblas_sgemm can be loaded. */
+bool baseline_openblas_available(void);
+double baseline_openblas_median(const bench_case *c, tp_tensor **inputs, int reps);
+
+/* The C loop for a BENCH_POINTWISE_C case on `threads` threads. */
+double baseline_c_loop_median(const bench_case *c, tp_tensor **inputs, int reps, int threads);
+
+/* STREAM triad over 16M floats on `threads` threads: the best of `reps`
+ * runs, in bytes per second (three streams). */
+double baseline_triad_bandwidth(int reps, int threads);
+
+#endif
