@@ -6,6 +6,11 @@
 # installs pytest, numpy and ./python into it, then runs python/tests.
 # Exits 77 (ctest's SKIP_RETURN_CODE) when venv support (Debian: python3-venv)
 # or the package index is not reachable, so an offline build still passes.
+# First checks the installed path: `cmake --install BUILD_DIR` into a second
+# venv's prefix, `pip install ./python` there, and, from outside the
+# checkout with no TENSORPLAY_LIBRARY, `import tensorplay` compiling and
+# running a small model on stax with NumPy inputs (python/tests/installed_smoke.py);
+# TP_PYTHON_SKIP_INSTALL_CHECK=1 skips that step.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../build}
@@ -35,5 +40,31 @@ fi
 "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall \
     "$here" >>"$build/python-venv.log" 2>&1 || {
     echo "FAIL: pip install $here failed; see $build/python-venv.log"; exit 1; }
+if [ "${TP_PYTHON_SKIP_INSTALL_CHECK:-0}" != 1 ]; then
+    # The library as a user installs it: into the venv's prefix, found by the
+    # package next to the Python installation (tensorplay/_lib.py, step 2).
+    installed=${TP_PYTHON_INSTALL_VENV:-$build/python-install-venv}
+    log=$build/python-install.log
+    if [ ! -x "$installed/bin/python" ]; then
+        "$python" -m venv "$installed" >"$log" 2>&1 || {
+            echo "FAIL: '$python -m venv $installed' failed; see $log"; exit 1; }
+    fi
+    if ! "$installed/bin/python" -c "import numpy" 2>/dev/null; then
+        "$installed/bin/python" -m pip install -q --disable-pip-version-check numpy >>"$log" 2>&1 || {
+            echo "SKIP: could not install numpy from the package index (offline?); see $log"
+            exit $skip; }
+    fi
+    cmake --install "$build" --prefix "$installed" >>"$log" 2>&1 || {
+        echo "FAIL: cmake --install $build --prefix $installed failed; see $log"; exit 1; }
+    "$installed/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
+        --force-reinstall "$here" >>"$log" 2>&1 || {
+        echo "FAIL: pip install $here into $installed failed; see $log"; exit 1; }
+    require=""
+    [ -e "$build/plugins/stax-llvm.so" ] && require=--require-stax
+    (cd "${TMPDIR:-/tmp}" && env -u TENSORPLAY_LIBRARY "$installed/bin/python" \
+        "$here/tests/installed_smoke.py" "$installed" $require) || {
+        echo "FAIL: the installed package did not compile and run a model (above; $log)"; exit 1; }
+fi
+
 cd "$here/tests"
 TENSORPLAY_LIBRARY="$build/libtensorplay.so" exec "$venv/bin/python" -m pytest -q "$@" .

@@ -37,3 +37,19 @@ void tp_profile_end(uint64_t start, const char *phase, const char *detail, int32
                               .end_ns = tp_profile_now_ns()};
     handler(&event, atomic_load(&profile_user));
 }
+
+bool tp_profile_active(void) {
+    return atomic_load_explicit(&profile_handler, memory_order_relaxed) != NULL;
+}
+
+void tp_profile_kernel(const char *backend, const char *name, uint64_t start_ns, uint64_t end_ns) {
+    tp_profile_handler handler = atomic_load(&profile_handler);
+    if (!handler) return;
+    tp_profile_event event = {.phase = "kernel",
+                              .detail = name ? name : "?",
+                              .region = -1,
+                              .start_ns = start_ns,
+                              .end_ns = end_ns < start_ns ? start_ns : end_ns,
+                              .backend = backend ? backend : "?"};
+    handler(&event, atomic_load(&profile_user));
+}

@@ -76,7 +76,7 @@ static bool recompiles_are_logged(const tp_compiled *compiled) {
 }
 
 /* What the lookup decided. */
-typedef enum call_plan { PLAN_RUN, PLAN_EAGER } call_plan;
+typedef enum call_plan { PLAN_RUN, PLAN_EAGER, PLAN_NOT_RUN } call_plan;
 
 typedef struct call_state {
     const tp_arg *args;
@@ -197,8 +197,10 @@ static tp_status check_call(const tp_compiled *compiled, const tp_arg *args, int
 }
 
 /* Finds or builds the entry for this call; on return the call holds one
- * reference of call->entry, or *plan is PLAN_EAGER. */
-static tp_status resolve(tp_compiled *compiled, call_state *call, call_plan *plan) {
+ * reference of call->entry, or *plan is PLAN_EAGER. With `cached_only`
+ * nothing is built: a call without a cache entry leaves *plan PLAN_NOT_RUN. */
+static tp_status resolve(tp_compiled *compiled, call_state *call, call_plan *plan,
+                         bool cached_only) {
     int num_args = call->num_args;
     uint64_t small_versions[16];
     tp_arg_signature small_signature[8];
@@ -221,7 +223,12 @@ static tp_status resolve(tp_compiled *compiled, call_state *call, call_plan *pla
             *plan = PLAN_EAGER;
         } else {
             if (!compiled->policy.force_disable_caches) status = find_entry(compiled, call);
-            if (status == TP_OK && !call->entry) status = compile_miss(compiled, call, plan);
+            if (status == TP_OK && !call->entry) {
+                if (cached_only)
+                    *plan = PLAN_NOT_RUN;
+                else
+                    status = compile_miss(compiled, call, plan);
+            }
             if (status == TP_OK && call->entry && call->cached)
                 memo_store(compiled, call->args, num_args, versions, call->entry, call->variant);
         }
@@ -244,18 +251,29 @@ static tp_ctx *capturing_ctx(const tp_arg *args, int num_args) {
     return NULL;
 }
 
+/* With `cached_only`, runs only what a cache hit runs (the memo or a stored
+ * entry, guards and gates checked as always) and sets *ran; anything else (a
+ * miss, an eager run, a nested or recursive call) is left to tp_call. */
 static tp_status call_common(tp_compiled *compiled, const tp_arg *args, int num_args,
-                             tp_tensor **outputs) {
-    if (tp_running_inside(compiled))
+                             tp_tensor **outputs, bool cached_only, bool *ran) {
+    if (tp_running_inside(compiled)) {
+        if (cached_only) return TP_OK;
         return tp_error_set(TP_ERR_STATE,
                             "'%s' was called from inside its own function; a compiled wrapper "
                             "cannot call itself (call the C function directly instead)",
                             compiled->name);
+    }
     /* Inside another capture: trace this function into the outer graph, so
      * no value of the traced inputs is frozen into a result. */
     tp_ctx *outer = capturing_ctx(args, num_args);
-    if (outer) return tp_compiled_run_on_ctx(compiled, outer, args, num_args, outputs);
-    if (compiled->disabled) return tp_compiled_run_eager(compiled, args, num_args, outputs);
+    if (outer) {
+        if (cached_only) return TP_OK;
+        return tp_compiled_run_on_ctx(compiled, outer, args, num_args, outputs);
+    }
+    if (compiled->disabled) {
+        if (cached_only) return TP_OK;
+        return tp_compiled_run_eager(compiled, args, num_args, outputs);
+    }
     call_state call = {.args = args, .num_args = num_args};
     call_plan plan = PLAN_RUN;
     pthread_mutex_lock(&compiled->lock);
@@ -267,17 +285,33 @@ static tp_status call_common(tp_compiled *compiled, const tp_arg *args, int num_
         tp_entry_retain(call.entry);
     }
     pthread_mutex_unlock(&compiled->lock);
-    if (plan == PLAN_RUN && !call.entry) TP_TRY(resolve(compiled, &call, &plan));
+    if (plan == PLAN_RUN && !call.entry) TP_TRY(resolve(compiled, &call, &plan, cached_only));
+    if (plan == PLAN_NOT_RUN || (plan == PLAN_EAGER && cached_only)) return TP_OK;
     if (plan == PLAN_EAGER) return tp_compiled_run_eager(compiled, args, num_args, outputs);
     tp_status status = run_variant(call.variant, args, num_args, outputs);
     tp_entry_release(call.entry);
+    if (ran) *ran = true;
     return status;
 }
 
 tp_status tp_call(tp_compiled *compiled, const tp_arg *args, int num_args, tp_tensor **outputs) {
     TP_TRY(check_call(compiled, args, num_args, outputs));
     for (int i = 0; i < compiled->num_outputs; i++) outputs[i] = NULL;
-    tp_status status = call_common(compiled, args, num_args, outputs);
+    tp_status status = call_common(compiled, args, num_args, outputs, false, NULL);
+    if (status != TP_OK)
+        for (int i = 0; i < compiled->num_outputs; i++) {
+            tp_tensor_release(outputs[i]);
+            outputs[i] = NULL;
+        }
+    return status;
+}
+
+tp_status tp_call_if_cached(tp_compiled *compiled, const tp_arg *args, int num_args,
+                            tp_tensor **outputs, bool *ran) {
+    *ran = false;
+    TP_TRY(check_call(compiled, args, num_args, outputs));
+    for (int i = 0; i < compiled->num_outputs; i++) outputs[i] = NULL;
+    tp_status status = call_common(compiled, args, num_args, outputs, true, ran);
     if (status != TP_OK)
         for (int i = 0; i < compiled->num_outputs; i++) {
             tp_tensor_release(outputs[i]);
@@ -315,7 +349,7 @@ tp_status tp_call_into(tp_compiled *compiled, const tp_arg *args, int num_args,
     tp_tensor **results = count <= 8 ? small : calloc((size_t)count, sizeof *results);
     if (!results) return tp_error_set(TP_ERR_OUT_OF_MEMORY, "tp_call_into: out of memory");
     for (int i = 0; i < count; i++) results[i] = NULL;
-    tp_status status = call_common(compiled, args, num_args, results);
+    tp_status status = call_common(compiled, args, num_args, results, false, NULL);
     for (int i = 0; status == TP_OK && i < count; i++)
         status = copy_into(compiled, i, outputs[i], results[i]);
     for (int i = 0; i < count; i++) tp_tensor_release(results[i]);

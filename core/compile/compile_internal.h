@@ -163,6 +163,16 @@ void tp_pipeline_pass_options(tp_backend *backend, tp_pass_options *options);
 tp_status tp_graph_symbolize(const tp_graph *graph, const tp_arg_signature *signature,
                              const bool *concrete, int num_args, tp_graph **out);
 
+/* ---- call.c ---- */
+
+/* tp_call restricted to a cache hit (the memo, or a stored entry whose guards
+ * and gates pass): *ran tells whether it ran. A call that would capture,
+ * compile or run the function eagerly (a miss, disable, an uncompiled
+ * wrapper, a recompile-limit hit, a nested or recursive call) does nothing
+ * and returns TP_OK with *ran false, so the caller can make it with tp_call. */
+tp_status tp_call_if_cached(tp_compiled *compiled, const tp_arg *args, int num_args,
+                            tp_tensor **outputs, bool *ran);
+
 /* ---- compile.c ---- */
 
 /* Runs the user's function eagerly on `args` (disable, uncompiled fallback). */

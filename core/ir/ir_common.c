@@ -87,9 +87,18 @@ bool tp_ir_attr_equal(const tp_attrs *a, const tp_attrs *b, tp_attr_key key) {
     case TP_ATTR_AXES:
     case TP_ATTR_SHAPE:
     case TP_ATTR_PERM:
+    case TP_ATTR_KERNEL_SHAPE:
+    case TP_ATTR_STRIDES:
+    case TP_ATTR_PADS:
+    case TP_ATTR_DILATIONS:
+    case TP_ATTR_OUTPUT_PADDING:
         return ints_equal(a, b, key);
     case TP_ATTR_KEEPDIM:
-        return a->keepdim == b->keepdim;
+    case TP_ATTR_CEIL_MODE:
+    case TP_ATTR_COUNT_INCLUDE_PAD:
+        return tp_attrs_bool(a, key) == tp_attrs_bool(b, key);
+    case TP_ATTR_GROUP:
+        return a->group == b->group;
     case TP_ATTR_AXIS:
         return a->axis == b->axis;
     case TP_ATTR_DIM0:
@@ -147,7 +156,12 @@ void tp_ir_attr_copy(tp_attrs *dst, const tp_attrs *src, tp_attr_key key) {
     }
     switch (key) {
     case TP_ATTR_KEEPDIM:
-        dst->keepdim = src->keepdim;
+    case TP_ATTR_CEIL_MODE:
+    case TP_ATTR_COUNT_INCLUDE_PAD:
+        *tp_attrs_bool_field(dst, key) = tp_attrs_bool(src, key);
+        break;
+    case TP_ATTR_GROUP:
+        dst->group = src->group;
         break;
     case TP_ATTR_AXIS:
         dst->axis = src->axis;

@@ -539,11 +539,12 @@ static tp_status parse_attribute_value(parser *p, node_text *node, tp_attr_key k
     case TP_ATTR_TYPE_BOOL:
         if (!token_is(t, TOKEN_IDENT, "true") && !token_is(t, TOKEN_IDENT, "false"))
             return expected(p, "true or false");
-        attrs->keepdim = token_is(t, TOKEN_IDENT, "true");
+        *tp_attrs_bool_field(attrs, (tp_attr_key)key) = token_is(t, TOKEN_IDENT, "true");
         next_token(p);
         return TP_OK;
     case TP_ATTR_TYPE_INT: {
-        int64_t *field = key == TP_ATTR_AXIS    ? &attrs->axis
+        int64_t *field = key == TP_ATTR_GROUP   ? &attrs->group
+                         : key == TP_ATTR_AXIS  ? &attrs->axis
                          : key == TP_ATTR_DIM0  ? &attrs->dim0
                          : key == TP_ATTR_DIM1  ? &attrs->dim1
                          : key == TP_ATTR_START ? &attrs->start

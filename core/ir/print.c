@@ -194,10 +194,11 @@ static void append_attr_value(text_buffer *buffer, const tp_attrs *attrs, tp_att
         break;
     }
     case TP_ATTR_TYPE_BOOL:
-        append(buffer, attrs->keepdim ? "true" : "false");
+        append(buffer, tp_attrs_bool(attrs, key) ? "true" : "false");
         break;
     case TP_ATTR_TYPE_INT: {
-        int64_t value = key == TP_ATTR_AXIS    ? attrs->axis
+        int64_t value = key == TP_ATTR_GROUP   ? attrs->group
+                        : key == TP_ATTR_AXIS  ? attrs->axis
                         : key == TP_ATTR_DIM0  ? attrs->dim0
                         : key == TP_ATTR_DIM1  ? attrs->dim1
                         : key == TP_ATTR_START ? attrs->start

@@ -106,4 +106,12 @@ tp_status onnx_constant_scalar(onnx_importer *im, int index, const char *what, d
 typedef tp_status (*onnx_convert_fn)(onnx_importer *im);
 onnx_convert_fn onnx_converter(const char *op_type);
 
+/* ---- sliding windows (onnx_conv.c) ---- */
+tp_status onnx_convert_conv(onnx_importer *im);
+tp_status onnx_convert_conv_transpose(onnx_importer *im);
+tp_status onnx_convert_max_pool(onnx_importer *im);
+tp_status onnx_convert_average_pool(onnx_importer *im);
+tp_status onnx_convert_global_average_pool(onnx_importer *im);
+tp_status onnx_convert_global_max_pool(onnx_importer *im);
+
 #endif

@@ -22,6 +22,13 @@ static const char *const key_defaults[TP_ATTR_KEY_COUNT] = {
     [TP_ATTR_APPROXIMATE] = "none",
     [TP_ATTR_BETA] = "1",
     [TP_ATTR_THRESHOLD] = "20",
+    [TP_ATTR_STRIDES] = "[]",
+    [TP_ATTR_PADS] = "[]",
+    [TP_ATTR_DILATIONS] = "[]",
+    [TP_ATTR_GROUP] = "1",
+    [TP_ATTR_OUTPUT_PADDING] = "[]",
+    [TP_ATTR_CEIL_MODE] = "false",
+    [TP_ATTR_COUNT_INCLUDE_PAD] = "false",
 };
 
 typedef struct op_default {

@@ -28,5 +28,8 @@ const tp_attr_info *tp_attr_info_get(tp_attr_key key);
 const int64_t *tp_attrs_ints(const tp_attrs *attrs, tp_attr_key key, int32_t *count_out);
 /* Writable access for the parser (NULL if `key` is not an INTS key). */
 int64_t *tp_attrs_ints_mut(tp_attrs *attrs, tp_attr_key key, int32_t **count_out);
+/* The field of a BOOL attribute (NULL / false if `key` is not a BOOL key). */
+bool *tp_attrs_bool_field(tp_attrs *attrs, tp_attr_key key);
+bool tp_attrs_bool(const tp_attrs *attrs, tp_attr_key key);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include "base/alloc.h"
 #include "base/error.h"
+#include "ops/attr_info.h"
 
 static const tp_attrs default_attrs = TP_ATTRS_INIT;
 
@@ -49,6 +50,9 @@ static void attr_bytes(const tp_attrs *attrs, tp_attr_key key, const void **byte
         FIELD(TP_ATTR_APPROXIMATE, approximate)
         FIELD(TP_ATTR_BETA, beta)
         FIELD(TP_ATTR_THRESHOLD, threshold)
+        FIELD(TP_ATTR_GROUP, group)
+        FIELD(TP_ATTR_CEIL_MODE, ceil_mode)
+        FIELD(TP_ATTR_COUNT_INCLUDE_PAD, count_include_pad)
 #undef FIELD
     case TP_ATTR_AXES:
         *bytes = attrs->axes;
@@ -62,6 +66,16 @@ static void attr_bytes(const tp_attrs *attrs, tp_attr_key key, const void **byte
         *bytes = attrs->perm;
         *size = (size_t)attrs->nperm * sizeof attrs->perm[0];
         return;
+    case TP_ATTR_KERNEL_SHAPE:
+    case TP_ATTR_STRIDES:
+    case TP_ATTR_PADS:
+    case TP_ATTR_DILATIONS:
+    case TP_ATTR_OUTPUT_PADDING: {
+        int32_t count;
+        *bytes = tp_attrs_ints(attrs, key, &count);
+        *size = (size_t)count * sizeof(int64_t);
+        return;
+    }
     default:
         *bytes = NULL;
         *size = 0;

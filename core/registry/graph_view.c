@@ -47,6 +47,8 @@ static int64_t int_field(const tp_attrs *attrs, tp_attr_key key) {
         return attrs->stop;
     case TP_ATTR_STEP:
         return attrs->step;
+    case TP_ATTR_GROUP:
+        return attrs->group;
     default:
         return 0;
     }
@@ -84,7 +86,7 @@ static void convert_attr(const tp_attrs *attrs, tp_attr_key key, tp_plugin_attr 
         break;
     case TP_ATTR_TYPE_BOOL:
         out->type = TP_PLUGIN_ATTR_BOOL;
-        out->i = attrs->keepdim ? 1 : 0;
+        out->i = tp_attrs_bool(attrs, key) ? 1 : 0;
         break;
     case TP_ATTR_TYPE_INT:
         out->type = TP_PLUGIN_ATTR_INT;

@@ -1,6 +1,7 @@
 /* The host table the core hands every plugin (plugin.h): logging and error
  * reporting attributed to the backend, the core's thread pool, aligned
- * memory, environment reads. One table per loaded backend; `core_private` points back at it. */
+ * memory, environment reads, kernel times for the profile. One table per loaded backend;
+ * `core_private` points back at it. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "base/env.h"
 #include "base/alloc.h"
 #include "base/log.h"
+#include "base/profile.h"
 #include "registry_internal.h"
 #include "ops/op_table.h"
 #include "runtime/thread_pool.h"
@@ -67,6 +69,18 @@ static const char *host_getenv(const char *name) {
     return tp_env_get(name);
 }
 
+/* Kernel times (plugin.h): profiling() is what a backend asks once per run,
+ * so with no profile handler a run pays one relaxed load. */
+static int32_t host_profiling(const tp_plugin_host *host) {
+    (void)host;
+    return tp_profile_active();
+}
+
+static void host_report_kernel(const tp_plugin_host *host, const char *name, uint64_t start_ns,
+                               uint64_t end_ns) {
+    tp_profile_kernel(backend_name_of(host), name, start_ns, end_ns);
+}
+
 void tp_host_put_error(const char *message) {
     char copy[sizeof plugin_error];
     snprintf(copy, sizeof copy, "%s", message ? message : "");
@@ -94,4 +108,7 @@ void tp_host_table_init(tp_plugin_host *host, tp_backend *backend) {
     host->aligned_alloc = tp_aligned_alloc;
     host->aligned_free = tp_aligned_free;
     host->getenv = host_getenv;
+    host->profiling = host_profiling;
+    host->now_ns = tp_profile_now_ns;
+    host->report_kernel = host_report_kernel;
 }

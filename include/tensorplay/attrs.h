@@ -44,6 +44,16 @@ typedef enum tp_attr_key {
     TP_ATTR_BETA,        /* double: softplus (default 1) */
     TP_ATTR_THRESHOLD,   /* double: softplus (default 20) */
     TP_ATTR_DATA,        /* tensor: constant payload */
+    /* the sliding-window ops (conv, conv_transpose, max_pool, avg_pool);
+       lists have one entry per spatial axis, empty = the default */
+    TP_ATTR_KERNEL_SHAPE,      /* ints: pools' window size (required) */
+    TP_ATTR_STRIDES,           /* ints: step of the window (default 1) */
+    TP_ATTR_PADS,              /* ints: begin of each axis, then end (default 0) */
+    TP_ATTR_DILATIONS,         /* ints: spacing of window taps (default 1) */
+    TP_ATTR_GROUP,             /* int: conv, conv_transpose channel groups (default 1) */
+    TP_ATTR_OUTPUT_PADDING,    /* ints: conv_transpose extra end rows/cols (default 0) */
+    TP_ATTR_CEIL_MODE,         /* bool: pools round the output size up */
+    TP_ATTR_COUNT_INCLUDE_PAD, /* bool: avg_pool divides by the padded window size */
     TP_ATTR_KEY_COUNT
 } tp_attr_key;
 
@@ -73,12 +83,17 @@ typedef struct tp_attrs {
     tp_gelu_approximate approximate;
     double beta, threshold;
     tp_tensor *data;
+    int32_t nkernel_shape, nstrides, npads, ndilations, noutput_padding;
+    int64_t kernel_shape[TP_MAX_DIMS], strides[TP_MAX_DIMS], pads[TP_MAX_DIMS];
+    int64_t dilations[TP_MAX_DIMS], output_padding[TP_MAX_DIMS];
+    int64_t group;
+    bool ceil_mode, count_include_pad;
 } tp_attrs;
 
 #define TP_ATTRS_INIT                                                                              \
     {                                                                                              \
         .stop = TP_SLICE_END, .step = 1, .range_step = 1.0, .eps = 1e-5, .beta = 1.0,              \
-        .threshold = 20.0                                                                          \
+        .threshold = 20.0, .group = 1                                                              \
     }
 
 /* Name of an attribute key as written in .tpir ("axes", "keepdim", ...). */

@@ -205,6 +205,57 @@ TP_API tp_status tp_call(tp_compiled *compiled, const tp_arg *args, int num_args
 TP_API tp_status tp_call_into(tp_compiled *compiled, const tp_arg *args, int num_args,
                               tp_tensor *const *outputs);
 
+/* ---- prepared calls: the cache hit of a language binding ------------------
+ *
+ * A binding whose every foreign call is expensive (Python's ctypes) makes one
+ * call per cache hit with this: a prepared call holds one argument slot per
+ * parameter; an array slot is a tensor the prepared call owns, re-pointed at
+ * the caller's memory (dtype, shape, data) on every run, so the caller needs
+ * no tp_tensor_wrap, no release callback and no tp_tensor_release of its
+ * inputs. The run is exactly a tp_call cache hit: the same memo, guards and
+ * gates (an array slot counts as a new write on every run, so gates are
+ * always evaluated on the data given). What a hit does not do is left to
+ * tp_call: a miss, disable, an uncompiled wrapper, a recompile-limit hit, a
+ * nested or recursive call, and a run while another thread holds the same
+ * prepared call, all return TP_OK with outputs[0] NULL and run nothing; the
+ * caller then makes the call with tp_call, which compiles as always.
+ *
+ * The caller's memory is borrowed for the run only: no reference to it
+ * outlives tp_prepared_call_run (the slots are emptied before it returns,
+ * and an output that is one of the array arguments comes back as a copy). */
+
+/* An argument record of tp_prepared_call_run; 88 bytes, no padding. */
+typedef struct tp_prepared_arg {
+    int32_t kind;     /* tp_arg_kind, or TP_PREPARED_ARRAY */
+    int32_t dtype;    /* TP_PREPARED_ARRAY: a tp_dtype */
+    int32_t ndim;     /* TP_PREPARED_ARRAY: 0 .. TP_MAX_DIMS */
+    int32_t reserved; /* 0 */
+    union {
+        tp_tensor *tensor; /* TP_ARG_TENSOR: borrowed */
+        int64_t i;         /* TP_ARG_INT; TP_ARG_BOOL: 0 or 1 */
+        double f;          /* TP_ARG_FLOAT */
+        void *data;        /* TP_PREPARED_ARRAY: C-order elements, aligned to the element size */
+    } value;
+    int64_t shape[TP_MAX_DIMS]; /* TP_PREPARED_ARRAY: the first ndim entries */
+} tp_prepared_arg;
+
+/* tp_prepared_arg.kind of caller memory described by dtype, ndim and shape. */
+#define TP_PREPARED_ARRAY 16
+
+typedef struct tp_prepared_call tp_prepared_call;
+
+/* A prepared call of `compiled` with `num_args` arguments (checked against
+ * the wrapper's parameters). Free it before the wrapper. */
+TP_API tp_status tp_prepared_call_create(tp_compiled *compiled, int num_args,
+                                         tp_prepared_call **out);
+/* NULL is a no-op. */
+TP_API void tp_prepared_call_free(tp_prepared_call *call);
+/* Runs a cache hit on `args` (num_args records): `outputs` receives the
+ * wrapper's num_outputs new references, or outputs[0] is NULL when nothing
+ * ran (see above). A record that is malformed fails naming the argument. */
+TP_API tp_status tp_prepared_call_run(tp_prepared_call *call, const tp_prepared_arg *args,
+                                      tp_tensor **outputs);
+
 /* Live cache entries. */
 TP_API int tp_compiled_num_entries(const tp_compiled *compiled);
 /* Compilations so far (capture + passes + backend compile, cached or not;

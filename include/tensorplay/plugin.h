@@ -308,6 +308,25 @@ typedef struct tp_plugin_host {
      * a privileged (setuid/setgid) process, where no override is honoured,
      * and when unset. Plugins read the environment only through this. */
     const char *(*getenv)(const char *name);
+
+    /* ---- revision 2, appended: kernel times for the core's profile ----
+     * Optional on both sides: a core older than these fields has a shorter
+     * table, so check TP_PLUGIN_HAS_FIELD(host, tp_plugin_host,
+     * report_kernel) once (init) before using them; a plugin that never
+     * reports is as valid as before. */
+    /* Nonzero when a profile is being collected now (tensorplay/profile.h
+     * handler installed). Ask once at the start of a run; when it answers 0,
+     * time nothing and report nothing, so a run costs what it did. */
+    int32_t (*profiling)(const struct tp_plugin_host *host);
+    /* Monotonic nanoseconds: the clock report_kernel's times are read on. */
+    uint64_t (*now_ns)(void);
+    /* Reports one kernel execution of the current run: `name` (the kernel's
+     * name, borrowed for the call), started and ended at now_ns() readings
+     * (a device's own timestamps mapped onto that clock are fine). Call it
+     * on the thread that called run, before run returns; only in a run for
+     * which profiling() answered nonzero. */
+    void (*report_kernel)(const struct tp_plugin_host *host, const char *name, uint64_t start_ns,
+                          uint64_t end_ns);
 } tp_plugin_host;
 
 /* ---- the backend table (plugin -> core) --------------------------------- */

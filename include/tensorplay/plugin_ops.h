@@ -76,8 +76,12 @@
 #define TP_PLUGIN_OP_LINEAR                56
 #define TP_PLUGIN_OP_GATHER                57
 #define TP_PLUGIN_OP_GATHER_ELEMENTS       58
+#define TP_PLUGIN_OP_CONV                  59
+#define TP_PLUGIN_OP_CONV_TRANSPOSE        60
+#define TP_PLUGIN_OP_MAX_POOL              61
+#define TP_PLUGIN_OP_AVG_POOL              62
 
-#define TP_PLUGIN_OP_COUNT 59
+#define TP_PLUGIN_OP_COUNT 63
 
 #define TP_PLUGIN_OP_LIST(X) \
     X(NEG, "neg", POINTWISE, 1, 1) \
@@ -138,7 +142,11 @@
     X(SOFTPLUS, "softplus", COMPOSITE, 1, 1) \
     X(LINEAR, "linear", COMPOSITE, 2, 3) \
     X(GATHER, "gather", SHAPE, 2, 2) \
-    X(GATHER_ELEMENTS, "gather_elements", SHAPE, 2, 2)
+    X(GATHER_ELEMENTS, "gather_elements", SHAPE, 2, 2) \
+    X(CONV, "conv", MATMUL, 2, 3) \
+    X(CONV_TRANSPOSE, "conv_transpose", MATMUL, 2, 3) \
+    X(MAX_POOL, "max_pool", REDUCTION, 1, 1) \
+    X(AVG_POOL, "avg_pool", REDUCTION, 1, 1)
 
 /* clang-format on */
 #endif

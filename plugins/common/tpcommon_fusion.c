@@ -30,6 +30,8 @@ static tpcommon_region_kind kind_of_root(int32_t op) {
     case TPCOMMON_KIND_SHAPE:
     case TPCOMMON_KIND_INDEXING: /* data movement: never fused into a pointwise loop */
         return TPCOMMON_REGION_SHAPE;
+    case TPCOMMON_KIND_WINDOW: /* its own kernel: never fused into a pointwise loop */
+        return TPCOMMON_REGION_WINDOW;
     case TPCOMMON_KIND_CREATION:
         return TPCOMMON_REGION_CREATION;
     default:

@@ -30,6 +30,7 @@ typedef enum tpcommon_region_kind {
     TPCOMMON_REGION_MATMUL,        /* `matmul` plus (when root != matmul) a pointwise epilogue */
     TPCOMMON_REGION_SHAPE,         /* one shape op */
     TPCOMMON_REGION_CREATION,      /* one creation op */
+    TPCOMMON_REGION_WINDOW,        /* one conv / conv_transpose / pool */
 } tpcommon_region_kind;
 
 typedef struct tpcommon_region {

@@ -69,8 +69,12 @@ static const tpcommon_kind op_kinds[] = {
     [TP_PLUGIN_OP_SOFTPLUS] = TPCOMMON_KIND_POINTWISE,
     [TP_PLUGIN_OP_LINEAR] = TPCOMMON_KIND_MATMUL,
     [TP_PLUGIN_OP_GATHER] = TPCOMMON_KIND_INDEXING,
-#ifndef TPCOMMON_TEST_DROP_LAST_OP /* tests/sdk: dropping an entry must fail the build */
     [TP_PLUGIN_OP_GATHER_ELEMENTS] = TPCOMMON_KIND_INDEXING,
+    [TP_PLUGIN_OP_CONV] = TPCOMMON_KIND_WINDOW,
+    [TP_PLUGIN_OP_CONV_TRANSPOSE] = TPCOMMON_KIND_WINDOW,
+    [TP_PLUGIN_OP_MAX_POOL] = TPCOMMON_KIND_WINDOW,
+#ifndef TPCOMMON_TEST_DROP_LAST_OP /* tests/sdk: dropping an entry must fail the build */
+    [TP_PLUGIN_OP_AVG_POOL] = TPCOMMON_KIND_WINDOW,
 #endif
 };
 _Static_assert(sizeof op_kinds / sizeof op_kinds[0] == TP_PLUGIN_OP_COUNT,

@@ -30,6 +30,7 @@ typedef enum tpcommon_kind {
     TPCOMMON_KIND_SHAPE,     /* reshape permute transpose expand slice concat squeeze unsqueeze */
     TPCOMMON_KIND_CREATION,  /* constant full arange */
     TPCOMMON_KIND_INDEXING,  /* gather gather_elements: reads at run-time indices */
+    TPCOMMON_KIND_WINDOW,    /* conv conv_transpose max_pool avg_pool: sliding windows */
     TPCOMMON_KIND_UNKNOWN,   /* an op newer than plugin_ops.h, or a view without nodes */
 } tpcommon_kind;
 

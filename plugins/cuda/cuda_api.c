@@ -58,6 +58,10 @@ const cuda_driver *cuda_driver_load(char *why, size_t why_size) {
     RESOLVE(library, table, module_unload, "cuModuleUnload");
     RESOLVE(library, table, module_get_function, "cuModuleGetFunction");
     RESOLVE(library, table, launch_kernel, "cuLaunchKernel");
+    RESOLVE(library, table, event_create, "cuEventCreate");
+    RESOLVE(library, table, event_record, "cuEventRecord");
+    RESOLVE(library, table, event_elapsed_time, "cuEventElapsedTime");
+    RESOLVE(library, table, event_destroy, "cuEventDestroy_v2");
     if (missing) {
         snprintf(why, why_size,
                  "libcuda.so.1 lacks %s (the NVIDIA driver is too old or not a real driver; "

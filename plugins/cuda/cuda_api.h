@@ -42,6 +42,11 @@ typedef struct cuda_driver {
     __typeof__(cuModuleUnload) *module_unload;
     __typeof__(cuModuleGetFunction) *module_get_function;
     __typeof__(cuLaunchKernel) *launch_kernel;
+    /* kernel times for the core's profile (cuda_executable.c) */
+    __typeof__(cuEventCreate) *event_create;
+    __typeof__(cuEventRecord) *event_record;
+    __typeof__(cuEventElapsedTime) *event_elapsed_time;
+    __typeof__(cuEventDestroy) *event_destroy;
 } cuda_driver;
 
 /* NVRTC entry points. */

@@ -203,7 +203,8 @@ static int32_t cuda_run(void *opaque, tp_plugin_executable *exe, const tp_plugin
         snprintf(error, sizeof error,
                  "run: %d inputs and %d outputs given, the graph has %d and %d", (int)num_inputs,
                  (int)num_outputs, exe->graph.num_inputs, exe->graph.num_outputs);
-    else if (cu_executable_run(exe, inputs, outputs, error, sizeof error))
+    else if (cu_executable_run(exe, ((const cuda_context *)opaque)->host, inputs, outputs, error,
+                               sizeof error))
         return TP_PLUGIN_OK;
     return report(opaque, TP_PLUGIN_ERROR, error);
 }

@@ -32,9 +32,12 @@ struct tp_plugin_executable {
 bool cu_executable_load(tp_plugin_executable *exe, const cu_device *device, const void *image,
                         char *error, size_t error_size);
 
-/* One run: inputs up, kernels, outputs down, on the executable's stream. */
-bool cu_executable_run(tp_plugin_executable *exe, const tp_plugin_buffer *inputs,
-                       tp_plugin_buffer *outputs, char *error, size_t error_size);
+/* One run: inputs up, kernels, outputs down, on the executable's stream.
+ * While `host`'s core profiles, each kernel is bracketed by CUDA events and
+ * its time reported (host->report_kernel) once the stream is done. */
+bool cu_executable_run(tp_plugin_executable *exe, const tp_plugin_host *host,
+                       const tp_plugin_buffer *inputs, tp_plugin_buffer *outputs, char *error,
+                       size_t error_size);
 
 void cu_executable_free(tp_plugin_executable *exe);
 

@@ -417,7 +417,8 @@ bool cu_graph_lower(const tp_plugin_graph *view, const tp_plugin_tensor_meta *in
                                   type.dims, NULL, 0);
             continue;
         }
-        if (tpcommon_op_kind(tpcommon_op_of(view, value)) == TPCOMMON_KIND_INDEXING) {
+        if (tpcommon_op_kind(tpcommon_op_of(view, value)) == TPCOMMON_KIND_INDEXING ||
+            tpcommon_op_kind(tpcommon_op_of(view, value)) == TPCOMMON_KIND_WINDOW) {
             unsupported(&l, view, value, "the cuda backend has no kernel for it yet");
             break;
         }

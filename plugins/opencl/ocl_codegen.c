@@ -75,7 +75,8 @@ static int check_ops(ocl_graph *graph, const ocl_device *device, char *error, si
             return tpcommon_error(error, size,
                                   "op '%s' (%%%s) is not supported by the opencl backend",
                                   value->op, value->name);
-        if (value->op && tpcommon_op_kind(op) == TPCOMMON_KIND_INDEXING)
+        if (value->op && (tpcommon_op_kind(op) == TPCOMMON_KIND_INDEXING ||
+                          tpcommon_op_kind(op) == TPCOMMON_KIND_WINDOW))
             return tpcommon_error(error, size,
                                   "unsupported: op '%s' (%%%s): the opencl backend has no kernel "
                                   "for it yet (the fallback backend runs it)",

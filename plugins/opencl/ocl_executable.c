@@ -1,7 +1,8 @@
 /* Creating and running opencl executables (see ocl_executable.h): device
  * buffers (checked against CL_DEVICE_MAX_MEM_ALLOC_SIZE), constants
  * uploaded once, kernel arguments, and the copy-in / launch / copy-out of
- * a call. Owns nothing process-wide. */
+ * a call (kernel times for the core's profile when it asks). Owns nothing
+ * process-wide. */
 #include "ocl_executable.h"
 
 #include <stdio.h>
@@ -10,8 +11,10 @@
 
 #include "ocl_cache.h"
 #include "ocl_errors.h"
+#include "tpcommon_profile.h"
 
 struct tp_plugin_executable {
+    const tp_plugin_host *host; /* the compiling context's: kernel times go to its profile */
     ocl_device *device;
     cl_command_queue queue;
     cl_program program;
@@ -92,6 +95,7 @@ int ocl_executable_create(const tp_plugin_host *host, ocl_codegen *codegen, ocl_
     const tp_plugin_graph *view = codegen->graph.view;
     tp_plugin_executable *executable = calloc(1, sizeof *executable);
     if (!executable) return tpcommon_error(error, error_size, "out of memory");
+    executable->host = host;
     executable->device = device;
     executable->num_values = view->num_values;
     executable->buffers = calloc((size_t)view->num_values + 1, sizeof(cl_mem));
@@ -209,17 +213,26 @@ static int bind_call(tp_plugin_executable *executable, const tp_plugin_buffer *i
     return set_arguments(executable, error, size);
 }
 
+/* Enqueues every kernel. While the core profiles, each kernel is waited for
+ * (clFinish before and after it), so the host clock around it measures that
+ * kernel alone; otherwise the queue runs them back to back. */
 static int launch_kernels(tp_plugin_executable *executable, char *error, size_t size) {
+    tpcommon_kernel_timer timer = tpcommon_kernel_timer_begin(executable->host);
     for (int32_t k = 0; k < executable->num_kernels; k++) {
         const ocl_launch *launch = &executable->launches[k];
-        cl_int status =
-            clEnqueueNDRangeKernel(executable->queue, executable->kernels[k], launch->work_dim,
-                                   NULL, launch->global, launch->local, 0, NULL, NULL);
+        cl_int status = timer.host ? clFinish(executable->queue) : CL_SUCCESS;
+        uint64_t start = tpcommon_kernel_timer_now(&timer);
+        if (status == CL_SUCCESS)
+            status =
+                clEnqueueNDRangeKernel(executable->queue, executable->kernels[k], launch->work_dim,
+                                       NULL, launch->global, launch->local, 0, NULL, NULL);
+        if (status == CL_SUCCESS && timer.host) status = clFinish(executable->queue);
         if (status != CL_SUCCESS) {
             char what[160];
             snprintf(what, sizeof what, "launching kernel %s", launch->name);
             return fail_call(status, what, error, size);
         }
+        tpcommon_kernel_timer_report(&timer, launch->name, start);
     }
     return TP_PLUGIN_OK;
 }

@@ -94,7 +94,8 @@ static int32_t opencl_supports(void *opaque, const tp_plugin_graph *graph, int32
                  value->op ? value->op : "?", value->name, (int)node->op_id, TP_PLUGIN_OP_COUNT);
         return report(context, TP_PLUGIN_UNSUPPORTED, why);
     }
-    if (tpcommon_op_kind(node->op_id) == TPCOMMON_KIND_INDEXING) {
+    if (tpcommon_op_kind(node->op_id) == TPCOMMON_KIND_INDEXING ||
+        tpcommon_op_kind(node->op_id) == TPCOMMON_KIND_WINDOW) {
         /* Refused here, not in compile: a claimed node compile refuses fails. */
         snprintf(why, sizeof why, "op '%s' (%%%s): the opencl backend has no kernel for it yet",
                  value->op, value->name);

@@ -2,7 +2,8 @@
  * (plugin.h): init (the context: the host table, a reference on the
  * process's JIT), supports (stax_claims.c), compile (options, planning, JIT),
  * run (binding buffers to slots, stepping through kernels on the core's
- * thread pool), release, reset, shutdown. Options: threads=N (at most N threads per kernel; default
+ * thread pool; kernel times for the core's profile when it asks), release,
+ * reset, shutdown. Options: threads=N (at most N threads per kernel; default
  * the core pool's size), opt_level=0..3 (default 3), dump_ir=PATH (optimised LLVM IR),
  * dump_asm=PATH (assembly).
  *
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "stax_dynamic.h"
+#include "tpcommon_profile.h"
 
 /* What init makes and every call receives: no global holds the host. */
 typedef struct stax_context {
@@ -157,11 +159,11 @@ static int32_t bind_program(tp_plugin_executable *exe) {
         size_t bytes = 64;
         for (int32_t s = 0; s < prog->num_steps; s++) {
             size_t need = 0;
-            if (prog->steps[s].kind == STAX_STEP_GEMM)
-                need = stax_gemm_workspace_bytes(&prog->steps[s].gemm);
-            else if (prog->steps[s].kind == STAX_STEP_PACKED_GEMM)
+            if (prog->steps[s].kind == STAX_STEP_PACKED_GEMM)
                 need = stax_gemm_packed_workspace_bytes(&prog->steps[s].gemm, &exe->gemm_kernels,
                                                         exe->threads);
+            else if (prog->steps[s].kind != STAX_STEP_KERNEL) /* GEMM, WINDOW (gemm or not) */
+                need = stax_gemm_workspace_bytes(&prog->steps[s].gemm);
             if (need > bytes) bytes = need;
         }
         if (bytes > exe->workspace_bytes) {
@@ -239,6 +241,48 @@ static int32_t read_options(const tp_plugin_option *options, int32_t count, int6
     return status;
 }
 
+/* The name a step's kernel time is reported under: the kernel's own name,
+ * or "gemm_MxNxK" (with "+EPILOGUE" when it has one) for a blocked matmul. */
+static const char *readable_kernel_name(const char *name) {
+    size_t placeholder = strlen("STAXKEY_"); /* the JIT's per-module key (stax_jit.c) */
+    return strncmp(name, "STAXKEY_", placeholder) == 0 ? name + placeholder : name;
+}
+
+static const char *step_name(const stax_program *prog, const stax_step *step, char *buffer,
+                             size_t size) {
+    if (step->kind == STAX_STEP_WINDOW) {
+        static const char *const kinds[] = {"conv", "conv_transpose", "max_pool", "avg_pool"};
+        static const char *const methods[] = {"im2col_gemm", "pointwise_gemm", "depthwise",
+                                              "direct", "direct"};
+        const stax_window *w = &step->window;
+        snprintf(buffer, size, "%s_%s_%lldx%lldx%lldx%lld", kinds[w->kind], methods[w->method],
+                 (long long)w->batch, (long long)w->out_channels, (long long)w->out[0],
+                 (long long)w->out[1]);
+        return buffer;
+    }
+    if (step->kind != STAX_STEP_GEMM && step->kind != STAX_STEP_PACKED_GEMM)
+        return readable_kernel_name(prog->kernel_names[step->kernel]);
+    const stax_gemm *gemm = &step->gemm;
+    snprintf(buffer, size, "gemm_%lldx%lldx%lld%s%s", (long long)gemm->m, (long long)gemm->n,
+             (long long)gemm->k, gemm->epilogue >= 0 ? "+" : "",
+             gemm->epilogue >= 0 ? readable_kernel_name(prog->kernel_names[gemm->epilogue]) : "");
+    return buffer;
+}
+
+/* TP_LOG=debug: the steps a run executes, under the names profiles use. */
+static void log_steps(const tp_plugin_host *host, const tp_plugin_graph *graph,
+                      const stax_program *prog) {
+    if (!host->log) return;
+    char line[2048], name[256];
+    int used =
+        snprintf(line, sizeof line, "graph '%s': %d kernels:", graph->name ? graph->name : "?",
+                 (int)prog->num_steps);
+    for (int32_t i = 0; i < prog->num_steps && used > 0 && (size_t)used < sizeof line; i++)
+        used += snprintf(line + used, sizeof line - (size_t)used, " %s",
+                         step_name(prog, &prog->steps[i], name, sizeof name));
+    host->log(host, TP_PLUGIN_LOG_DEBUG, line);
+}
+
 static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *graph,
                              const tp_plugin_tensor_meta *inputs, int32_t num_inputs,
                              const tp_plugin_option *options, int32_t num_options,
@@ -299,6 +343,7 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
         status = tpcommon_error(error, error_size, "stax: out of memory");
     free(names);
     free(template_ir);
+    if (status == TP_PLUGIN_OK) log_steps(host, graph, prog);
     if (status == TP_PLUGIN_OK) {
         /* the IR text is only needed to compile */
         free(prog->ir);
@@ -366,6 +411,8 @@ static int32_t rebind(tp_plugin_executable *exe, const tp_plugin_buffer *inputs,
     return TP_PLUGIN_OK;
 }
 
+static void run_step(tp_plugin_executable *exe, const stax_step *step, int64_t threads);
+
 static int32_t stax_run(void *context, tp_plugin_executable *exe, const tp_plugin_buffer *inputs,
                         int32_t num_inputs, tp_plugin_buffer *outputs, int32_t num_outputs) {
     (void)context; /* the executable keeps its context's host */
@@ -389,34 +436,43 @@ static int32_t stax_run(void *context, tp_plugin_executable *exe, const tp_plugi
         exe->slot_data[s] = buffer->data;
     }
     int64_t threads = exe->threads;
+    tpcommon_kernel_timer timer = tpcommon_kernel_timer_begin(exe->host);
     for (int32_t i = 0; i < prog->num_steps; i++) {
         const stax_step *step = &prog->steps[i];
-        if (step->kind == STAX_STEP_GEMM) {
-            stax_kernel_fn epilogue =
-                step->gemm.epilogue >= 0
-                    ? (stax_kernel_fn)(uintptr_t)exe->kernels[step->gemm.epilogue]
-                    : NULL;
-            stax_gemm_run(exe->host, &step->gemm, exe->slot_data, exe->workspace, exe->ukernels,
-                          epilogue, threads);
-            continue;
+        uint64_t start = tpcommon_kernel_timer_now(&timer);
+        run_step(exe, step, threads);
+        if (timer.host) {
+            char name[256];
+            tpcommon_kernel_timer_report(&timer, step_name(prog, step, name, sizeof name), start);
         }
-        if (step->kind == STAX_STEP_PACKED_GEMM) {
-            stax_kernel_fn epilogue =
-                step->gemm.epilogue >= 0
-                    ? (stax_kernel_fn)(uintptr_t)exe->kernels[step->gemm.epilogue]
-                    : NULL;
-            stax_gemm_packed_run(exe->host, &step->gemm, exe->slot_data, exe->workspace,
-                                 &exe->gemm_kernels, epilogue, threads);
-            continue;
-        }
-        kernel_call call = {(stax_kernel_fn)(uintptr_t)exe->kernels[step->kernel], exe->slot_data};
-        int64_t grain = stax_grain(exe->host, step->count, step->grain, threads);
-        if (threads <= 1 || step->count <= grain || !exe->host->parallel_for)
-            call.fn(call.slots, 0, step->count);
-        else
-            exe->host->parallel_for(step->count, grain, kernel_range, &call);
     }
     return TP_PLUGIN_OK;
+}
+
+/* One step: a blocked matmul, or a kernel over its range on the pool. */
+static void run_step(tp_plugin_executable *exe, const stax_step *step, int64_t threads) {
+    if (step->kind == STAX_STEP_WINDOW) {
+        stax_window_run(exe->host, step, exe->slot_data, exe->workspace, exe->ukernels, threads);
+        return;
+    }
+    if (step->kind == STAX_STEP_GEMM || step->kind == STAX_STEP_PACKED_GEMM) {
+        stax_kernel_fn epilogue = step->gemm.epilogue >= 0
+                                      ? (stax_kernel_fn)(uintptr_t)exe->kernels[step->gemm.epilogue]
+                                      : NULL;
+        if (step->kind == STAX_STEP_PACKED_GEMM)
+            stax_gemm_packed_run(exe->host, &step->gemm, exe->slot_data, exe->workspace,
+                                 &exe->gemm_kernels, epilogue, threads);
+        else
+            stax_gemm_run(exe->host, &step->gemm, exe->slot_data, exe->workspace, exe->ukernels,
+                          epilogue, threads);
+        return;
+    }
+    kernel_call call = {(stax_kernel_fn)(uintptr_t)exe->kernels[step->kernel], exe->slot_data};
+    int64_t grain = stax_grain(exe->host, step->count, step->grain, threads);
+    if (threads <= 1 || step->count <= grain || !exe->host->parallel_for)
+        call.fn(call.slots, 0, step->count);
+    else
+        exe->host->parallel_for(step->count, grain, kernel_range, &call);
 }
 
 static void stax_release(void *context, tp_plugin_executable *exe) {

@@ -20,6 +20,8 @@ static bool lowers(int32_t op, int32_t dtype) {
     case TPCOMMON_KIND_INPUT:
     case TPCOMMON_KIND_INDEXING: /* no lowering yet: the fallback backend runs them */
         return false;
+    case TPCOMMON_KIND_WINDOW: /* stax_window.c: f32 */
+        return dtype == TP_PLUGIN_F32;
     case TPCOMMON_KIND_SHAPE:
     case TPCOMMON_KIND_CREATION:
     case TPCOMMON_KIND_REDUCTION:

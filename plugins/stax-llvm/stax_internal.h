@@ -60,7 +60,8 @@ typedef struct stax_value {
 typedef enum stax_step_kind {
     STAX_STEP_KERNEL = 0,  /* kernels[kernel](slots, begin, end) over [0, count) */
     STAX_STEP_GEMM,        /* f32 blocked matmul (stax_gemm.c) + optional epilogue kernel */
-    STAX_STEP_PACKED_GEMM, /* the same through a micro-kernel family (stax_gemm_packed.c) */
+    STAX_STEP_WINDOW,      /* f32 conv / conv_transpose / pool (stax_window.c) */
+    STAX_STEP_PACKED_GEMM, /* f32 matmul through a micro-kernel family (stax_gemm_packed.c) */
 } stax_step_kind;
 
 typedef struct stax_gemm {
@@ -74,11 +75,39 @@ typedef struct stax_gemm {
     int32_t epilogue;               /* kernel over the output's flat range, or -1 */
 } stax_gemm;
 
+/* How a window step runs (stax_window.c). */
+typedef enum stax_window_method {
+    STAX_WINDOW_GEMM_IM2COL = 0, /* conv: im2col into col_slot, then the packed gemm */
+    STAX_WINDOW_GEMM_POINTWISE,  /* conv 1x1, stride 1, no pads: the input is the gemm's B */
+    STAX_WINDOW_DEPTHWISE,       /* conv with one input channel per group: direct loop */
+    STAX_WINDOW_TRANSPOSE,       /* conv_transpose: direct loop per output plane */
+    STAX_WINDOW_POOL,            /* max_pool / avg_pool */
+} stax_window_method;
+
+typedef enum stax_window_kind {
+    STAX_WINDOW_CONV = 0,
+    STAX_WINDOW_CONV_TRANSPOSE,
+    STAX_WINDOW_MAX_POOL,
+    STAX_WINDOW_AVG_POOL,
+} stax_window_kind;
+
+/* One sliding-window op on contiguous f32 NCHW (1-D: height 1) operands. */
+typedef struct stax_window {
+    stax_window_kind kind;
+    stax_window_method method;
+    int64_t batch, in_channels, out_channels, group;
+    int64_t in[2], out[2], kernel[2], stride[2], dilation[2], pad_begin[2], pad_end[2];
+    bool count_include_pad;
+    int32_t x_slot, w_slot, b_slot, out_slot, col_slot; /* -1: absent */
+    int64_t x_offset, w_offset, b_offset, out_offset;
+} stax_window;
+
 typedef struct stax_step {
     stax_step_kind kind;
     int32_t kernel;
     int64_t count, grain;
-    stax_gemm gemm;
+    stax_gemm gemm;     /* GEMM; WINDOW with a gemm method: one image and group */
+    stax_window window; /* WINDOW */
 } stax_step;
 
 /* Everything compile derives from the graph and the input metadata. */
@@ -239,6 +268,10 @@ void stax_jit_drop_memory_cache(void);
  * host's pool. */
 int64_t stax_grain(const tp_plugin_host *host, int64_t count, int64_t min_grain, int64_t threads);
 size_t stax_gemm_workspace_bytes(const stax_gemm *gemm);
+/* Runs a STAX_STEP_WINDOW step (stax_window.c); `workspace` and `ukernels`
+ * serve the gemm methods. */
+void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **slots,
+                     float *workspace, const stax_ukernel_fn ukernels[2], int64_t threads);
 /* ukernels: [0] the 6-row micro-kernel, [1] the 4-row one. */
 void stax_gemm_run(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
                    float *workspace, const stax_ukernel_fn ukernels[2], stax_kernel_fn epilogue,

@@ -517,6 +517,136 @@ static int32_t plan_matmul_region(planner *p, int32_t r) {
     return status;
 }
 
+/* ---- sliding windows (run by stax_window.c) ---- */
+
+/* A contiguous view of operand v: its own when it already is one, else a
+ * copy into scratch (a permuted or broadcast view, an inlined value). */
+static int32_t contiguous_operand(planner *p, int32_t r, int32_t v, stax_view *out) {
+    const stax_view *view = &p->values[v].view;
+    stax_view want = contiguous_view(view->slot, view->offset, &p->values[v].type);
+    bool same = view->slot >= 0 && view->ndim == want.ndim;
+    for (int32_t d = 0; same && d < want.ndim; d++)
+        same = want.dims[d] <= 1 || view->strides[d] == want.strides[d];
+    if (same) {
+        *out = *view;
+        return TP_PLUGIN_OK;
+    }
+    int32_t slot = add_slot(p, STAX_SLOT_SCRATCH, -1, type_bytes(&p->values[v].type));
+    if (slot < 0) return oom(p);
+    *out = contiguous_view(slot, 0, &p->values[v].type);
+    return copy_into(p, r, v, out);
+}
+
+/* A list attribute into the 2-D geometry, `fallback` where absent (and on
+ * the height of 1-D data). With `end` (pads), the list holds the begin of
+ * each spatial axis, then the end. The core checked the counts. */
+static void window_list(const tp_plugin_value *value, const char *name, int spatial,
+                        int64_t fallback, int64_t *begin, int64_t *end) {
+    int32_t count = 0;
+    const int64_t *values = tpcommon_attr_ints(value, name, &count);
+    bool present = count == (end ? 2 * spatial : spatial);
+    for (int a = 0; a < 2; a++) {
+        int i = a - (2 - spatial);
+        begin[a] = present && i >= 0 ? values[i] : fallback;
+        if (end) end[a] = present && i >= 0 ? values[spatial + i] : fallback;
+    }
+}
+
+static void describe_window(planner *p, int32_t v, int32_t op, stax_window *w) {
+    const tp_plugin_value *value = &p->graph->values[v];
+    const tp_plugin_type *x = &p->values[value->operands[0]].type, *out = &p->values[v].type;
+    int spatial = x->ndim - 2, skip = 2 - spatial;
+    memset(w, 0, sizeof *w);
+    w->kind = op == TP_PLUGIN_OP_CONV             ? STAX_WINDOW_CONV
+              : op == TP_PLUGIN_OP_CONV_TRANSPOSE ? STAX_WINDOW_CONV_TRANSPOSE
+              : op == TP_PLUGIN_OP_MAX_POOL       ? STAX_WINDOW_MAX_POOL
+                                                  : STAX_WINDOW_AVG_POOL;
+    w->batch = x->dims[0];
+    w->in_channels = x->dims[1];
+    w->out_channels = out->dims[1];
+    w->group = tpcommon_attr_int(value, "group", 1);
+    for (int a = 0; a < 2; a++) {
+        w->in[a] = a < skip ? 1 : x->dims[2 + a - skip];
+        w->out[a] = a < skip ? 1 : out->dims[2 + a - skip];
+        w->kernel[a] = 1;
+    }
+    if (w->kind == STAX_WINDOW_CONV || w->kind == STAX_WINDOW_CONV_TRANSPOSE) {
+        const tp_plugin_type *weight = &p->values[value->operands[1]].type;
+        for (int a = skip; a < 2; a++) w->kernel[a] = weight->dims[2 + a - skip];
+    } else {
+        window_list(value, "kernel_shape", spatial, 1, w->kernel, NULL);
+    }
+    window_list(value, "strides", spatial, 1, w->stride, NULL);
+    window_list(value, "dilations", spatial, 1, w->dilation, NULL);
+    window_list(value, "pads", spatial, 0, w->pad_begin, w->pad_end);
+    w->count_include_pad = tpcommon_attr_int(value, "count_include_pad", 0) != 0;
+    w->x_slot = w->w_slot = w->b_slot = w->col_slot = -1;
+}
+
+/* The implicit-GEMM shape of one image and group of a conv. */
+static void describe_conv_gemm(const stax_window *w, stax_gemm *gemm) {
+    int64_t cin_g = w->in_channels / w->group, cols = w->out[0] * w->out[1];
+    memset(gemm, 0, sizeof *gemm);
+    gemm->batch = 1;
+    gemm->m = w->out_channels / w->group;
+    gemm->k = cin_g * w->kernel[0] * w->kernel[1];
+    gemm->n = cols;
+    gemm->a_rs = gemm->k, gemm->a_cs = 1;
+    gemm->b_rs = cols, gemm->b_cs = 1;
+    gemm->a_slot = w->w_slot;
+    gemm->b_slot = w->method == STAX_WINDOW_GEMM_IM2COL ? w->col_slot : w->x_slot;
+    gemm->c_slot = w->out_slot;
+    gemm->epilogue = -1;
+}
+
+static stax_window_method conv_method(const stax_window *w) {
+    if (w->in_channels / w->group == 1) return STAX_WINDOW_DEPTHWISE;
+    bool pointwise = true;
+    for (int a = 0; a < 2; a++)
+        pointwise = pointwise && w->kernel[a] == 1 && w->stride[a] == 1 && w->pad_begin[a] == 0 &&
+                    w->pad_end[a] == 0;
+    return pointwise ? STAX_WINDOW_GEMM_POINTWISE : STAX_WINDOW_GEMM_IM2COL;
+}
+
+static int32_t plan_window_region(planner *p, int32_t r) {
+    int32_t v = p->fusion.regions[r].root;
+    const tp_plugin_value *value = &p->graph->values[v];
+    int32_t op = tpcommon_op_of(p->graph, value);
+    int32_t status = home_for(p, v, &p->values[v].view);
+    if (status != TP_PLUGIN_OK) return status;
+    if (stax_decide(&p->eg, tpcommon_numel(&p->values[v].type) == 0)) return TP_PLUGIN_OK;
+    stax_view operands[3];
+    for (int32_t k = 0; k < value->num_operands && k < 3; k++) {
+        status = contiguous_operand(p, r, value->operands[k], &operands[k]);
+        if (status != TP_PLUGIN_OK) return status;
+    }
+    stax_window w;
+    describe_window(p, v, op, &w);
+    w.x_slot = operands[0].slot, w.x_offset = operands[0].offset;
+    if (value->num_operands > 1) w.w_slot = operands[1].slot, w.w_offset = operands[1].offset;
+    if (value->num_operands > 2) w.b_slot = operands[2].slot, w.b_offset = operands[2].offset;
+    w.out_slot = p->values[v].view.slot, w.out_offset = p->values[v].view.offset;
+    w.method = w.kind == STAX_WINDOW_CONV             ? conv_method(&w)
+               : w.kind == STAX_WINDOW_CONV_TRANSPOSE ? STAX_WINDOW_TRANSPOSE
+                                                      : STAX_WINDOW_POOL;
+    stax_step *step = add_step(p);
+    if (!step) return oom(p);
+    step->kind = STAX_STEP_WINDOW;
+    if (w.method == STAX_WINDOW_GEMM_IM2COL) {
+        int64_t rows = w.in_channels / w.group * w.kernel[0] * w.kernel[1];
+        w.col_slot = add_slot(p, STAX_SLOT_SCRATCH, -1,
+                              (size_t)(rows * w.out[0] * w.out[1]) * sizeof(float));
+        if (w.col_slot < 0) return oom(p);
+        step = &p->program->steps[p->program->num_steps - 1];
+    }
+    if (w.method == STAX_WINDOW_GEMM_IM2COL || w.method == STAX_WINDOW_GEMM_POINTWISE) {
+        describe_conv_gemm(&w, &step->gemm);
+        p->program->uses_gemm = true;
+    }
+    step->window = w;
+    return TP_PLUGIN_OK;
+}
+
 /* ---- regions ---- */
 
 static int32_t plan_region(planner *p, int32_t r) {
@@ -531,6 +661,8 @@ static int32_t plan_region(planner *p, int32_t r) {
         return plan_creation(p, root);
     case TPCOMMON_REGION_MATMUL:
         return plan_matmul_region(p, r);
+    case TPCOMMON_REGION_WINDOW:
+        return plan_window_region(p, r);
     default:
         break;
     }

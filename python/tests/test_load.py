@@ -42,15 +42,6 @@ def test_parse_errors_name_file_and_line(tmp_path):
         tp.load(path)
 
 
-def test_onnx_without_the_importer_names_the_build_option(tmp_path):
-    path = tmp_path / "model.onnx"
-    path.write_bytes(b"")
-    if hasattr(tp._lib.lib, "tp_graph_load_onnx"):
-        pytest.skip("this libtensorplay has the ONNX importer")
-    with pytest.raises(tp.UnsupportedFormat, match="TP_WITH_ONNX"):
-        tp.load(path)
-
-
 def test_unknown_extension_is_unsupported(tmp_path):
     with pytest.raises(tp.UnsupportedFormat, match=".pb"):
         tp.load(tmp_path / "model.pb")

@@ -122,6 +122,19 @@ ORACLES = {
                                              np.int64)],
                         lambda op, x, i: op(x, i, axis=1),
                         lambda x, i: np.take_along_axis(x, np.where(i < 0, i + 4, i), axis=1)),
+    # windows: 3x3 patches by sliding_window_view; the stride-2 2x2 cases tile
+    # the plane without overlap, so they are reshapes
+    "conv": ([f32(1, 2, 4, 5), f32(3, 2, 3, 3)], lambda op, x, w: op(x, w),
+             lambda x, w: np.einsum("nchwij,ocij->nohw",
+                                    np.lib.stride_tricks.sliding_window_view(x, (3, 3), (2, 3)),
+                                    w)),
+    "conv_transpose": ([f32(1, 2, 2, 3), f32(2, 3, 2, 2)],
+                       lambda op, x, w: op(x, w, strides=[2, 2]),
+                       lambda x, w: np.einsum("nchw,coij->nohiwj", x, w).reshape(1, 3, 4, 6)),
+    "max_pool": ([f32(1, 2, 4, 6)], lambda op, x: op(x, kernel_shape=[2, 2], strides=[2, 2]),
+                 lambda x: x.reshape(1, 2, 2, 2, 3, 2).max(axis=(3, 5))),
+    "avg_pool": ([f32(1, 2, 4, 6)], lambda op, x: op(x, kernel_shape=[2, 2], strides=[2, 2]),
+                 lambda x: x.reshape(1, 2, 2, 2, 3, 2).mean(axis=(3, 5))),
 }
 
 OP_NAMES = [spec.name for spec in ops.SPECS]

@@ -348,6 +348,36 @@ case("shape/gather_elements.tpir", "gather_elements along the last axis (take_al
      "  %y: f32[3, 2] = gather_elements(%x, %ids) {axis=-1}\n  return %y\n}",
      ALL, ["ids -5 4"])
 
+# ---- sliding windows over NCHW data (window/) ----------------------------------------------
+case("window/conv.tpir", "conv 3x3, stride 2, asymmetric pads, with a bias",
+     "graph conv_case(%x: f32[2, 3, 7, 6], %w: f32[4, 3, 3, 3], %b: f32[4]) {\n"
+     "  %y: f32[2, 4, 4, 3] = conv(%x, %w, %b) {strides=[2, 2], pads=[1, 0, 1, 1], dilations=[], group=1}\n"
+     "  return %y\n}",
+     FLOATS)
+case("window/conv_depthwise.tpir", "depthwise conv (group = channels), 3x3, pad 1",
+     "graph conv_depthwise_case(%x: f32[1, 4, 6, 6], %w: f32[4, 1, 3, 3]) {\n"
+     "  %y: f32[1, 4, 6, 6] = conv(%x, %w) {strides=[], pads=[1, 1, 1, 1], dilations=[], group=4}\n"
+     "  return %y\n}",
+     FLOATS)
+case("window/conv_transpose.tpir", "conv_transpose 3x3, stride 2, pads and output_padding",
+     "graph conv_transpose_case(%x: f32[1, 3, 4, 4], %w: f32[3, 2, 3, 3]) {\n"
+     "  %y: f32[1, 2, 8, 8] = conv_transpose(%x, %w) {strides=[2, 2], pads=[1, 1, 1, 1], "
+     "dilations=[], group=1, output_padding=[1, 1]}\n"
+     "  return %y\n}",
+     FLOATS)
+case("window/max_pool.tpir", "max_pool 3x3, stride 2, pad 1 (ResNet's stem)",
+     "graph max_pool_case(%x: f32[1, 2, 9, 9]) {\n"
+     "  %y: f32[1, 2, 5, 5] = max_pool(%x) {kernel_shape=[3, 3], strides=[2, 2], "
+     "pads=[1, 1, 1, 1], dilations=[], ceil_mode=false}\n"
+     "  return %y\n}",
+     NUMERIC)
+case("window/avg_pool.tpir", "avg_pool 2x2, stride 2, ceil_mode, padding counted",
+     "graph avg_pool_case(%x: f32[1, 2, 6, 6]) {\n"
+     "  %y: f32[1, 2, 4, 4] = avg_pool(%x) {kernel_shape=[2, 2], strides=[2, 2], "
+     "pads=[1, 1, 0, 0], dilations=[], ceil_mode=true, count_include_pad=true}\n"
+     "  return %y\n}",
+     FLOATS)
+
 # ---- error paths --------------------------------------------------------------------------------------------------
 case("errors/unknown_option.tpir",
      "an option the backend does not know must fail compile, naming the option",

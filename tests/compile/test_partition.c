@@ -245,6 +245,70 @@ static tp_partition_region_info *softmax_partition(const int32_t *claims, int nu
     return regions;
 }
 
+/* A small conv net, relu(conv) -> max_pool -> conv -> mean: opencl and cuda
+ * claim none of the window ops, so the graph splits between them and the
+ * fallback and still equals eager. */
+static const char conv_net_tpir[] =
+    "graph conv_net(%x: f32[2, 3, 9, 9], %w1: f32[4, 3, 3, 3], %b1: f32[4], %w2: f32[4, 1, 3, "
+    "3]) {\n"
+    "  %c1: f32[2, 4, 9, 9] = conv(%x, %w1, %b1) {strides=[], pads=[1, 1, 1, 1], dilations=[], "
+    "group=1}\n"
+    "  %r: f32[2, 4, 9, 9] = relu(%c1)\n"
+    "  %p: f32[2, 4, 5, 5] = max_pool(%r) {kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, "
+    "1], dilations=[], ceil_mode=false}\n"
+    "  %c2: f32[2, 4, 5, 5] = conv(%p, %w2) {strides=[], pads=[1, 1, 1, 1], dilations=[], "
+    "group=4}\n"
+    "  %t: f32[2, 4, 5, 5] = tanh(%c2)\n"
+    "  %m: f32[2, 4, 1, 1] = mean(%t) {axes=[2, 3], keepdim=true}\n"
+    "  return %m\n"
+    "}\n";
+
+static void conv_net_runs_on(const char *backend_name) {
+    tp_backend *backend = NULL;
+    if (tp_backend_lookup(backend_name, &backend) != TP_OK) return; /* not built or no device */
+    tp_graph *graph = NULL;
+    ck_assert_msg(
+        tp_graph_parse(conv_net_tpir, sizeof conv_net_tpir - 1, "conv_net.tpir", &graph) == TP_OK,
+        "%s", tp_last_error());
+    tp_tensor *inputs[4] = {0}, *got[1] = {0}, *want[1] = {0};
+    random_inputs(graph, 11, inputs);
+    tp_compile_options options = TP_COMPILE_OPTIONS_INIT;
+    options.backend = backend_name;
+    options.fallback_backend = "eager";
+    tp_compiled *compiled = NULL;
+    tp_status status = tp_compile_graph(graph, &options, &compiled);
+    ck_assert_msg(status == TP_OK, "%s: %s", backend_name, tp_last_error());
+    tp_arg args[4];
+    for (int i = 0; i < 4; i++) args[i] = tp_arg_tensor(inputs[i]);
+    status = tp_call(compiled, args, 4, got);
+    ck_assert_msg(status == TP_OK, "%s: %s", backend_name, tp_last_error());
+    tp_compiled *reference = run_graph(graph, "eager", NULL, inputs, want);
+    assert_close(got[0], want[0]);
+    tp_partition_region_info *regions = NULL;
+    int count = 0;
+    ck_assert_int_eq(tp_compiled_last_partition(compiled, &regions, &count), TP_OK);
+    bool saw_fallback = false;
+    for (int r = 0; r < count; r++) saw_fallback |= strcmp(regions[r].backend, "eager") == 0;
+    ck_assert_msg(saw_fallback, "%s claimed the window ops it has no kernels for", backend_name);
+    tp_free(regions);
+    tp_tensor_release(got[0]);
+    tp_tensor_release(want[0]);
+    for (int i = 0; i < 4; i++) tp_tensor_release(inputs[i]);
+    tp_compiled_free(compiled);
+    tp_compiled_free(reference);
+    tp_graph_destroy(graph);
+}
+
+START_TEST(a_conv_net_runs_on_opencl_through_the_fallback_and_equals_eager) {
+    conv_net_runs_on("opencl");
+}
+END_TEST
+
+START_TEST(a_conv_net_runs_on_cuda_through_the_fallback_and_equals_eager) {
+    conv_net_runs_on("cuda");
+}
+END_TEST
+
 START_TEST(a_claimed_softmax_is_not_decomposed) {
     static const int32_t claims[] = {TP_PLUGIN_OP_SOFTMAX};
     int count = 0;
@@ -492,6 +556,8 @@ TP_TEST_SUITE(compile_partition) {
     tcase_add_test(tc, examples_split_between_partial_and_eager_equal_eager);
     tcase_add_test(tc, examples_split_between_partial_and_stax_equal_eager);
     tcase_add_test(tc, examples_split_between_partial_and_opencl_equal_eager);
+    tcase_add_test(tc, a_conv_net_runs_on_opencl_through_the_fallback_and_equals_eager);
+    tcase_add_test(tc, a_conv_net_runs_on_cuda_through_the_fallback_and_equals_eager);
     tcase_add_test(tc, a_claimed_softmax_is_not_decomposed);
     tcase_add_test(tc, an_unclaimed_softmax_is_decomposed_into_ops_the_backend_claims);
     tcase_add_test(tc, describe_shows_which_node_goes_where_and_why);

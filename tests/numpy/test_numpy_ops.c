@@ -200,6 +200,22 @@ static int attrs_from_text(const char *text, tp_attrs *attrs, tp_tensor **data, 
             rc = parse_ints(value, attrs->perm, &attrs->nperm);
         else if (strcmp(key, "keepdim") == 0)
             attrs->keepdim = strcmp(value, "1") == 0;
+        else if (strcmp(key, "kernel_shape") == 0)
+            rc = parse_ints(value, attrs->kernel_shape, &attrs->nkernel_shape);
+        else if (strcmp(key, "strides") == 0)
+            rc = parse_ints(value, attrs->strides, &attrs->nstrides);
+        else if (strcmp(key, "pads") == 0)
+            rc = parse_ints(value, attrs->pads, &attrs->npads);
+        else if (strcmp(key, "dilations") == 0)
+            rc = parse_ints(value, attrs->dilations, &attrs->ndilations);
+        else if (strcmp(key, "output_padding") == 0)
+            rc = parse_ints(value, attrs->output_padding, &attrs->noutput_padding);
+        else if (strcmp(key, "group") == 0)
+            rc = parse_int(value, &attrs->group);
+        else if (strcmp(key, "ceil_mode") == 0)
+            attrs->ceil_mode = strcmp(value, "1") == 0;
+        else if (strcmp(key, "count_include_pad") == 0)
+            attrs->count_include_pad = strcmp(value, "1") == 0;
         else if (strcmp(key, "axis") == 0)
             rc = parse_int(value, &attrs->axis);
         else if (strcmp(key, "dim0") == 0)

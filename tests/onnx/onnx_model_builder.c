@@ -159,6 +159,24 @@ void onnx_test_float_attr(onnx_test_model *m, Onnx__NodeProto *node, const char 
     attr->f = value;
 }
 
+void onnx_test_ints_attr(onnx_test_model *m, Onnx__NodeProto *node, const char *name,
+                         const int64_t *values, size_t count) {
+    Onnx__AttributeProto *attr =
+        new_attr(m, node, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+    attr->ints = arena_alloc(m, sizeof *attr->ints * (count ? count : 1));
+    memcpy(attr->ints, values, sizeof *attr->ints * count);
+    attr->n_ints = count;
+}
+
+void onnx_test_string_attr(onnx_test_model *m, Onnx__NodeProto *node, const char *name,
+                           const char *value) {
+    Onnx__AttributeProto *attr =
+        new_attr(m, node, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+    attr->has_s = 1;
+    attr->s.len = strlen(value);
+    attr->s.data = (uint8_t *)arena_strdup(m, value);
+}
+
 uint8_t *onnx_test_pack(onnx_test_model *m, size_t *size) {
     *size = onnx__model_proto__get_packed_size(&m->model);
     uint8_t *bytes = arena_alloc(m, *size);

@@ -40,6 +40,10 @@ Onnx__NodeProto *onnx_test_node(onnx_test_model *m, const char *op_type, const c
                                 const char *const *inputs, const char *const *outputs);
 void onnx_test_int_attr(onnx_test_model *m, Onnx__NodeProto *node, const char *name, int64_t value);
 void onnx_test_float_attr(onnx_test_model *m, Onnx__NodeProto *node, const char *name, float value);
+void onnx_test_ints_attr(onnx_test_model *m, Onnx__NodeProto *node, const char *name,
+                         const int64_t *values, size_t count);
+void onnx_test_string_attr(onnx_test_model *m, Onnx__NodeProto *node, const char *name,
+                           const char *value);
 /* The serialized model (arena-owned). */
 uint8_t *onnx_test_pack(onnx_test_model *m, size_t *size);
 

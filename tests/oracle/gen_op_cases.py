@@ -23,10 +23,13 @@ Manifest format (plain text, one case per line, '#' starts a comment line):
                      tp_attr_key names in lower case: axes, keepdim, shape,
                      perm, axis, dim0, dim1, start, stop, step, range_start,
                      range_stop, range_step, dtype, value, eps, approximate,
-                     beta, threshold, data. Lists are "[1,-1]" ("[]" empty);
+                     beta, threshold, data, kernel_shape, strides, pads,
+                     dilations, output_padding, group, ceil_mode,
+                     count_include_pad. Lists are "[1,-1]" ("[]" empty);
                      ints are decimal ("end" = TP_SLICE_END); floats are
                      Python repr ("nan", "inf", "-inf" allowed); dtype is
-                     f32|f64|i32|i64|bool; approximate none|tanh; keepdim 0|1;
+                     f32|f64|i32|i64|bool; approximate none|tanh; keepdim, ceil_mode,
+                     count_include_pad 0|1;
                      data names a .npy file (the constant's payload).
   expect_error=S     (optional) the op must fail with tp_status S, written as
                      tp_status_name with '_' for ' ' (dtype, shape,
@@ -1088,6 +1091,7 @@ def main():
         gen_composites(w)
         gen_large_and_deep(w)
         gen_indexing(w)
+        gen_windows(w)
     w.finish()
     print("gen_op_cases: %d cases, %.1f MB in %s (%.1f s)" %
           (len(w.lines), w.nbytes / 1e6, outdir, time.time() - t0))
@@ -1129,6 +1133,234 @@ def gen_indexing(w):
                expect_error="invalid_argument")
     w.case("gather_f32_empty_indices", "gather", [x, np.zeros((0,), dtype=np.int64)],
            np.take(x, np.zeros((0,), dtype=np.int64), axis=1), attrs={"axis": 1})
+
+
+# ---- sliding windows: conv, conv_transpose, max_pool, avg_pool ----
+# The oracles work on whole strided slices of a padded copy (one slice per
+# kernel tap), not per output element as the C kernels do; 1-D cases go
+# through the same code with the spatial axes generalised.
+
+def _window_params(nsp, strides, pads, dilations):
+    strides = list(strides) if strides else [1] * nsp
+    dilations = list(dilations) if dilations else [1] * nsp
+    pads = list(pads) if pads else [0] * (2 * nsp)
+    return strides, pads[:nsp], pads[nsp:], dilations
+
+
+def _tap_slices(kernel, starts, counts, strides, dilations):
+    """Per kernel tap: (tap index tuple, slice tuple over the spatial axes)."""
+    for tap in np.ndindex(*kernel):
+        yield tap, tuple(slice(t * d + s0, t * d + s0 + (c - 1) * st + 1, st)
+                         for t, d, s0, c, st in zip(tap, dilations, starts, counts, strides))
+
+
+def conv_ref(x, wt, b, strides=None, pads=None, dilations=None, group=1):
+    nsp = x.ndim - 2
+    st, pb, pe, dl = _window_params(nsp, strides, pads, dilations)
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] + list(zip(pb, pe)))
+    k = wt.shape[2:]
+    out_sz = [(xp.shape[2 + i] - dl[i] * (k[i] - 1) - 1) // st[i] + 1 for i in range(nsp)]
+    n, c = x.shape[:2]
+    co = wt.shape[0]
+    cig, cog = c // group, co // group
+    out = np.zeros((n, co) + tuple(out_sz))
+    w64 = wt.astype(np.float64)
+    for tap, sl in _tap_slices(k, [0] * nsp, out_sz, st, dl):
+        patch = xp[(slice(None), slice(None)) + sl]
+        for g in range(group):
+            wg = w64[(slice(g * cog, (g + 1) * cog), slice(None)) + tap]
+            out[:, g * cog:(g + 1) * cog] += np.einsum("nc...,oc->no...",
+                                                       patch[:, g * cig:(g + 1) * cig], wg)
+    if b is not None:
+        out += b.astype(np.float64).reshape((1, co) + (1,) * nsp)
+    return out.astype(x.dtype)
+
+
+def conv_transpose_ref(x, wt, b, strides=None, pads=None, dilations=None, group=1,
+                       output_padding=None):
+    nsp = x.ndim - 2
+    st, pb, pe, dl = _window_params(nsp, strides, pads, dilations)
+    op = list(output_padding) if output_padding else [0] * nsp
+    k = wt.shape[2:]
+    n, c = x.shape[:2]
+    cog = wt.shape[1]
+    co, cig = cog * group, c // group
+    full = [st[i] * (x.shape[2 + i] - 1) + dl[i] * (k[i] - 1) + 1 + op[i] for i in range(nsp)]
+    acc = np.zeros((n, co) + tuple(full))
+    x64, w64 = x.astype(np.float64), wt.astype(np.float64)
+    for tap, sl in _tap_slices(k, [0] * nsp, x.shape[2:], st, dl):
+        for g in range(group):
+            wg = w64[(slice(g * cig, (g + 1) * cig), slice(None)) + tap]
+            acc[(slice(None), slice(g * cog, (g + 1) * cog)) + sl] += np.einsum(
+                "nc...,co->no...", x64[:, g * cig:(g + 1) * cig], wg)
+    out_sz = [full[i] - pb[i] - pe[i] for i in range(nsp)]
+    out = acc[(slice(None), slice(None)) + tuple(slice(pb[i], pb[i] + out_sz[i])
+                                                 for i in range(nsp))]
+    if b is not None:
+        out = out + b.astype(np.float64).reshape((1, co) + (1,) * nsp)
+    return out.astype(x.dtype)
+
+
+def pool_ref(x, kind, kernel, strides=None, pads=None, dilations=None, ceil_mode=False,
+             count_include_pad=False):
+    nsp = x.ndim - 2
+    st, pb, pe, dl = _window_params(nsp, strides, pads, dilations)
+    out_sz = []
+    for i in range(nsp):
+        room = x.shape[2 + i] + pb[i] + pe[i] - dl[i] * (kernel[i] - 1) - 1
+        o = (-(-room // st[i]) if ceil_mode else room // st[i]) + 1
+        if ceil_mode and (o - 1) * st[i] >= x.shape[2 + i] + pb[i]:
+            o -= 1
+        out_sz.append(o)
+    # room for every tap of every window, beyond the end padding if need be
+    extra = [max(0, (out_sz[i] - 1) * st[i] + dl[i] * (kernel[i] - 1) + 1
+                 - (x.shape[2 + i] + pb[i] + pe[i])) for i in range(nsp)]
+    widths = [(0, 0), (0, 0)] + [(pb[i], pe[i] + extra[i]) for i in range(nsp)]
+    xv = np.pad(x.astype(np.float64), widths)
+    inside = np.pad(np.ones(x.shape, bool), widths)
+    padded = np.ones(x.shape[:2] + tuple(x.shape[2 + i] + pb[i] + pe[i] for i in range(nsp)), bool)
+    padded = np.pad(padded, [(0, 0), (0, 0)] + [(0, extra[i]) for i in range(nsp)])
+    taps = [(xv[(Ellipsis,) + sl], inside[(Ellipsis,) + sl], padded[(Ellipsis,) + sl])
+            for _, sl in _tap_slices(kernel, [0] * nsp, out_sz, st, dl)]
+    values = np.stack([t[0] for t in taps])
+    ins = np.stack([t[1] for t in taps])
+    pads_ok = np.stack([t[2] for t in taps])
+    if kind == "max":
+        if np.issubdtype(x.dtype, np.integer):
+            return _int_max(x, kernel, st, widths, dl, out_sz, np.iinfo(x.dtype).min)
+        return np.where(ins, values, -np.inf).max(0).astype(x.dtype)
+    counts = (pads_ok if count_include_pad else ins).sum(0)
+    return ((values * ins).sum(0) / counts).astype(x.dtype)
+
+
+def _int_max(x, kernel, st, widths, dl, out_sz, lowest):
+    """max_pool of integers, exact (no float64 round trip)."""
+    nsp = x.ndim - 2
+    xv = np.pad(x.astype(np.int64), widths, constant_values=np.int64(lowest))
+    best = np.full(x.shape[:2] + tuple(out_sz), np.int64(lowest))
+    for _, sl in _tap_slices(kernel, [0] * nsp, out_sz, st, dl):
+        best = np.maximum(best, xv[(Ellipsis,) + sl])
+    return best.astype(x.dtype)
+
+
+def gen_windows(w):
+    r = np.random.default_rng(20261202)
+
+    def normal(shape, dt):
+        return (r.standard_normal(shape)).astype(NP[dt])
+
+    conv_cases = [
+        # name, x shape, w shape, bias, attrs
+        ("2d_basic", (1, 3, 5, 5), (4, 3, 3, 3), True, {}),
+        ("2d_pad1", (2, 3, 6, 6), (4, 3, 3, 3), True, {"pads": [1, 1, 1, 1]}),
+        ("2d_stride2_asym_pads", (1, 2, 7, 6), (3, 2, 3, 2), False,
+         {"strides": [2, 2], "pads": [1, 0, 2, 1]}),
+        ("2d_dilation2", (1, 2, 9, 9), (2, 2, 3, 3), True, {"dilations": [2, 2], "pads": [2, 2, 2, 2]}),
+        ("2d_groups2", (1, 4, 6, 6), (6, 2, 3, 3), True, {"group": 2, "pads": [1, 1, 1, 1]}),
+        ("2d_depthwise", (2, 4, 7, 7), (4, 1, 3, 3), True,
+         {"group": 4, "pads": [1, 1, 1, 1], "strides": [2, 2]}),
+        ("2d_depthwise_multiplier2", (1, 3, 5, 5), (6, 1, 3, 3), False, {"group": 3}),
+        ("2d_1x1", (1, 8, 4, 4), (5, 8, 1, 1), True, {}),
+        ("2d_rect_kernel_stride", (1, 2, 8, 7), (3, 2, 1, 3), True, {"strides": [3, 1]}),
+        ("1d_basic", (2, 3, 9), (4, 3, 3), True, {}),
+        ("1d_stride_pad_dilation", (1, 2, 11), (3, 2, 3), False,
+         {"strides": [2], "pads": [2, 1], "dilations": [2]}),
+        ("1d_groups", (1, 4, 8), (4, 2, 2), True, {"group": 2}),
+    ]
+    for dt in ("f32", "f64"):
+        for name, xs, ws, has_bias, attrs in conv_cases:
+            x, wt = normal(xs, dt), normal(ws, dt)
+            b = normal((ws[0],), dt) if has_bias else None
+            inputs = [x, wt] + ([b] if has_bias else [])
+            w.case("conv_%s_%s" % (dt, name), "conv", inputs,
+                   conv_ref(x, wt, b, attrs.get("strides"), attrs.get("pads"),
+                            attrs.get("dilations"), attrs.get("group", 1)), "accum", attrs=attrs)
+    transpose_cases = [
+        ("2d_basic", (1, 2, 3, 3), (2, 3, 3, 3), True, {}),
+        ("2d_stride2", (1, 2, 3, 4), (2, 2, 3, 3), False, {"strides": [2, 2]}),
+        ("2d_stride2_pads_output_padding", (2, 3, 4, 4), (3, 2, 3, 3), True,
+         {"strides": [2, 2], "pads": [1, 1, 1, 1], "output_padding": [1, 1]}),
+        ("2d_dilation_groups", (1, 4, 3, 3), (4, 1, 2, 2), True,
+         {"dilations": [2, 2], "group": 2}),
+        ("2d_asym_pads", (1, 1, 4, 3), (1, 2, 3, 2), False,
+         {"strides": [2, 1], "pads": [0, 1, 2, 0]}),
+        ("1d_stride", (1, 2, 5), (2, 3, 3), True, {"strides": [2]}),
+    ]
+    for dt in ("f32", "f64"):
+        for name, xs, ws, has_bias, attrs in transpose_cases:
+            x, wt = normal(xs, dt), normal(ws, dt)
+            b = normal((ws[1] * attrs.get("group", 1),), dt) if has_bias else None
+            inputs = [x, wt] + ([b] if has_bias else [])
+            w.case("conv_transpose_%s_%s" % (dt, name), "conv_transpose", inputs,
+                   conv_transpose_ref(x, wt, b, attrs.get("strides"), attrs.get("pads"),
+                                      attrs.get("dilations"), attrs.get("group", 1),
+                                      attrs.get("output_padding")), "accum", attrs=attrs)
+    pool_cases = [
+        ("2d_2x2_stride2", (1, 2, 6, 6), {"kernel_shape": [2, 2], "strides": [2, 2]}),
+        ("2d_3x3_pad1", (2, 3, 5, 5), {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
+        ("2d_3x3_stride2_pad1_resnet", (1, 2, 9, 9),
+         {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+        ("2d_ceil_mode", (1, 1, 7, 6), {"kernel_shape": [3, 2], "strides": [2, 2],
+                                        "ceil_mode": True}),
+        ("2d_ceil_mode_pads", (1, 2, 6, 6), {"kernel_shape": [3, 3], "strides": [2, 2],
+                                             "pads": [1, 1, 1, 1], "ceil_mode": True}),
+        ("2d_asym_pads", (1, 1, 5, 4), {"kernel_shape": [2, 3], "pads": [1, 0, 0, 2]}),
+        ("2d_dilation", (1, 1, 7, 7), {"kernel_shape": [2, 2], "dilations": [2, 3]}),
+        ("1d", (2, 3, 10), {"kernel_shape": [3], "strides": [2], "pads": [1, 1]}),
+    ]
+    for dt in ("f32", "f64", "i32", "i64"):
+        for name, xs, attrs in pool_cases:
+            x = values(xs, dt) if dt in INTS else normal(xs, dt)
+            w.case("max_pool_%s_%s" % (dt, name), "max_pool", [x],
+                   pool_ref(x, "max", attrs["kernel_shape"], attrs.get("strides"),
+                            attrs.get("pads"), attrs.get("dilations"),
+                            attrs.get("ceil_mode", False)), attrs=attrs)
+    for dt in ("f32", "f64"):
+        for name, xs, attrs in pool_cases:
+            for include in (False, True):
+                if include and not attrs.get("pads"):
+                    continue
+                a = dict(attrs, count_include_pad=include)
+                x = normal(xs, dt)
+                w.case("avg_pool_%s_%s%s" % (dt, name, "_include_pad" if include else ""),
+                       "avg_pool", [x],
+                       pool_ref(x, "avg", a["kernel_shape"], a.get("strides"), a.get("pads"),
+                                a.get("dilations"), a.get("ceil_mode", False), include),
+                       "accum", attrs=a)
+    x = values((1, 1, 4, 4), "f32")
+    x[0, 0, 1, 1] = np.nan
+    w.case("max_pool_f32_nan_propagates", "max_pool", [x],
+           pool_ref(x, "max", [2, 2], [2, 2]), attrs={"kernel_shape": [2, 2], "strides": [2, 2]})
+    # the rejected dtypes, and the shape errors that name the operands
+    for dt in ("i32", "i64", "bool"):
+        x = values((1, 2, 4, 4), dt)
+        wt = values((2, 2, 3, 3), dt)
+        w.case("conv_%s_rejected" % dt, "conv", [x, wt], expect_error="dtype")
+        w.case("conv_transpose_%s_rejected" % dt, "conv_transpose", [x, wt], expect_error="dtype")
+        w.case("avg_pool_%s_rejected" % dt, "avg_pool", [x], attrs={"kernel_shape": [2, 2]},
+               expect_error="dtype")
+    w.case("max_pool_bool_rejected", "max_pool", [values((1, 1, 2, 2), "bool")],
+           attrs={"kernel_shape": [2, 2]}, expect_error="dtype")
+    for dt in ("f32", "f64"):
+        w.case("conv_%s_mixed_dtypes_rejected" % dt, "conv",
+               [normal((1, 2, 4, 4), dt), normal((2, 2, 3, 3), "f64" if dt == "f32" else "f32")],
+               expect_error="dtype")
+    x = normal((1, 4, 5, 5), "f32")
+    w.case("conv_f32_channel_mismatch", "conv", [x, normal((2, 3, 3, 3), "f32")],
+           expect_error="shape")
+    w.case("conv_f32_group_channel_mismatch", "conv", [x, normal((3, 2, 3, 3), "f32")],
+           attrs={"group": 2}, expect_error="shape")
+    w.case("conv_f32_bias_wrong_size", "conv",
+           [x, normal((2, 4, 3, 3), "f32"), normal((3,), "f32")], expect_error="shape")
+    w.case("conv_f32_kernel_larger_than_input", "conv", [x, normal((2, 4, 6, 6), "f32")],
+           expect_error="shape")
+    w.case("conv_f32_pads_wrong_count", "conv", [x, normal((2, 4, 3, 3), "f32")],
+           attrs={"pads": [1, 1]}, expect_error="invalid_argument")
+    w.case("conv_f32_rank5_rejected", "conv",
+           [normal((1, 1, 2, 2, 2), "f32"), normal((1, 1, 1, 1, 1), "f32")], expect_error="shape")
+    w.case("max_pool_f32_kernel_shape_missing", "max_pool", [x], expect_error="invalid_argument")
+    w.case("conv_f32_zero_stride_rejected", "conv", [x, normal((2, 4, 3, 3), "f32")],
+           attrs={"strides": [0, 1]}, expect_error="invalid_argument")
 
 
 if __name__ == "__main__":

@@ -101,6 +101,29 @@ START_TEST(supports_claims_the_row_composites_and_linear) {
 }
 END_TEST
 
+/* The window ops are claimed at f32 only; the indexing ops not at all (the
+ * fallback runs them). */
+START_TEST(supports_claims_f32_window_ops_and_no_indexing_op) {
+    stax_direct d;
+    stax_open_direct(&d, host_parallel_for, host_threads);
+    static const char *const windows[] = {"conv", "conv_transpose", "max_pool", "avg_pool"};
+    for (size_t i = 0; i < sizeof windows / sizeof windows[0]; i++) {
+        binary_view b;
+        make_binary_view(&b, windows[i], TP_PLUGIN_F32);
+        ck_assert_msg(supports(&d, &b, 2) == TP_PLUGIN_OK, "%s: %s", windows[i], stax_direct_error);
+        make_binary_view(&b, windows[i], TP_PLUGIN_F64);
+        ck_assert_msg(supports(&d, &b, 2) == TP_PLUGIN_UNSUPPORTED, "%s f64 claimed", windows[i]);
+    }
+    static const char *const indexing[] = {"gather", "gather_elements"};
+    for (size_t i = 0; i < sizeof indexing / sizeof indexing[0]; i++) {
+        binary_view b;
+        make_binary_view(&b, indexing[i], TP_PLUGIN_F32);
+        ck_assert_msg(supports(&d, &b, 2) == TP_PLUGIN_UNSUPPORTED, "%s claimed", indexing[i]);
+    }
+    stax_close_direct(&d);
+}
+END_TEST
+
 START_TEST(compile_refuses_an_unknown_op_as_unsupported_naming_it) {
     stax_test_cache_dir();
     stax_direct d;
@@ -177,6 +200,7 @@ TP_TEST_SUITE(stax_claims) {
     tcase_add_test(c, supports_refuses_an_op_id_newer_than_stax_with_a_reason);
     tcase_add_test(c, supports_refuses_a_dtype_stax_does_not_lower_with_a_reason);
     tcase_add_test(c, supports_claims_the_row_composites_and_linear);
+    tcase_add_test(c, supports_claims_f32_window_ops_and_no_indexing_op);
     tcase_add_test(c, compile_refuses_an_unknown_op_as_unsupported_naming_it);
     tcase_add_test(c, two_contexts_from_two_inits_work_independently);
     suite_add_tcase(s, c);

@@ -8,6 +8,7 @@ across the callback.
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import inspect
 import re
@@ -19,13 +20,127 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _context, _errors, _lib
-from ._tensor import Tensor, _wrap_array
+from ._tensor import _CODE_OF_NUMPY, Tensor, _data_address, _wrap_array
 
 lib = _lib.lib
 _Arg = _lib.Arg
 _PACKERS: Dict[str, Callable[..., bytes]] = {}
 _tp_call_packed = _lib.tp_call_packed
 _new_tensor = object.__new__
+
+# ---- the cache hit: one tp_prepared_call_run per call ---------------------------
+# tp_prepared_arg records (compile.h): kind, dtype, ndim, reserved (int32 each),
+# the 8-byte value, then up to 8 int64 sizes; written with pack_into.
+_RECORD_SIZE = _lib.PREPARED_ARG_SIZE
+_ARRAY_RECORDS = [struct.Struct(f"<iiiiQ{n}q") for n in range(_lib.MAX_DIMS + 1)]
+_HANDLE_RECORD = struct.Struct("<iiiiQ")
+_INT_RECORD = struct.Struct("<iiiiq")
+_FLOAT_RECORD = struct.Struct("<iiiid")
+_tp_prepared_call_run = _lib.tp_prepared_call_run
+_ndarray = np.ndarray
+_NOT_CACHED = object()  # a slot whose record is rewritten on every call (scalars)
+_UNCHANGED_CHECKS: Dict[int, Callable[..., bool]] = {}
+
+
+def _unchanged_check(arity: int) -> Callable[..., bool]:
+    """unchanged(args, objects, metadata): whether every argument is the object
+    its record was packed from, an array still with that (shape, dtype,
+    strides). Straight-line code per arity (a loop or zip costs more than the
+    whole check); made once with exec, as dataclasses make their methods."""
+    check = _UNCHANGED_CHECKS.get(arity)
+    if check is None:
+        terms = [f"(a{i} is objects[{i}] and (type(a{i}) is not _ndarray or "
+                 f"(a{i}.shape, a{i}.dtype, a{i}.strides) == metadata[{i}]))"
+                 for i in range(arity)]
+        unpack = "".join(f"a{i}, " for i in range(arity))
+        source = (f"def unchanged(args, objects, metadata):\n"
+                  f"    {unpack} = args\n" if arity else "def unchanged(args, objects, metadata):\n")
+        source += f"    return {' and '.join(terms) or 'True'}\n"
+        namespace: Dict[str, Any] = {"_ndarray": np.ndarray}
+        exec(source, namespace)  # noqa: S102 - generated from integers only
+        check = _UNCHANGED_CHECKS[arity] = namespace["unchanged"]
+    return check
+_MAX_PREPARED_THREADS = 64  # threads with their own prepared call; others use tp_call
+_get_ident = threading.get_ident
+
+
+class _PreparedCall:
+    """A tp_prepared_call and the buffer its records and outputs live in.
+
+    ``objects[i]`` is what slot i's record was packed from and
+    ``metadata[i]`` its (shape, dtype, strides) when an array: an argument
+    that is the same object with the same metadata keeps its record, so a
+    loop over the same arrays or Tensors packs nothing. Each thread has its own (the buffer is
+    written before the call and read by C while the GIL is released).
+    """
+
+    __slots__ = ("handle", "buffer", "outputs", "objects", "metadata", "unchanged", "busy",
+                 "__weakref__")
+
+    def __init__(self, compiled_handle: int, num_args: int, num_outputs: int) -> None:
+        handle = c_void_p()
+        _errors.check(lib.tp_prepared_call_create(compiled_handle, num_args, byref(handle)))
+        self.handle = handle
+        records = _RECORD_SIZE * num_args
+        self.buffer = (ctypes.c_char * (records + 8 * num_outputs))()
+        self.outputs = (c_void_p * num_outputs).from_buffer(self.buffer, records)
+        self.objects: List[Any] = [_NOT_CACHED] * num_args
+        self.metadata: List[Any] = [None] * num_args
+        self.unchanged = _unchanged_check(num_args)
+        self.busy = False
+
+    def free(self) -> None:
+        handle, self.handle = self.handle, None
+        if handle:
+            lib.tp_prepared_call_free(handle)
+
+    def pack_all(self, args: Tuple[Any, ...]) -> bool:
+        """Rewrites the records of the arguments that changed; False when one
+        of them is for tp_call only."""
+        objects, metadata = self.objects, self.metadata
+        for index, value in enumerate(args):
+            if value is objects[index] and (type(value) is not _ndarray or (
+                    value.shape, value.dtype, value.strides) == metadata[index]):
+                continue
+            if not self.pack(index, value):
+                return False
+        return True
+
+    def pack(self, index: int, value: Any) -> bool:
+        """Writes argument `index`'s record; False when only tp_call takes it."""
+        offset = index * _RECORD_SIZE
+        kind = type(value)
+        if kind is Tensor:
+            if not value._ptr:
+                return False
+            _HANDLE_RECORD.pack_into(self.buffer, offset, _lib.ARG_TENSOR, 0, 0, 0, value._ptr)
+            self.objects[index] = value
+            return True
+        if kind is _ndarray:
+            dtype = value.dtype
+            code = _CODE_OF_NUMPY.get(dtype)
+            flags = value.flags
+            shape = value.shape
+            if code is None or not flags.c_contiguous or not flags.aligned or len(shape) > 8:
+                return False  # tp_call's path copies or explains
+            _ARRAY_RECORDS[len(shape)].pack_into(self.buffer, offset, _lib.PREPARED_ARRAY, code,
+                                                 len(shape), 0, _data_address(value), *shape)
+            self.objects[index] = value
+            self.metadata[index] = (shape, dtype, value.strides)
+            return True
+        self.objects[index] = _NOT_CACHED
+        try:
+            if kind is bool:
+                _INT_RECORD.pack_into(self.buffer, offset, _lib.ARG_BOOL, 0, 0, 0, int(value))
+            elif kind is int:
+                _INT_RECORD.pack_into(self.buffer, offset, _lib.ARG_INT, 0, 0, 0, value)
+            elif kind is float:
+                _FLOAT_RECORD.pack_into(self.buffer, offset, _lib.ARG_FLOAT, 0, 0, 0, value)
+            else:
+                return False
+        except struct.error:  # an int beyond int64: tp_call's path explains
+            return False
+        return True
 
 
 def _encode(text: Optional[str]) -> Optional[bytes]:
@@ -93,6 +208,7 @@ class CompiledFunction:
         self._succeeded = False  # a call has returned: the output count is settled
         self._output_count = 1
         self._lock = threading.Lock()
+        self._prepared: Dict[int, _PreparedCall] = {}  # per thread (threading.get_ident)
         self._callback = _lib.FN(self._run_body)  # kept alive as long as the handle
         self._create(1)
         functools.update_wrapper(self, fn)  # type: ignore[arg-type]
@@ -119,16 +235,24 @@ class CompiledFunction:
         handle = c_void_p()
         _errors.check(lib.tp_compile(self._callback, byref(options), byref(handle)))
         old, self._handle, self._output_count = self._handle, handle.value, num_outputs
+        self._single_output = num_outputs == 1 and not self._returns_tuple
         self._handle_arg = c_void_p(self._handle)
         self._outputs_type = c_void_p * num_outputs
+        self._drop_prepared()
         if old:
             lib.tp_compiled_free(old)
+
+    def _drop_prepared(self) -> None:
+        prepared, self._prepared = getattr(self, "_prepared", None) or {}, {}
+        for call in prepared.values():
+            call.free()
 
     def __del__(self) -> None:
         handle = getattr(self, "_handle", None)
         if handle:
             self._handle = None
             try:
+                self._drop_prepared()
                 lib.tp_compiled_free(handle)
             except Exception:
                 pass
@@ -154,6 +278,7 @@ class CompiledFunction:
             result = self._fn(*values)
             results = tuple(result) if isinstance(result, (tuple, list)) else (result,)
             self._returns_tuple = isinstance(result, (tuple, list))
+            self._single_output = num_outputs == 1 and not self._returns_tuple
             if len(results) != num_outputs:
                 capture.output_count = len(results)
                 return
@@ -178,13 +303,47 @@ class CompiledFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Union[Tensor, Tuple[Tensor, ...]]:
         """Runs the compiled function (tp_call); arguments bind like the original's."""
         if not kwargs and len(args) == self._arity:
-            try:  # the fast path: every argument a Tensor (kind 0 = zero padding)
+            # A cache hit takes one foreign call (tp_prepared_call_run) on this
+            # thread's prepared call, once a first call has settled the output
+            # count. What is not a hit (nothing ran) goes on to tp_call.
+            prepared = self._prepared.get(_get_ident()) if self._succeeded else None
+            if prepared is None and self._succeeded:
+                prepared = self._new_prepared()
+            if prepared is not None and not prepared.busy:
+                prepared.busy = True  # per thread: only a re-entrant call can see it
+                try:
+                    if prepared.unchanged(args, prepared.objects, prepared.metadata) or \
+                            prepared.pack_all(args):
+                        outputs = prepared.outputs
+                        status = _tp_prepared_call_run(prepared.handle, prepared.buffer, outputs)
+                        if status:
+                            raise _errors.error_for(
+                                status, lib.tp_last_error().decode(errors="replace"))
+                        first = outputs[0]
+                        if first:
+                            if self._single_output:
+                                result = _new_tensor(Tensor)
+                                result._ptr, result._base, result._capture = first, None, None
+                                return result
+                            return tuple(Tensor._own(outputs[i])
+                                         for i in range(self._output_count))
+                finally:
+                    prepared.busy = False
+            try:  # every argument a Tensor (kind 0 = zero padding)
                 packed = self._tensors_packer(*[arg._ptr for arg in args])
             except (AttributeError, struct.error):
                 pass
             else:
                 return self._call(packed, self._arity)
         return self._call_general(args, kwargs)
+
+    def _new_prepared(self) -> Optional[_PreparedCall]:
+        """This thread's prepared call (None past _MAX_PREPARED_THREADS threads)."""
+        if len(self._prepared) >= _MAX_PREPARED_THREADS:
+            return None
+        prepared = _PreparedCall(self._handle, self._arity, self._output_count)
+        self._prepared[_get_ident()] = prepared
+        return prepared
 
     def _call_general(self, args: Tuple[Any, ...],
                       kwargs: Dict[str, Any]) -> Union[Tensor, Tuple[Tensor, ...]]:

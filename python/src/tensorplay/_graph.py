@@ -87,14 +87,12 @@ def load(path: Union[str, os.PathLike], backend: Optional[str] = None,
     extension = os.path.splitext(text_path)[1].lower()
     graph = c_void_p()
     if extension == ".onnx":
-        importer = getattr(lib, "tp_graph_load_onnx", None)
-        if importer is None:
+        if not lib.tp_onnx_available():
             raise _errors.UnsupportedFormat(
                 f"{text_path}: this libtensorplay ({_lib.library_path}) has no ONNX importer; "
                 "rebuild it with -DTP_WITH_ONNX=ON (needs protobuf-c and libonnx-dev) or "
-                "convert the model to .tpir", "unsupported")
-        importer.restype = c_int
-        _errors.check(importer(os.fsencode(text_path), byref(graph)))
+                "convert the model to .tpir on a build that has it (tpc import)", "unsupported")
+        _errors.check(lib.tp_graph_load_onnx(os.fsencode(text_path), byref(graph)))
     elif extension == ".tpir":
         _errors.check(lib.tp_graph_load(os.fsencode(text_path), byref(graph)))
     else:

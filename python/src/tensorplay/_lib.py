@@ -117,7 +117,13 @@ class Attrs(Structure):
                 ("dim1", c_int64), ("start", c_int64), ("stop", c_int64), ("step", c_int64),
                 ("range_start", c_double), ("range_stop", c_double), ("range_step", c_double),
                 ("dtype", c_int), ("value", c_double), ("eps", c_double), ("approximate", c_int),
-                ("beta", c_double), ("threshold", c_double), ("data", c_void_p)]
+                ("beta", c_double), ("threshold", c_double), ("data", c_void_p),
+                ("nkernel_shape", c_int32), ("nstrides", c_int32), ("npads", c_int32),
+                ("ndilations", c_int32), ("noutput_padding", c_int32),
+                ("kernel_shape", c_int64 * MAX_DIMS), ("strides", c_int64 * MAX_DIMS),
+                ("pads", c_int64 * MAX_DIMS), ("dilations", c_int64 * MAX_DIMS),
+                ("output_padding", c_int64 * MAX_DIMS), ("group", c_int64),
+                ("ceil_mode", c_bool), ("count_include_pad", c_bool)]
 
 
 class PartitionRegion(Structure):
@@ -208,6 +214,8 @@ for _name, _res, _args in [
     ("tp_compile_graph", c_int, [_P, POINTER(CompileOptions), POINTER(_P)]),
     ("tp_compiled_free", None, [_P]),
     ("tp_call", c_int, [_P, POINTER(Arg), c_int, POINTER(_P)]),
+    ("tp_prepared_call_create", c_int, [_P, c_int, POINTER(_P)]),
+    ("tp_prepared_call_free", None, [_P]),
     ("tp_compiled_num_entries", c_int, [_P]),
     ("tp_compiled_num_compiles", c_int, [_P]),
     ("tp_compiled_last_recompile_reasons", c_int, [_P, POINTER(POINTER(c_char_p)), POINTER(c_int)]),
@@ -215,6 +223,10 @@ for _name, _res, _args in [
     ("tp_compile_reset_all", None, []),
     ("tp_compiled_last_partition", c_int, [_P, POINTER(POINTER(PartitionRegion)), POINTER(c_int)]),
     ("tp_graph_load", c_int, [c_char_p, POINTER(_P)]),
+    # include/tensorplay/onnx.h: present in every build; without the importer
+    # (TP_WITH_ONNX=OFF) tp_onnx_available() is false and loading fails.
+    ("tp_onnx_available", c_bool, []),
+    ("tp_graph_load_onnx", c_int, [c_char_p, POINTER(_P)]),
     ("tp_graph_destroy", None, [_P]),
     ("tp_graph_num_inputs", c_int, [_P]),
     ("tp_graph_num_outputs", c_int, [_P]),
@@ -244,5 +256,14 @@ tp_call_packed = ctypes.CDLL(library_path).tp_call
 tp_call_packed.restype = c_int
 tp_call_packed.argtypes = None
 assert ctypes.sizeof(Arg) == 16 and Arg.value.offset == 8, "tp_arg layout: kind, then 8-byte union"
+# The cache hit (see _compile.py): one foreign call per call, with the
+# prepared call's handle (c_void_p) and one ctypes buffer holding the
+# tp_prepared_arg records followed by the output slots; no argtypes, so
+# ctypes runs no converter.
+tp_prepared_call_run = ctypes.CDLL(library_path).tp_prepared_call_run
+tp_prepared_call_run.restype = c_int
+tp_prepared_call_run.argtypes = None
+PREPARED_ARG_SIZE = 88  # sizeof(tp_prepared_arg): kind, dtype, ndim, reserved, value, shape[8]
+PREPARED_ARRAY = 16  # TP_PREPARED_ARRAY
 tp_tensor_release = lib.tp_tensor_release
 tp_tensor_retain = lib.tp_tensor_retain

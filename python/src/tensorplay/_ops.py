@@ -104,6 +104,16 @@ ATTR_KEYS: List[AttrKey] = [AttrKey(i, *spec) for i, spec in enumerate([
     ("beta", "beta", float, 1.0, _scalar("beta", float)),
     ("threshold", "threshold", float, 20.0, _scalar("threshold", float)),
     ("value", "data", Any, _REQUIRED, _data),  # printed "value" in .tpir
+    ("kernel_shape", "kernel_shape", Sequence[int], _REQUIRED,
+     _ints("kernel_shape", "nkernel_shape")),
+    ("strides", "strides", Ints, None, _ints("strides", "nstrides")),
+    ("pads", "pads", Ints, None, _ints("pads", "npads")),
+    ("dilations", "dilations", Ints, None, _ints("dilations", "ndilations")),
+    ("group", "group", int, 1, _scalar("group", int)),
+    ("output_padding", "output_padding", Ints, None,
+     _ints("output_padding", "noutput_padding")),
+    ("ceil_mode", "ceil_mode", bool, False, _scalar("ceil_mode", bool)),
+    ("count_include_pad", "count_include_pad", bool, False, _scalar("count_include_pad", bool)),
 ])]
 
 # Per-op Python defaults where one key's default depends on the op.

@@ -88,6 +88,7 @@ _c_byte = ctypes.c_byte
 _SHAPE_PACKERS = [struct.Struct(f"<{n}q").pack if n else (lambda: None)
                   for n in range(_lib.MAX_DIMS + 1)]
 _tensor_wrap = lib.tp_tensor_wrap
+_release = _lib.tp_tensor_release
 _byref = byref
 
 
@@ -132,13 +133,15 @@ class Tensor:
         return tensor
 
     def __del__(self) -> None:
-        pointer = getattr(self, "_ptr", None)
-        if pointer:
-            self._ptr = None
-            try:
-                _lib.tp_tensor_release(pointer)
-            except Exception:  # interpreter shutdown: the process frees everything
-                pass
+        # Every result of a compiled call ends here: kept to a slot read and
+        # one foreign call.
+        try:
+            pointer = self._ptr
+            if pointer:
+                self._ptr = None
+                _release(pointer)
+        except Exception:  # no _ptr yet, or interpreter shutdown: nothing to do
+            pass
 
     # ---- metadata ----------------------------------------------------------------
     def _c_shape(self) -> Tuple[int, ...]:

@@ -88,8 +88,12 @@ static const template_op_rule template_op_rules[] = {
     [TP_PLUGIN_OP_SOFTPLUS] = COMPOSITE("softplus"),
     [TP_PLUGIN_OP_LINEAR] = COMPOSITE("linear"),
     [TP_PLUGIN_OP_GATHER] = REFUSE("gather"),
-#ifndef TEMPLATE_TEST_DROP_LAST_OP /* tests/sdk: dropping an entry must fail the build */
     [TP_PLUGIN_OP_GATHER_ELEMENTS] = REFUSE("gather_elements"),
+    [TP_PLUGIN_OP_CONV] = REFUSE("conv"),
+    [TP_PLUGIN_OP_CONV_TRANSPOSE] = REFUSE("conv_transpose"),
+    [TP_PLUGIN_OP_MAX_POOL] = REFUSE("max_pool"),
+#ifndef TEMPLATE_TEST_DROP_LAST_OP /* tests/sdk: dropping an entry must fail the build */
+    [TP_PLUGIN_OP_AVG_POOL] = REFUSE("avg_pool"),
 #endif
 };
 

@@ -1,0 +1,277 @@
+/* stax-llvm — running the sliding-window ops (conv, conv_transpose,
+ * max_pool, avg_pool) on f32 NCHW data, 1-D held as height 1. How each is
+ * computed was decided by the planner (stax_plan.c, stax_window.method):
+ *
+ * - regular conv (channels per group > 1): implicit GEMM on the packed
+ *   matmul driver (stax_gemm_run, unchanged): per image and group, C[C_out/g,
+ *   OH*OW] = W[C_out/g, K] x B[K, OH*OW] with K = C/g * kh * kw. B is the
+ *   input plane itself for a 1x1 stride-1 unpadded conv, else an im2col
+ *   matrix filled in parallel into a scratch slot (zeros for taps in the
+ *   padding). The bias is added per channel afterwards.
+ * - depthwise conv (one input channel per group): a direct loop per output
+ *   plane; for every tap the range of output columns whose input column lies
+ *   inside the image is computed once, so the inner loop has no branch.
+ * - conv_transpose: per output plane (no write conflicts between threads),
+ *   each input element's taps add into that plane.
+ * - pools: per plane, window bounds clipped to the image.
+ * Planes are split between threads with host->parallel_for. */
+#include <math.h>
+#include <string.h>
+
+#include "stax_internal.h"
+
+/* The direct loops are compiled for the host's vector width, picked when the
+ * plugin loads (the JIT's kernels are; these are plain C). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
+#define STAX_VECTOR_LOOP __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define STAX_VECTOR_LOOP
+#endif
+
+typedef struct window_task {
+    const stax_window *w;
+    void **slots;
+    float *col;             /* im2col matrix, K x OH*OW */
+    const float *x_image;   /* im2col: the image's first channel of the group */
+    int64_t col_rows, cols; /* im2col: K, OH*OW */
+} window_task;
+
+static const float *slot_f32(void **slots, int32_t slot, int64_t offset) {
+    return slot < 0 ? NULL : (const float *)slots[slot] + offset;
+}
+
+/* Output indices o in [0, out) with 0 <= o * stride + offset < in: [*lo, *hi). */
+static void inside_range(int64_t out, int64_t stride, int64_t offset, int64_t in, int64_t *lo,
+                         int64_t *hi) {
+    int64_t first = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+    int64_t last = in - 1 - offset < 0 ? -1 : (in - 1 - offset) / stride;
+    *lo = first < out ? first : out;
+    *hi = last + 1 < out ? last + 1 : out;
+    if (*hi < *lo) *hi = *lo;
+}
+
+/* ---- conv as implicit GEMM ---- */
+
+static void im2col_rows(void *context, int64_t begin, int64_t end) {
+    const window_task *t = context;
+    const stax_window *w = t->w;
+    int64_t kh_n = w->kernel[0], kw_n = w->kernel[1], oh_n = w->out[0], ow_n = w->out[1];
+    for (int64_t row = begin; row < end; row++) {
+        int64_t c = row / (kh_n * kw_n), kh = row / kw_n % kh_n, kw = row % kw_n;
+        const float *image = t->x_image + c * w->in[0] * w->in[1];
+        float *dst = t->col + row * t->cols;
+        int64_t off_h = kh * w->dilation[0] - w->pad_begin[0];
+        int64_t off_w = kw * w->dilation[1] - w->pad_begin[1];
+        int64_t lo, hi;
+        inside_range(ow_n, w->stride[1], off_w, w->in[1], &lo, &hi);
+        for (int64_t oh = 0; oh < oh_n; oh++, dst += ow_n) {
+            int64_t ih = oh * w->stride[0] + off_h;
+            if (ih < 0 || ih >= w->in[0]) {
+                memset(dst, 0, sizeof(float) * (size_t)ow_n);
+                continue;
+            }
+            const float *src = image + ih * w->in[1] + off_w;
+            for (int64_t ow = 0; ow < lo; ow++) dst[ow] = 0.0f;
+            if (w->stride[1] == 1)
+                memcpy(dst + lo, src + lo, sizeof(float) * (size_t)(hi - lo));
+            else
+                for (int64_t ow = lo; ow < hi; ow++) dst[ow] = src[ow * w->stride[1]];
+            for (int64_t ow = hi; ow < ow_n; ow++) dst[ow] = 0.0f;
+        }
+    }
+}
+
+static void add_bias_planes(void *context, int64_t begin, int64_t end) {
+    const window_task *t = context;
+    const stax_window *w = t->w;
+    const float *bias = slot_f32(t->slots, w->b_slot, w->b_offset);
+    float *out = (float *)t->slots[w->out_slot] + w->out_offset;
+    int64_t plane = w->out[0] * w->out[1];
+    for (int64_t p = begin; p < end; p++) {
+        float b = bias[p % w->out_channels], *dst = out + p * plane;
+        for (int64_t i = 0; i < plane; i++) dst[i] += b;
+    }
+}
+
+static void parallel(const tp_plugin_host *host, int64_t count, int64_t min_grain, int64_t threads,
+                     tp_plugin_range_fn fn, void *context) {
+    int64_t grain = stax_grain(host, count, min_grain, threads);
+    if (threads <= 1 || count <= grain || !host || !host->parallel_for)
+        fn(context, 0, count);
+    else
+        host->parallel_for(count, grain, fn, context);
+}
+
+static void conv_gemm(const tp_plugin_host *host, const stax_step *step, void **slots,
+                      float *workspace, const stax_ukernel_fn ukernels[2], int64_t threads) {
+    const stax_window *w = &step->window;
+    int64_t cin_g = w->in_channels / w->group, cout_g = w->out_channels / w->group;
+    int64_t k = step->gemm.k, cols = w->out[0] * w->out[1], in_plane = w->in[0] * w->in[1];
+    window_task task = {.w = w, .slots = slots, .col_rows = k, .cols = cols};
+    if (w->method == STAX_WINDOW_GEMM_IM2COL) task.col = (float *)slots[w->col_slot];
+    for (int64_t n = 0; n < w->batch; n++)
+        for (int64_t g = 0; g < w->group; g++) {
+            int64_t x_channel = (n * w->in_channels + g * cin_g) * in_plane;
+            stax_gemm gemm = step->gemm;
+            gemm.a_offset = w->w_offset + g * cout_g * k;
+            gemm.c_offset = w->out_offset + (n * w->out_channels + g * cout_g) * cols;
+            if (w->method == STAX_WINDOW_GEMM_IM2COL) {
+                task.x_image = slot_f32(slots, w->x_slot, w->x_offset + x_channel);
+                parallel(host, k, 4, threads, im2col_rows, &task);
+                gemm.b_offset = 0;
+            } else {
+                gemm.b_offset = w->x_offset + x_channel; /* 1x1: the image is B */
+            }
+            stax_gemm_run(host, &gemm, slots, workspace, ukernels, NULL, threads);
+        }
+    if (w->b_slot >= 0)
+        parallel(host, w->batch * w->out_channels, 4, threads, add_bias_planes, &task);
+}
+
+/* ---- direct loops over output planes ---- */
+
+STAX_VECTOR_LOOP static void depthwise_planes(void *context, int64_t begin, int64_t end) {
+    const window_task *t = context;
+    const stax_window *w = t->w;
+    const float *x = slot_f32(t->slots, w->x_slot, w->x_offset);
+    const float *weight = slot_f32(t->slots, w->w_slot, w->w_offset);
+    const float *bias = slot_f32(t->slots, w->b_slot, w->b_offset);
+    float *out = (float *)t->slots[w->out_slot] + w->out_offset;
+    int64_t oh_n = w->out[0], ow_n = w->out[1], kh_n = w->kernel[0], kw_n = w->kernel[1];
+    int64_t multiplier = w->out_channels / w->in_channels, s1 = w->stride[1];
+    for (int64_t p = begin; p < end; p++) {
+        int64_t n = p / w->out_channels, co = p % w->out_channels, ci = co / multiplier;
+        const float *image = x + (n * w->in_channels + ci) * w->in[0] * w->in[1];
+        const float *taps = weight + co * kh_n * kw_n;
+        float *plane = out + p * oh_n * ow_n, b = bias ? bias[co] : 0.0f;
+        for (int64_t i = 0; i < oh_n * ow_n; i++) plane[i] = b;
+        for (int64_t oh = 0; oh < oh_n; oh++) {
+            float *row = plane + oh * ow_n;
+            for (int64_t kh = 0; kh < kh_n; kh++) {
+                int64_t ih = oh * w->stride[0] + kh * w->dilation[0] - w->pad_begin[0];
+                if (ih < 0 || ih >= w->in[0]) continue;
+                for (int64_t kw = 0; kw < kw_n; kw++) {
+                    int64_t off = kw * w->dilation[1] - w->pad_begin[1], lo, hi;
+                    inside_range(ow_n, s1, off, w->in[1], &lo, &hi);
+                    const float *src = image + ih * w->in[1] + off;
+                    float tap = taps[kh * kw_n + kw];
+                    if (s1 == 1)
+                        for (int64_t ow = lo; ow < hi; ow++) row[ow] += tap * src[ow];
+                    else
+                        for (int64_t ow = lo; ow < hi; ow++) row[ow] += tap * src[ow * s1];
+                }
+            }
+        }
+    }
+}
+
+STAX_VECTOR_LOOP static void transpose_planes(void *context, int64_t begin, int64_t end) {
+    const window_task *t = context;
+    const stax_window *w = t->w;
+    const float *x = slot_f32(t->slots, w->x_slot, w->x_offset);
+    const float *weight = slot_f32(t->slots, w->w_slot, w->w_offset);
+    const float *bias = slot_f32(t->slots, w->b_slot, w->b_offset);
+    float *out = (float *)t->slots[w->out_slot] + w->out_offset;
+    int64_t oh_n = w->out[0], ow_n = w->out[1], kh_n = w->kernel[0], kw_n = w->kernel[1];
+    int64_t ih_n = w->in[0], iw_n = w->in[1];
+    int64_t cin_g = w->in_channels / w->group, cout_g = w->out_channels / w->group;
+    for (int64_t p = begin; p < end; p++) {
+        int64_t n = p / w->out_channels, co = p % w->out_channels;
+        int64_t g = co / cout_g, c = co % cout_g;
+        float *plane = out + p * oh_n * ow_n, b = bias ? bias[co] : 0.0f;
+        for (int64_t i = 0; i < oh_n * ow_n; i++) plane[i] = b;
+        for (int64_t ci = g * cin_g; ci < (g + 1) * cin_g; ci++) {
+            const float *image = x + (n * w->in_channels + ci) * ih_n * iw_n;
+            const float *taps = weight + (ci * cout_g + c) * kh_n * kw_n;
+            for (int64_t kh = 0; kh < kh_n; kh++)
+                for (int64_t ih = 0; ih < ih_n; ih++) {
+                    int64_t oh = ih * w->stride[0] + kh * w->dilation[0] - w->pad_begin[0];
+                    if (oh < 0 || oh >= oh_n) continue;
+                    float *row = plane + oh * ow_n;
+                    const float *src = image + ih * iw_n;
+                    for (int64_t kw = 0; kw < kw_n; kw++) {
+                        /* input columns iw whose output column lies in the plane */
+                        int64_t off = kw * w->dilation[1] - w->pad_begin[1], lo, hi;
+                        int64_t first = off >= 0 ? 0 : (-off + w->stride[1] - 1) / w->stride[1];
+                        int64_t last = ow_n - 1 - off < 0 ? -1 : (ow_n - 1 - off) / w->stride[1];
+                        lo = first, hi = last + 1 < iw_n ? last + 1 : iw_n;
+                        float tap = taps[kh * kw_n + kw];
+                        for (int64_t iw = lo; iw < hi; iw++)
+                            row[iw * w->stride[1] + off] += tap * src[iw];
+                    }
+                }
+        }
+    }
+}
+
+/* Taps of window `o` along axis `a` inside [lo_bound, hi_bound). */
+static int64_t taps_within(const stax_window *w, int a, int64_t o, int64_t lo_bound,
+                           int64_t hi_bound) {
+    int64_t first = o * w->stride[a] - w->pad_begin[a], count = 0;
+    for (int64_t i = 0; i < w->kernel[a]; i++) {
+        int64_t position = first + i * w->dilation[a];
+        count += position >= lo_bound && position < hi_bound;
+    }
+    return count;
+}
+
+STAX_VECTOR_LOOP static void pool_planes(void *context, int64_t begin, int64_t end) {
+    const window_task *t = context;
+    const stax_window *w = t->w;
+    const float *x = slot_f32(t->slots, w->x_slot, w->x_offset);
+    float *out = (float *)t->slots[w->out_slot] + w->out_offset;
+    bool is_max = w->kind == STAX_WINDOW_MAX_POOL;
+    for (int64_t p = begin; p < end; p++) {
+        const float *image = x + p * w->in[0] * w->in[1];
+        float *dst = out + p * w->out[0] * w->out[1];
+        for (int64_t oh = 0; oh < w->out[0]; oh++) {
+            int64_t rows_inside = taps_within(w, 0, oh, 0, w->in[0]);
+            int64_t rows_padded = taps_within(w, 0, oh, -w->pad_begin[0], w->in[0] + w->pad_end[0]);
+            for (int64_t ow = 0; ow < w->out[1]; ow++) {
+                float best = -INFINITY, sum = 0.0f;
+                for (int64_t kh = 0; kh < w->kernel[0]; kh++) {
+                    int64_t ih = oh * w->stride[0] + kh * w->dilation[0] - w->pad_begin[0];
+                    if (ih < 0 || ih >= w->in[0]) continue;
+                    const float *row = image + ih * w->in[1];
+                    for (int64_t kw = 0; kw < w->kernel[1]; kw++) {
+                        int64_t iw = ow * w->stride[1] + kw * w->dilation[1] - w->pad_begin[1];
+                        if (iw < 0 || iw >= w->in[1]) continue;
+                        float v = row[iw];
+                        if (v > best || v != v) best = v;
+                        sum += v;
+                    }
+                }
+                if (is_max) {
+                    *dst++ = best;
+                    continue;
+                }
+                int64_t count = w->count_include_pad
+                                    ? rows_padded * taps_within(w, 1, ow, -w->pad_begin[1],
+                                                                w->in[1] + w->pad_end[1])
+                                    : rows_inside * taps_within(w, 1, ow, 0, w->in[1]);
+                *dst++ = sum / (float)count;
+            }
+        }
+    }
+}
+
+void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **slots,
+                     float *workspace, const stax_ukernel_fn ukernels[2], int64_t threads) {
+    const stax_window *w = &step->window;
+    window_task task = {.w = w, .slots = slots};
+    switch (w->method) {
+    case STAX_WINDOW_GEMM_IM2COL:
+    case STAX_WINDOW_GEMM_POINTWISE:
+        conv_gemm(host, step, slots, workspace, ukernels, threads);
+        return;
+    case STAX_WINDOW_DEPTHWISE:
+        parallel(host, w->batch * w->out_channels, 1, threads, depthwise_planes, &task);
+        return;
+    case STAX_WINDOW_TRANSPOSE:
+        parallel(host, w->batch * w->out_channels, 1, threads, transpose_planes, &task);
+        return;
+    case STAX_WINDOW_POOL:
+        parallel(host, w->batch * w->in_channels, 1, threads, pool_planes, &task);
+        return;
+    }
+}
