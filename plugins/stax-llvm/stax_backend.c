@@ -32,9 +32,10 @@ struct tp_plugin_executable {
     stax_program program;
     stax_module *module;
     void **kernels;
-    stax_ukernel_fn ukernels[2]; /* 6-row, 4-row */
-    void **slot_data;            /* slot_mem + 1 */
-    void **slot_mem;             /* [0]: the size arguments (stax_dynamic.c), then one per slot */
+    stax_ukernel_fn ukernels[2];    /* 6-row, 4-row */
+    stax_gemm_kernels gemm_kernels; /* the packed matmul's tile kernels */
+    void **slot_data;               /* slot_mem + 1 */
+    void **slot_mem; /* [0]: the size arguments (stax_dynamic.c), then one per slot */
     float *workspace;
     size_t workspace_bytes;
     int64_t threads;
@@ -154,13 +155,17 @@ static int32_t bind_program(tp_plugin_executable *exe) {
         }
         slot_data[s] = exe->scratch[s];
     }
-    if (prog->uses_gemm) {
+    if (prog->uses_gemm || prog->packed_gemm) {
         size_t bytes = 64;
-        for (int32_t s = 0; s < prog->num_steps; s++)
-            if (prog->steps[s].kind != STAX_STEP_KERNEL) { /* GEMM, WINDOW (gemm or not) */
-                size_t need = stax_gemm_workspace_bytes(&prog->steps[s].gemm);
-                if (need > bytes) bytes = need;
-            }
+        for (int32_t s = 0; s < prog->num_steps; s++) {
+            size_t need = 0;
+            if (prog->steps[s].kind == STAX_STEP_PACKED_GEMM)
+                need = stax_gemm_packed_workspace_bytes(&prog->steps[s].gemm, &exe->gemm_kernels,
+                                                        exe->threads);
+            else if (prog->steps[s].kind != STAX_STEP_KERNEL) /* GEMM, WINDOW (gemm or not) */
+                need = stax_gemm_workspace_bytes(&prog->steps[s].gemm);
+            if (need > bytes) bytes = need;
+        }
         if (bytes > exe->workspace_bytes) {
             free_aligned(exe->host, exe->workspace);
             exe->workspace_bytes = 0;
@@ -255,7 +260,8 @@ static const char *step_name(const stax_program *prog, const stax_step *step, ch
                  (long long)w->out[1]);
         return buffer;
     }
-    if (step->kind != STAX_STEP_GEMM) return readable_kernel_name(prog->kernel_names[step->kernel]);
+    if (step->kind != STAX_STEP_GEMM && step->kind != STAX_STEP_PACKED_GEMM)
+        return readable_kernel_name(prog->kernel_names[step->kernel]);
     const stax_gemm *gemm = &step->gemm;
     snprintf(buffer, size, "gemm_%lldx%lldx%lld%s%s", (long long)gemm->m, (long long)gemm->n,
              (long long)gemm->k, gemm->epilogue >= 0 ? "+" : "",
@@ -298,7 +304,10 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
         status = stax_program_build(host, graph, inputs, num_inputs, stax_jit_cpu(),
                                     stax_jit_features(), NULL, &exe->program, error, error_size);
     stax_program *prog = &exe->program;
-    int32_t num_names = prog->num_kernels + (prog->uses_gemm ? 2 : 0);
+    const stax_gemm_family *family = status == TP_PLUGIN_OK ? prog->packed_gemm : NULL;
+    int32_t legacy_names = prog->uses_gemm ? 2 : 0;
+    int32_t num_names = prog->num_kernels + legacy_names + (family ? family->num_heights : 0);
+    char tile_names[STAX_GEMM_MAX_HEIGHTS][96];
     const char **names = NULL;
     if (status == TP_PLUGIN_OK) {
         names = calloc((size_t)num_names + 1, sizeof *names);
@@ -312,12 +321,24 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
             names[prog->num_kernels] = STAX_GEMM_KERNEL_NAME;
             names[prog->num_kernels + 1] = STAX_GEMM_KERNEL4_NAME;
         }
+        for (int32_t i = 0; family && i < family->num_heights; i++) {
+            stax_gemm_family_kernel_name(family, family->heights[i], tile_names[i],
+                                         sizeof tile_names[i]);
+            names[prog->num_kernels + legacy_names + i] = tile_names[i];
+        }
         status = stax_jit_load(template_ir ? template_ir : prog->ir, &jit, names, num_names,
                                exe->kernels, &exe->module, &exe->cache_hit, error, error_size);
     }
     if (status == TP_PLUGIN_OK && prog->uses_gemm)
         for (int i = 0; i < 2; i++)
             exe->ukernels[i] = (stax_ukernel_fn)(uintptr_t)exe->kernels[prog->num_kernels + i];
+    if (status == TP_PLUGIN_OK && family) {
+        exe->gemm_kernels.family = family;
+        for (int32_t i = 0; i < family->num_heights; i++)
+            exe->gemm_kernels.tile[i] =
+                (stax_gemm_tile_fn)(uintptr_t)exe->kernels[prog->num_kernels + legacy_names + i];
+        stax_gemm_family_blocking(host, family, &exe->gemm_kernels.kc, &exe->gemm_kernels.mc);
+    }
     if (status == TP_PLUGIN_OK && bind_program(exe) != TP_PLUGIN_OK)
         status = tpcommon_error(error, error_size, "stax: out of memory");
     free(names);
@@ -374,6 +395,13 @@ static int32_t rebind(tp_plugin_executable *exe, const tp_plugin_buffer *inputs,
         d->bound = false;
         return run_error(exe->host, error);
     }
+    if (program.packed_gemm != exe->gemm_kernels.family ||
+        (program.uses_gemm && !exe->ukernels[0])) {
+        stax_program_free(&program);
+        d->bound = false;
+        return run_error(exe->host, "stax: STAX_GEMM_KERNEL changed since this dynamic graph was "
+                                    "compiled; set it back, or compile the graph again");
+    }
     stax_program_free(&exe->program);
     exe->program = program;
     if (bind_program(exe) != TP_PLUGIN_OK) {
@@ -427,12 +455,16 @@ static void run_step(tp_plugin_executable *exe, const stax_step *step, int64_t t
         stax_window_run(exe->host, step, exe->slot_data, exe->workspace, exe->ukernels, threads);
         return;
     }
-    if (step->kind == STAX_STEP_GEMM) {
+    if (step->kind == STAX_STEP_GEMM || step->kind == STAX_STEP_PACKED_GEMM) {
         stax_kernel_fn epilogue = step->gemm.epilogue >= 0
                                       ? (stax_kernel_fn)(uintptr_t)exe->kernels[step->gemm.epilogue]
                                       : NULL;
-        stax_gemm_run(exe->host, &step->gemm, exe->slot_data, exe->workspace, exe->ukernels,
-                      epilogue, threads);
+        if (step->kind == STAX_STEP_PACKED_GEMM)
+            stax_gemm_packed_run(exe->host, &step->gemm, exe->slot_data, exe->workspace,
+                                 &exe->gemm_kernels, epilogue, threads);
+        else
+            stax_gemm_run(exe->host, &step->gemm, exe->slot_data, exe->workspace, exe->ukernels,
+                          epilogue, threads);
         return;
     }
     kernel_call call = {(stax_kernel_fn)(uintptr_t)exe->kernels[step->kernel], exe->slot_data};

@@ -318,6 +318,119 @@ int32_t stax_emit_reduction(stax_emit_graph *g, const char *name, int32_t root, 
 
 /* ---- rows: softmax, log_softmax, layer_norm ---- */
 
+/* Softmax's row statistics take one read of x, chunk by chunk: the chunk's
+ * max, then (the chunk still in L1) exp(x - running max) summed, and stored
+ * as the output when `exps` is given, the running sum rescaled whenever the
+ * max grows. The normalising pass then scales each chunk's stored exps by
+ * exp(chunk max - row max) / sum: one exp per element in all. Chunks are 512
+ * elements, longer for rows past 512 x 1024 so that their maxima fit a
+ * fixed array. */
+#define STAX_SOFTMAX_CHUNK      512
+#define STAX_SOFTMAX_MAX_CHUNKS 1024
+
+typedef struct softmax_chunks {
+    int64_t size, count;
+    char maxima[32]; /* alloca of the running max each chunk used */
+    ir_val max, sum; /* variables: the row's max and sum of exp(x - max) */
+} softmax_chunks;
+
+/* Opens the loop over chunks; *chunk gets its index. */
+static int open_chunks(fn_ctx *f, const softmax_chunks *sc, ir_val *chunk) {
+    char chunk_index[32], count_text[32];
+    snprintf(count_text, sizeof count_text, "%lld", (long long)sc->count);
+    int loop = loop_open(f, "0", count_text, chunk_index);
+    *chunk = (ir_val){.t = TP_PLUGIN_I64};
+    snprintf(chunk->s, sizeof chunk->s, "%s", chunk_index);
+    return loop;
+}
+
+/* Opens the loop over the elements of `chunk` along `axis`. */
+static int open_chunk_elements(fn_ctx *f, const softmax_chunks *sc, int64_t axis, int64_t length,
+                               ir_val chunk) {
+    char index_name[32];
+    ir_val lo = bin(f, "mul", chunk, lit_int(TP_PLUGIN_I64, sc->size));
+    ir_val end = bin(f, "add", lo, lit_int(TP_PLUGIN_I64, sc->size));
+    ir_val row_end = lit_int(TP_PLUGIN_I64, length);
+    ir_val hi = sel(f, cmp(f, "icmp slt", end, row_end), end, row_end);
+    int loop = loop_open(f, lo.s, hi.s, index_name);
+    snprintf(f->idx[axis], sizeof f->idx[axis], "%s", index_name);
+    return loop;
+}
+
+static ir_val chunk_max_slot(fn_ctx *f, const softmax_chunks *sc, int32_t t, ir_val chunk) {
+    ir_val p = fresh(f, TP_PLUGIN_I64);
+    emit(f, "  %s = getelementptr %s, ptr %s, i64 %s", p.s, stax_ty(t), sc->maxima, chunk.s);
+    return p;
+}
+
+/* The statistics pass (see above); with `exps`, exp(x - running max) is
+ * stored there. A row of -inf keeps max -inf and sum 0 (the normalising
+ * pass then gives NaN, as NumPy); a chunk of -inf after a finite max adds
+ * nothing. */
+static void online_max_and_sum(fn_ctx *f, int32_t x, int32_t t, int64_t axis, int64_t length,
+                               const stax_view *exps, softmax_chunks *sc) {
+    const char *suffix = t == TP_PLUGIN_F32 ? "f32" : "f64";
+    char maxnum[32];
+    snprintf(maxnum, sizeof maxnum, "llvm.maxnum.%s", suffix);
+    sc->size = STAX_SOFTMAX_CHUNK;
+    if (length > STAX_SOFTMAX_CHUNK * STAX_SOFTMAX_MAX_CHUNKS)
+        sc->size = (length + STAX_SOFTMAX_MAX_CHUNKS - 1) / STAX_SOFTMAX_MAX_CHUNKS;
+    sc->count = length > 0 ? (length + sc->size - 1) / sc->size : 0;
+    snprintf(sc->maxima, sizeof sc->maxima, "%%chunkmax%d", f->next_tmp++);
+    tpcommon_buf_printf(&f->allocas, "  %s = alloca %s, i64 %d\n", sc->maxima, stax_ty(t),
+                        STAX_SOFTMAX_MAX_CHUNKS);
+    sc->max = var_new(f, t, lit_float(t, -INFINITY));
+    sc->sum = var_new(f, t, lit_float(t, 0.0));
+    ir_val chunk;
+    ir_val chunk_max = var_new(f, t, lit_float(t, -INFINITY));
+    int chunk_loop = open_chunks(f, sc, &chunk);
+    int inner = open_chunk_elements(f, sc, axis, length, chunk);
+    ir_val v = conv(f, lower_value(f, x), t);
+    /* nnan nsz let the max reduction vectorize; a NaN in the row still
+     * makes the whole row NaN through exp(x - max) and the sum */
+    ir_val mx = fresh(f, t), prev = var_get(f, chunk_max);
+    emit(f, "  %s = call nnan nsz %s @%s(%s %s, %s %s)", mx.s, stax_ty(t), maxnum, stax_ty(t),
+         prev.s, stax_ty(t), v.s);
+    var_set(f, chunk_max, mx);
+    loop_close(f, inner);
+    ir_val old_max = var_get(f, sc->max);
+    ir_val new_max = call2(f, maxnum, old_max, var_get(f, chunk_max));
+    var_set(f, chunk_max, lit_float(t, -INFINITY)); /* for the next chunk */
+    ir_val rescale = sel(f, cmp(f, "fcmp oeq", old_max, new_max), lit_float(t, 1.0),
+                         lower_exp(f, bin(f, "fsub", old_max, new_max)));
+    emit(f, "  store %s %s, ptr %s", stax_ty(t), new_max.s, chunk_max_slot(f, sc, t, chunk).s);
+    ir_val shift =
+        sel(f, cmp(f, "fcmp oeq", new_max, lit_float(t, -INFINITY)), lit_float(t, 0.0), new_max);
+    ir_val chunk_sum = var_new(f, t, lit_float(t, 0.0));
+    inner = open_chunk_elements(f, sc, axis, length, chunk);
+    ir_val e = lower_exp(f, bin(f, "fsub", conv(f, lower_value(f, x), t), shift));
+    if (exps) store_view(f, exps, e);
+    var_set(f, chunk_sum, bin(f, "fadd reassoc contract", var_get(f, chunk_sum), e));
+    loop_close(f, inner);
+    var_set(f, sc->sum,
+            bin(f, "fadd", bin(f, "fmul", var_get(f, sc->sum), rescale), var_get(f, chunk_sum)));
+    var_set(f, sc->max, new_max);
+    loop_close(f, chunk_loop);
+}
+
+/* The normalising pass over exps stored by online_max_and_sum: each chunk's
+ * values times exp(its max - the row's) / sum. */
+static void scale_stored_exps(fn_ctx *f, int32_t t, int64_t axis, int64_t length,
+                              const stax_view *exps, const softmax_chunks *sc) {
+    ir_val row_max = var_get(f, sc->max);
+    ir_val inverse = bin(f, "fdiv", lit_float(t, 1.0), var_get(f, sc->sum));
+    ir_val chunk;
+    int chunk_loop = open_chunks(f, sc, &chunk);
+    ir_val chunk_max = fresh(f, t);
+    emit(f, "  %s = load %s, ptr %s", chunk_max.s, stax_ty(t), chunk_max_slot(f, sc, t, chunk).s);
+    ir_val factor = sel(f, cmp(f, "fcmp oeq", chunk_max, row_max), inverse,
+                        bin(f, "fmul", lower_exp(f, bin(f, "fsub", chunk_max, row_max)), inverse));
+    int inner = open_chunk_elements(f, sc, axis, length, chunk);
+    store_view(f, exps, bin(f, "fmul", load_view(f, exps, t), factor));
+    loop_close(f, inner);
+    loop_close(f, chunk_loop);
+}
+
 int32_t stax_emit_row(stax_emit_graph *g, const char *name, int32_t root, int64_t *count) {
     const tp_plugin_value *value = &g->graph->values[root];
     const stax_value *info = &g->values[root];
@@ -367,41 +480,20 @@ int32_t stax_emit_row(stax_emit_graph *g, const char *name, int32_t root, int64_
             out_value = bin(&f, "fadd contract", out_value,
                             conv(&f, lower_value(&f, value->operands[2]), t));
     } else {
-        ir_val max = var_new(&f, t, lit_float(t, -INFINITY));
-        open = open_axes(&f, reduced, ids);
-        ir_val v = conv(&f, lower_value(&f, x), t);
-        char fn[32];
-        snprintf(fn, sizeof fn, "llvm.maxnum.%s", t == TP_PLUGIN_F32 ? "f32" : "f64");
-        /* nnan nsz let the max reduction vectorize; a NaN in the row still
-         * makes the whole row NaN through exp(x - max) and the sum */
-        ir_val mx = fresh(&f, t);
-        ir_val prev = var_get(&f, max);
-        emit(&f, "  %s = call nnan nsz %s @%s(%s %s, %s %s)", mx.s, stax_ty(t), fn, stax_ty(t),
-             prev.s, stax_ty(t), v.s);
-        var_set(&f, max, mx);
-        close_axes(&f, ids, open);
-        ir_val m = var_get(&f, max);
-        /* softmax into its own dtype: exp once per element, stored, then the
-         * row (in L1/L2 by then) is scaled in place */
+        /* softmax into its own dtype: exp once per element, stored, then
+         * scaled in place (the row's chunks in L1/L2 by then) */
         bool store_exp = op == TP_PLUGIN_OP_SOFTMAX && value->type.dtype == t;
-        ir_val sum = var_new(&f, t, lit_float(t, 0.0));
-        open = open_axes(&f, reduced, ids);
-        ir_val e = lower_exp(&f, bin(&f, "fsub", conv(&f, lower_value(&f, x), t), m));
-        if (store_exp) store_view(&f, &info->view, e);
-        var_set(&f, sum, bin(&f, "fadd reassoc contract", var_get(&f, sum), e));
-        close_axes(&f, ids, open);
+        softmax_chunks sc;
+        online_max_and_sum(&f, x, t, axis, length, store_exp ? &info->view : NULL, &sc);
         if (store_exp) {
-            ir_val scale = bin(&f, "fdiv", lit_float(t, 1.0), var_get(&f, sum));
-            open = open_axes(&f, reduced, ids);
-            ir_val stored = load_view(&f, &info->view, t);
-            store_view(&f, &info->view, bin(&f, "fmul", stored, scale));
-            close_axes(&f, ids, open);
+            scale_stored_exps(&f, t, axis, length, &info->view, &sc);
             loop_close(&f, row_loop);
             int32_t status = fn_finish(&f, name);
             fn_free(&f);
             return status;
         }
-        ir_val s = var_get(&f, sum);
+        ir_val m = var_get(&f, sc.max);
+        ir_val s = var_get(&f, sc.sum);
         ir_val scale =
             op == TP_PLUGIN_OP_SOFTMAX ? bin(&f, "fdiv", lit_float(t, 1.0), s) : lower_log(&f, s);
         open = open_axes(&f, reduced, ids);

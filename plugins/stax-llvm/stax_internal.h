@@ -58,9 +58,10 @@ typedef struct stax_value {
 /* ---- steps ---- */
 
 typedef enum stax_step_kind {
-    STAX_STEP_KERNEL = 0, /* kernels[kernel](slots, begin, end) over [0, count) */
-    STAX_STEP_GEMM,       /* f32 blocked matmul (stax_gemm.c) + optional epilogue kernel */
-    STAX_STEP_WINDOW,     /* f32 conv / conv_transpose / pool (stax_window.c) */
+    STAX_STEP_KERNEL = 0,  /* kernels[kernel](slots, begin, end) over [0, count) */
+    STAX_STEP_GEMM,        /* f32 blocked matmul (stax_gemm.c) + optional epilogue kernel */
+    STAX_STEP_WINDOW,      /* f32 conv / conv_transpose / pool (stax_window.c) */
+    STAX_STEP_PACKED_GEMM, /* f32 matmul through a micro-kernel family (stax_gemm_packed.c) */
 } stax_step_kind;
 
 typedef struct stax_gemm {
@@ -119,7 +120,8 @@ typedef struct stax_program {
     char **kernel_names;
     char *ir; /* the LLVM module's text */
     bool uses_gemm;
-    const tp_plugin_host *host; /* allocates and frees the SCRATCH/CONST slots */
+    const struct stax_gemm_family *packed_gemm; /* the family of the PACKED_GEMM steps, or NULL */
+    const tp_plugin_host *host;                 /* allocates and frees the SCRATCH/CONST slots */
 } stax_program;
 
 /* Dynamic shapes (stax_dynamic.c). The planner and the emitters take some
@@ -200,6 +202,40 @@ void stax_emit_gemm_microkernel(tpcommon_buf *module);
 #define STAX_GEMM_KERNEL4_NAME "STAXKEY_gemm_ukernel4_f32" /* 4 rows, for row edges */
 #define STAX_GEMM_KC           256
 
+/* ---- micro-kernel families of the packed matmul (stax_gemm_kernels.c) ---- */
+
+/* A tile shape and its blocking: tile kernels of heights[] rows (heights[0]
+ * == mr, then powers of two down to 1) by nr columns of vector_width-lane
+ * vectors; kc the k block (a B micro-panel of kc * nr floats stays in L1),
+ * mc the rows of A swept per panel (mc * kc floats stay in L2). */
+typedef struct stax_gemm_family {
+    const char *name;
+    int32_t mr, nr, vector_width;
+    bool fma;
+    int64_t kc, mc;
+    int32_t num_heights;
+    int32_t heights[6];
+} stax_gemm_family;
+
+#define STAX_GEMM_MAX_HEIGHTS   6
+#define STAX_GEMM_MAX_TILE_ROWS 16 /* at least the largest mr of any family */
+
+const stax_gemm_family *stax_gemm_family_named(const char *name);
+/* The family for LLVM's host feature string: avx512 with +avx512f, avx2 with
+ * +avx2 and +fma, else generic. */
+const stax_gemm_family *stax_gemm_family_for_features(const char *features);
+/* The host's family, or the one STAX_GEMM_KERNEL names (auto, avx512, avx2,
+ * generic; legacy leaves *family NULL: the 6x16 pair of stax_gemm.c). */
+int32_t stax_gemm_family_choose(const tp_plugin_host *host, const char *features,
+                                const stax_gemm_family **family, char *error, size_t error_size);
+/* kc and mc: the family's, or STAX_GEMM_KC / STAX_GEMM_MC when set. */
+void stax_gemm_family_blocking(const tp_plugin_host *host, const stax_gemm_family *family,
+                               int64_t *kc, int64_t *mc);
+void stax_gemm_family_kernel_name(const stax_gemm_family *family, int32_t height, char *name,
+                                  size_t size);
+/* The family's tile kernels (and the intrinsics they need) into `module`. */
+void stax_emit_gemm_family_kernels(tpcommon_buf *module, const stax_gemm_family *family);
+
 /* ---- JIT and cache (stax_jit.c; the disk cache is plugins/common's) ---- */
 
 typedef void (*stax_kernel_fn)(void **slots, int64_t begin, int64_t end);
@@ -243,5 +279,26 @@ void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **s
 void stax_gemm_run(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
                    float *workspace, const stax_ukernel_fn ukernels[2], stax_kernel_fn epilogue,
                    int64_t threads);
+
+/* ---- the packed matmul (stax_gemm_packed.c) ---- */
+
+/* C[0..h)[0..cols) (+)= packed A (kc x h, k-major) * packed B panel (kc x nr). */
+typedef void (*stax_gemm_tile_fn)(const float *a, const float *b, float *c, int64_t ldc, int64_t kc,
+                                  int64_t accumulate, int64_t cols);
+
+/* A family's loaded tile kernels (tile[i] has family->heights[i] rows). */
+typedef struct stax_gemm_kernels {
+    const stax_gemm_family *family;
+    stax_gemm_tile_fn tile[STAX_GEMM_MAX_HEIGHTS];
+    int64_t kc, mc;
+} stax_gemm_kernels;
+
+size_t stax_gemm_packed_workspace_bytes(const stax_gemm *gemm, const stax_gemm_kernels *kernels,
+                                        int64_t threads);
+/* The matmul `gemm` (then its epilogue) on at most `threads` threads of the
+ * host's pool; workspace of stax_gemm_packed_workspace_bytes. */
+void stax_gemm_packed_run(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
+                          float *workspace, const stax_gemm_kernels *kernels,
+                          stax_kernel_fn epilogue, int64_t threads);
 
 #endif

@@ -19,7 +19,8 @@ typedef struct planner {
     const stax_build_mode *mode; /* NULL: static */
     tpcommon_fusion fusion;
     stax_value *values;
-    stax_gemm *gemms; /* per value (matmul/linear) */
+    stax_gemm *gemms;                    /* per value (matmul/linear) */
+    const stax_gemm_family *gemm_family; /* NULL: the 6x16 pair (STAX_GEMM_KERNEL=legacy) */
     int32_t *out_position;
     stax_program *program;
     int32_t slot_capacity, step_capacity, kernel_capacity;
@@ -511,10 +512,13 @@ static int32_t plan_matmul_region(planner *p, int32_t r) {
     if (fast) {
         stax_step *step = add_step(p);
         if (!step) return oom(p);
-        step->kind = STAX_STEP_GEMM;
+        step->kind = p->gemm_family ? STAX_STEP_PACKED_GEMM : STAX_STEP_GEMM;
         step->gemm = *gm;
         step->gemm.epilogue = epilogue_kernel;
-        p->program->uses_gemm = true;
+        if (p->gemm_family)
+            p->program->packed_gemm = p->gemm_family;
+        else
+            p->program->uses_gemm = true;
         return TP_PLUGIN_OK;
     }
     int32_t kernel = add_kernel(p, r, "matmul");
@@ -760,6 +764,7 @@ static int32_t plan_all(planner *p, const tp_plugin_tensor_meta *inputs, int32_t
     if (status == TP_PLUGIN_OK) status = plan_outputs(p);
     if (status != TP_PLUGIN_OK) return status;
     if (p->program->uses_gemm) stax_emit_gemm_microkernel(&p->module);
+    if (p->program->packed_gemm) stax_emit_gemm_family_kernels(&p->module, p->program->packed_gemm);
     tpcommon_buf_printf(
         &p->module,
         "attributes #0 = { nounwind \"target-cpu\"=\"%s\" \"target-features\"=\"%s\" }\n"
@@ -789,6 +794,8 @@ int32_t stax_program_build(const tp_plugin_host *host, const tp_plugin_graph *gr
     p.out_position = malloc(n * sizeof *p.out_position);
     tpcommon_buf_init(&p.module);
     int32_t status = p.values && p.gemms && p.out_position ? TP_PLUGIN_OK : oom(&p);
+    if (status == TP_PLUGIN_OK)
+        status = stax_gemm_family_choose(host, features, &p.gemm_family, error, error_size);
     if (status == TP_PLUGIN_OK) {
         for (size_t i = 0; i < n; i++) p.out_position[i] = -1;
         p.eg = (stax_emit_graph){.graph = graph,

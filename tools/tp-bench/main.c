@@ -15,6 +15,7 @@
  *   tp-bench [--backends a,b] [--reps N] [--rounds N] [--threads N] [--case NAME,...]
  * [--peers[=LIST]]
  *            [--python PATH] [--models DIR] [--json] [--plot FILE.png] [--list]
+ *   tp-bench --kernels [--reps N] [--rounds N] [--threads N] [--case NAME,...] [--json]
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -31,6 +32,7 @@
 #include "c_loops.h"
 #include "cases.h"
 #include "helper_process.h"
+#include "kernel_cases.h"
 #include "latency.h"
 #include "timing.h"
 
@@ -47,7 +49,7 @@
 typedef struct options {
     const char *backends, *only, *peers, *python, *models, *plot;
     int reps, rounds, threads;
-    bool json;
+    bool json, kernels;
 } options;
 
 typedef enum contender_kind {
@@ -490,7 +492,11 @@ static void print_usage(FILE *out) {
         "                   $TP_BENCH_CACHE/models, ~/.cache/tensorplay-bench/models)\n"
         "  --json           one JSON object per case instead of the table\n"
         "  --plot FILE.png  draw stax's time over each peer's and baseline's, per case\n"
-        "  --list           print the case names and exit\n");
+        "  --list           print the case names and exit\n"
+        "  --kernels        instead: the matmul micro-kernel families vs OpenBLAS and\n"
+        "                   softmax vs the triad bound (kernel_cases.c; cases sgemm-1024,\n"
+        "                   sgemm-2048, sgemm-1000, mm-bt-1024, mm-m8, attn-scores,\n"
+        "                   attn-values, softmax-4096)\n");
 }
 
 static bool parse_options(int argc, char **argv, options *o, int *exit_code) {
@@ -521,6 +527,8 @@ static bool parse_options(int argc, char **argv, options *o, int *exit_code) {
             o->peers = a + 8;
         else if (!strcmp(a, "--json"))
             o->json = true;
+        else if (!strcmp(a, "--kernels"))
+            o->kernels = true;
         else if (!strcmp(a, "--list")) {
             for (int c = 0; c < bench_num_cases; c++) puts(bench_cases[c].name);
             puts("compile-latency");
@@ -583,6 +591,7 @@ int main(int argc, char **argv) {
     options o;
     int exit_code = 0;
     if (!parse_options(argc, argv, &o, &exit_code)) return exit_code;
+    if (o.kernels) return bench_kernel_cases(o.only, o.reps, o.rounds, o.threads, o.json);
     signal(SIGPIPE, SIG_IGN); /* a helper that dies is reported, not fatal */
     bool c_loops = bench_c_loops_runnable();
     double triad = c_loops ? baseline_triad_bandwidth(o.reps, o.threads) : -1;

@@ -1,0 +1,253 @@
+/* stax-llvm — the packed matmul's micro-kernel families: which one this host
+ * gets (its LLVM features, or STAX_GEMM_KERNEL), their tile shapes and
+ * blocking, and the LLVM IR of their tile kernels. The driver that calls them
+ * is stax_gemm_packed.c; the older 6x16 kernel pair behind stax_gemm_run is
+ * stax_emit.c's.
+ *
+ * A tile kernel computes C[0..h)[0..cols) (+)= A[h x kc] * B[kc x nr] with
+ * both packed k-major (B: nr floats per k, zero-padded past n; A: h floats
+ * per k), so every load is at a constant offset from two pointers, and the
+ * accumulators stay in registers across the k loop.
+ * Column edges use masked loads and stores of C; row edges have kernels of
+ * their own heights (powers of two below mr), so no tile ever reads or writes
+ * padded copies.
+ *
+ * The IR is plain vector IR for the JIT's target (the host): <16 x float>
+ * becomes zmm code where the host has AVX-512 and pairs of ymm operations
+ * where it has not, so forcing a family on any host computes the same
+ * results (the avx512 family is then only slow); that is how the tests run
+ * every family on every machine. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stax_internal.h"
+
+static const stax_gemm_family families[] = {
+    /* 12x32: 24 zmm accumulators, 2 for the B row, the A value as an
+     * embedded broadcast (32 registers). B micro-panel 128 x 32 floats =
+     * 16 KiB of a 32 KiB L1; a 384-row chunk of A 192 KiB of a 1 MiB L2 (Zen 4). */
+    {"avx512", 12, 32, 16, true, 128, 384, 5, {12, 8, 4, 2, 1}},
+    /* 6x16: 12 ymm accumulators. B micro-panel 256 x 16 floats = 16 KiB; a
+     * 240-row chunk of A 240 KiB of a 512 KiB L2 (Zen 3). */
+    {"avx2", 6, 16, 8, true, 256, 240, 4, {6, 4, 2, 1}},
+    /* Any other target: 4x8 of <4 x float>, multiply and add (fused where
+     * the target can). */
+    {"generic", 4, 8, 4, false, 256, 256, 3, {4, 2, 1}},
+};
+
+const stax_gemm_family *stax_gemm_family_named(const char *name) {
+    for (size_t i = 0; i < sizeof families / sizeof *families; i++)
+        if (!strcmp(families[i].name, name)) return &families[i];
+    return NULL;
+}
+
+/* Whether LLVM's feature string ("+avx2,-avx512f,...") enables `feature`. */
+static bool has_feature(const char *features, const char *feature) {
+    size_t length = strlen(feature);
+    for (const char *p = features; p && (p = strstr(p, feature)); p += length)
+        if (p > features && p[-1] == '+' && (p - 1 == features || p[-2] == ',') &&
+            (p[length] == ',' || p[length] == '\0'))
+            return true;
+    return false;
+}
+
+const stax_gemm_family *stax_gemm_family_for_features(const char *features) {
+    if (has_feature(features, "avx512f")) return stax_gemm_family_named("avx512");
+    if (has_feature(features, "avx2") && has_feature(features, "fma"))
+        return stax_gemm_family_named("avx2");
+    return stax_gemm_family_named("generic");
+}
+
+int32_t stax_gemm_family_choose(const tp_plugin_host *host, const char *features,
+                                const stax_gemm_family **family, char *error, size_t error_size) {
+    const char *forced = host && host->getenv ? host->getenv("STAX_GEMM_KERNEL") : NULL;
+    *family = NULL;
+    if (!forced || !*forced || !strcmp(forced, "auto")) {
+        *family = stax_gemm_family_for_features(features);
+        return TP_PLUGIN_OK;
+    }
+    if (!strcmp(forced, "legacy")) return TP_PLUGIN_OK; /* the 6x16 pair of stax_gemm.c */
+    *family = stax_gemm_family_named(forced);
+    if (*family) return TP_PLUGIN_OK;
+    return tpcommon_error(error, error_size,
+                          "stax: STAX_GEMM_KERNEL is '%s'; use auto, avx512, avx2, generic or "
+                          "legacy (or unset it)",
+                          forced);
+}
+
+/* Reads a positive block size from the environment (0: unset or invalid). */
+static int64_t env_block(const tp_plugin_host *host, const char *name) {
+    const char *text = host && host->getenv ? host->getenv(name) : NULL;
+    if (!text || !*text) return 0;
+    char *end = NULL;
+    long long value = strtoll(text, &end, 10);
+    return end && *end == '\0' && value > 0 && value <= 1 << 20 ? (int64_t)value : 0;
+}
+
+void stax_gemm_family_blocking(const tp_plugin_host *host, const stax_gemm_family *family,
+                               int64_t *kc, int64_t *mc) {
+    int64_t k = env_block(host, "STAX_GEMM_KC"), m = env_block(host, "STAX_GEMM_MC");
+    *kc = k ? k : family->kc;
+    *mc = m ? m : family->mc;
+    if (*mc < family->mr) *mc = family->mr;
+}
+
+void stax_gemm_family_kernel_name(const stax_gemm_family *family, int32_t height, char *name,
+                                  size_t size) {
+    snprintf(name, size, "STAXKEY_gemm_%s_h%d", family->name, (int)height);
+}
+
+/* ---- IR ---- */
+
+typedef struct tile_shape {
+    int height, width, vectors; /* rows, lanes per vector, vectors per row */
+    bool fma;
+} tile_shape;
+
+static void emit_accumulate(tpcommon_buf *m, const tile_shape *s, int r, int h) {
+    if (s->fma) {
+        tpcommon_buf_printf(m,
+                            "  %%d%d_%d = call <%d x float> @llvm.fma.v%df32(<%d x float> %%av%d, "
+                            "<%d x float> %%b%d, <%d x float> %%c%d_%d)\n",
+                            r, h, s->width, s->width, s->width, r, s->width, h, s->width, r, h);
+        return;
+    }
+    tpcommon_buf_printf(m,
+                        "  %%p%d_%d = fmul contract <%d x float> %%av%d, %%b%d\n"
+                        "  %%d%d_%d = fadd contract <%d x float> %%c%d_%d, %%p%d_%d\n",
+                        r, h, s->width, r, h, r, h, s->width, r, h, r, h);
+}
+
+/* The k loop: one packed B row (`vectors` loads) and the packed A column
+ * (height values, k-major) per k. */
+static void emit_k_loop(tpcommon_buf *m, const tile_shape *s) {
+    int nr = s->width * s->vectors;
+    tpcommon_buf_printf(m, "loop:\n  %%k = phi i64 [0, %%entry], [%%kn, %%body]\n");
+    for (int r = 0; r < s->height; r++)
+        for (int h = 0; h < s->vectors; h++)
+            tpcommon_buf_printf(m,
+                                "  %%c%d_%d = phi <%d x float> [zeroinitializer, %%entry], "
+                                "[%%d%d_%d, %%body]\n",
+                                r, h, s->width, r, h);
+    tpcommon_buf_printf(m,
+                        "  %%more = icmp slt i64 %%k, %%kc\n"
+                        "  br i1 %%more, label %%body, label %%done\nbody:\n"
+                        "  %%bo = mul i64 %%k, %d\n  %%ak = mul i64 %%k, %d\n",
+                        nr, s->height);
+    for (int h = 0; h < s->vectors; h++)
+        tpcommon_buf_printf(m,
+                            "  %%bq%d = add i64 %%bo, %d\n"
+                            "  %%bp%d = getelementptr inbounds float, ptr %%b, i64 %%bq%d\n"
+                            "  %%b%d = load <%d x float>, ptr %%bp%d, align 4\n",
+                            h, h * s->width, h, h, h, s->width, h);
+    for (int r = 0; r < s->height; r++) {
+        tpcommon_buf_printf(m,
+                            "  %%ao%d = add i64 %%ak, %d\n"
+                            "  %%ap%d = getelementptr inbounds float, ptr %%a, i64 %%ao%d\n"
+                            "  %%as%d = load float, ptr %%ap%d, align 4\n"
+                            "  %%ai%d = insertelement <%d x float> poison, float %%as%d, i64 0\n"
+                            "  %%av%d = shufflevector <%d x float> %%ai%d, <%d x float> poison, "
+                            "<%d x i32> zeroinitializer\n",
+                            r, r, r, r, r, r, r, s->width, r, r, s->width, r, s->width, s->width);
+        for (int h = 0; h < s->vectors; h++) emit_accumulate(m, s, r, h);
+    }
+    tpcommon_buf_printf(m, "  %%kn = add i64 %%k, 1\n  br label %%loop\n");
+}
+
+/* Stores the accumulators to C: whole rows, or the first `cols` lanes. */
+static void emit_store(tpcommon_buf *m, const tile_shape *s, bool masked) {
+    const char *tag = masked ? "m" : "f";
+    for (int r = 0; r < s->height; r++)
+        for (int h = 0; h < s->vectors; h++) {
+            tpcommon_buf_printf(m,
+                                "  %%%sco%d_%d = mul i64 %%ldc, %d\n"
+                                "  %%%scq%d_%d = add i64 %%%sco%d_%d, %d\n"
+                                "  %%%scp%d_%d = getelementptr float, ptr %%c, i64 %%%scq%d_%d\n",
+                                tag, r, h, r, tag, r, h, tag, r, h, h * s->width, tag, r, h, tag, r,
+                                h);
+            if (masked)
+                tpcommon_buf_printf(m,
+                                    "  %%mold%d_%d = call <%d x float> @llvm.masked.load.v%df32.p0("
+                                    "ptr %%mcp%d_%d, i32 4, <%d x i1> %%mask%d, <%d x float> "
+                                    "zeroinitializer)\n",
+                                    r, h, s->width, s->width, r, h, s->width, h, s->width);
+            else
+                tpcommon_buf_printf(m,
+                                    "  %%fold%d_%d = load <%d x float>, ptr %%fcp%d_%d, align 4\n",
+                                    r, h, s->width, r, h);
+            tpcommon_buf_printf(m,
+                                "  %%%ssum%d_%d = fadd <%d x float> %%%sold%d_%d, %%c%d_%d\n"
+                                "  %%%snew%d_%d = select i1 %%add, <%d x float> %%%ssum%d_%d, "
+                                "<%d x float> %%c%d_%d\n",
+                                tag, r, h, s->width, tag, r, h, r, h, tag, r, h, s->width, tag, r,
+                                h, s->width, r, h);
+            if (masked)
+                tpcommon_buf_printf(m,
+                                    "  call void @llvm.masked.store.v%df32.p0(<%d x float> "
+                                    "%%mnew%d_%d, ptr %%mcp%d_%d, i32 4, <%d x i1> %%mask%d)\n",
+                                    s->width, s->width, r, h, r, h, s->width, h);
+            else
+                tpcommon_buf_printf(m,
+                                    "  store <%d x float> %%fnew%d_%d, ptr %%fcp%d_%d, align 4\n",
+                                    s->width, r, h, r, h);
+        }
+    tpcommon_buf_printf(m, "  ret void\n");
+}
+
+/* The lane masks of a column edge: lane j of vector h is live when h*width+j < cols. */
+static void emit_masks(tpcommon_buf *m, const tile_shape *s) {
+    tpcommon_buf_printf(m,
+                        "  %%colsi = insertelement <%d x i64> poison, i64 %%cols, i64 0\n"
+                        "  %%colsv = shufflevector <%d x i64> %%colsi, <%d x i64> poison, <%d x "
+                        "i32> zeroinitializer\n",
+                        s->width, s->width, s->width, s->width);
+    for (int h = 0; h < s->vectors; h++) {
+        tpcommon_buf_printf(m, "  %%mask%d = icmp slt <%d x i64> <", h, s->width);
+        for (int j = 0; j < s->width; j++)
+            tpcommon_buf_printf(m, "%si64 %d", j ? ", " : "", h * s->width + j);
+        tpcommon_buf_printf(m, ">, %%colsv\n");
+    }
+}
+
+static void emit_tile_kernel(tpcommon_buf *m, const char *name, const tile_shape *s) {
+    int nr = s->width * s->vectors;
+    tpcommon_buf_printf(m,
+                        "define void @%s(ptr noalias %%a, ptr noalias %%b, ptr noalias %%c, "
+                        "i64 %%ldc, i64 %%kc, i64 %%acc, i64 %%cols) #0 {\n"
+                        "entry:\n  br label %%loop\n",
+                        name);
+    emit_k_loop(m, s);
+    tpcommon_buf_printf(m,
+                        "done:\n  %%add = icmp ne i64 %%acc, 0\n"
+                        "  %%full = icmp sge i64 %%cols, %d\n"
+                        "  br i1 %%full, label %%whole, label %%edge\nwhole:\n",
+                        nr);
+    emit_store(m, s, false);
+    tpcommon_buf_printf(m, "edge:\n");
+    emit_masks(m, s);
+    emit_store(m, s, true);
+    tpcommon_buf_printf(m, "}\n\n");
+}
+
+void stax_emit_gemm_family_kernels(tpcommon_buf *m, const stax_gemm_family *family) {
+    int w = family->vector_width;
+    /* the module prelude already declares the <8 x float> fma */
+    if (family->fma && w != 8)
+        tpcommon_buf_printf(m,
+                            "declare <%d x float> @llvm.fma.v%df32(<%d x float>, <%d x float>, "
+                            "<%d x float>)\n",
+                            w, w, w, w, w);
+    tpcommon_buf_printf(m,
+                        "declare <%d x float> @llvm.masked.load.v%df32.p0(ptr, i32, <%d x i1>, "
+                        "<%d x float>)\n"
+                        "declare void @llvm.masked.store.v%df32.p0(<%d x float>, ptr, i32, "
+                        "<%d x i1>)\n\n",
+                        w, w, w, w, w, w, w);
+    for (int32_t i = 0; i < family->num_heights; i++) {
+        tile_shape shape = {family->heights[i], w, family->nr / w, family->fma};
+        char name[96];
+        stax_gemm_family_kernel_name(family, family->heights[i], name, sizeof name);
+        emit_tile_kernel(m, name, &shape);
+    }
+}

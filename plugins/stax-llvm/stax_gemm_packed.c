@@ -1,0 +1,343 @@
+/* stax-llvm — the packed f32 matmul driver around a micro-kernel family's
+ * tile kernels (stax_gemm_kernels.c). Rows split into tiles of mr rows, then
+ * at most one tile of each smaller height for the rest (m = 23 with mr = 12:
+ * 12 + 8 + 2 + 1), so no row is ever padded; column edges are masked inside
+ * the kernels. Per k block of kc, B is packed into nr-column panels and A,
+ * mc rows at a time, into tile-high k-major strips; the packing reads both
+ * through their strides, so a transposed or broadcast operand costs no copy
+ * of its own. For each panel (in L1), every tile of the A chunk (in L2).
+ *
+ * The work is cut into slices (a few per thread, so that a thread the
+ * scheduler wakes late takes fewer), each with its own A buffer:
+ *   columns  at least two panels per thread: a slice packs and sweeps its own
+ *            panels over all rows, with no barrier between k blocks;
+ *   rows     fewer panels (a narrow B): threads pack B's panels together,
+ *            then the slices split the row tiles;
+ *   batches  many small products (attention's batch x heads): a slice runs
+ *            whole products, with its own B buffer too.
+ * After a product's last k block, the rows (or columns) a slice finished go
+ * through the fused epilogue kernel while they are still in cache. */
+#include <string.h>
+
+#include "stax_internal.h"
+
+typedef struct row_tiles {
+    int64_t m, full, count; /* `full` tiles of mr rows, then the tail tiles */
+    int32_t mr, tails;
+    int64_t tail_row[STAX_GEMM_MAX_HEIGHTS];
+    int32_t tail_kernel[STAX_GEMM_MAX_HEIGHTS]; /* index into heights[] */
+} row_tiles;
+
+static row_tiles split_rows(const stax_gemm_family *family, int64_t m) {
+    row_tiles rt = {.m = m, .mr = family->mr, .full = m / family->mr};
+    int64_t row = rt.full * family->mr, rest = m - row;
+    for (int32_t i = 1; i < family->num_heights && rest > 0; i++)
+        if (rest >= family->heights[i]) {
+            rt.tail_row[rt.tails] = row;
+            rt.tail_kernel[rt.tails++] = i;
+            row += family->heights[i];
+            rest -= family->heights[i];
+        }
+    rt.count = rt.full + rt.tails;
+    return rt;
+}
+
+static int64_t tile_row(const row_tiles *rt, int64_t tile) {
+    if (tile >= rt->count) return rt->m;
+    return tile < rt->full ? tile * rt->mr : rt->tail_row[tile - rt->full];
+}
+
+static int32_t tile_kernel(const row_tiles *rt, int64_t tile) {
+    return tile < rt->full ? 0 : rt->tail_kernel[tile - rt->full];
+}
+
+typedef struct gemm_call {
+    const tp_plugin_host *host;
+    const stax_gemm *g;
+    void **slots;
+    const stax_gemm_kernels *kernels;
+    stax_kernel_fn epilogue;
+    row_tiles rt;
+    int64_t nr, kc_max, panels, threads, tiles_per_chunk;
+    int64_t grain; /* units (panels, tiles or batches) per slice */
+    const float *a_base, *b_base;
+    float *c_base;
+    float *b_space, *a_space; /* B panels (per slice in batches mode), A chunks per slice */
+} gemm_call;
+
+/* One k block of one product. */
+typedef struct k_block {
+    const gemm_call *call;
+    const float *a, *b; /* A at column pc, B at row pc */
+    float *c, *packed;  /* C of the product; its B panels */
+    int64_t kc, batch;
+    bool first, last;
+} k_block;
+
+static int64_t panel_floats(const gemm_call *call) {
+    return call->kc_max * call->nr;
+}
+
+static int64_t chunk_floats(const gemm_call *call) {
+    return call->tiles_per_chunk * call->rt.mr * call->kc_max;
+}
+
+static void batch_offsets(const stax_gemm *g, int64_t batch, int64_t *a_off, int64_t *b_off) {
+    *a_off = 0, *b_off = 0;
+    for (int32_t d = g->batch_ndim - 1; d >= 0; d--) {
+        int64_t index = batch % g->batch_dims[d];
+        batch /= g->batch_dims[d];
+        *a_off += index * g->a_batch_strides[d];
+        *b_off += index * g->b_batch_strides[d];
+    }
+}
+
+static k_block block_of(const gemm_call *call, int64_t batch, int64_t pc, float *packed) {
+    const stax_gemm *g = call->g;
+    int64_t a_off, b_off;
+    batch_offsets(g, batch, &a_off, &b_off);
+    int64_t kc = g->k - pc < call->kc_max ? g->k - pc : call->kc_max;
+    return (k_block){.call = call,
+                     .a = call->a_base + a_off + pc * g->a_cs,
+                     .b = call->b_base + b_off + pc * g->b_rs,
+                     .c = call->c_base + batch * g->m * g->n,
+                     .packed = packed,
+                     .kc = kc,
+                     .batch = batch,
+                     .first = pc == 0,
+                     .last = pc + kc >= g->k};
+}
+
+/* Panel p of this k block: kc rows of nr floats, zeros past n. */
+static void pack_panel(const k_block *kb, int64_t p) {
+    const stax_gemm *g = kb->call->g;
+    int64_t nr = kb->call->nr, j0 = p * nr, cols = g->n - j0 < nr ? g->n - j0 : nr;
+    float *out = kb->packed + p * panel_floats(kb->call);
+    const float *b = kb->b + j0 * g->b_cs;
+    if (g->b_cs == 1) {
+        for (int64_t k = 0; k < kb->kc; k++) {
+            memcpy(out + k * nr, b + k * g->b_rs, sizeof(float) * (size_t)cols);
+            memset(out + k * nr + cols, 0, sizeof(float) * (size_t)(nr - cols));
+        }
+        return;
+    }
+    if (cols < nr) memset(out, 0, sizeof(float) * (size_t)(kb->kc * nr));
+    /* a transposed B: each column is contiguous along k */
+    for (int64_t j = 0; j < cols; j++)
+        for (int64_t k = 0; k < kb->kc; k++) out[k * nr + j] = b[k * g->b_rs + j * g->b_cs];
+}
+
+static void pack_range(void *context, int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; p++) pack_panel(context, p);
+}
+
+/* Tiles [t0, t1) of A's k block into `out`: each tile h floats per k. */
+static void pack_a(const k_block *kb, int64_t t0, int64_t t1, float *out) {
+    const gemm_call *call = kb->call;
+    const stax_gemm *g = call->g;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t row = tile_row(&call->rt, t);
+        int64_t h = call->kernels->family->heights[tile_kernel(&call->rt, t)];
+        const float *a = kb->a + row * g->a_rs;
+        const float *rows[STAX_GEMM_MAX_TILE_ROWS];
+        for (int64_t r = 0; r < h; r++) rows[r] = a + r * g->a_rs;
+        /* written in order; the h rows are read as h streams */
+        for (int64_t k = 0; k < kb->kc; k++, out += h)
+            for (int64_t r = 0; r < h; r++) out[r] = rows[r][k * g->a_cs];
+    }
+}
+
+/* Tiles [t0, t1) times panels [p0, p1), one A chunk at a time in `a_buffer`. */
+static void sweep(const k_block *kb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
+                  float *a_buffer) {
+    const gemm_call *call = kb->call;
+    const stax_gemm *g = call->g;
+    for (int64_t c0 = t0; c0 < t1; c0 += call->tiles_per_chunk) {
+        int64_t c1 = c0 + call->tiles_per_chunk < t1 ? c0 + call->tiles_per_chunk : t1;
+        pack_a(kb, c0, c1, a_buffer);
+        for (int64_t p = p0; p < p1; p++) {
+            int64_t j0 = p * call->nr, cols = g->n - j0 < call->nr ? g->n - j0 : call->nr;
+            const float *b = kb->packed + p * panel_floats(call), *a = a_buffer;
+            for (int64_t t = c0; t < c1; t++) {
+                int32_t kernel = tile_kernel(&call->rt, t);
+                call->kernels->tile[kernel](a, b, kb->c + tile_row(&call->rt, t) * g->n + j0, g->n,
+                                            kb->kc, kb->first ? 0 : 1, cols);
+                a += call->kernels->family->heights[kernel] * kb->kc;
+            }
+        }
+    }
+}
+
+static void epilogue_rows(const gemm_call *call, int64_t batch, int64_t r0, int64_t r1) {
+    int64_t base = batch * call->g->m;
+    if (call->epilogue && r1 > r0)
+        call->epilogue(call->slots, (base + r0) * call->g->n, (base + r1) * call->g->n);
+}
+
+/* Units [begin, end) of slice s (units of call->grain). */
+static void slice_units(const gemm_call *call, int64_t s, int64_t units, int64_t *begin,
+                        int64_t *end) {
+    *begin = s * call->grain;
+    *end = *begin + call->grain < units ? *begin + call->grain : units;
+}
+
+static int64_t slices_of(const gemm_call *call, int64_t units) {
+    return (units + call->grain - 1) / call->grain;
+}
+
+/* Runs fn over slices [0, slices): on the pool, or inline. */
+static void run_slices(const gemm_call *call, int64_t slices, tp_plugin_range_fn fn,
+                       void *context) {
+    if (slices > 1 && call->threads > 1 && call->host && call->host->parallel_for)
+        call->host->parallel_for(slices, 1, fn, context);
+    else
+        fn(context, 0, slices);
+}
+
+/* ---- rows ---- */
+
+static void rows_range(void *context, int64_t begin, int64_t end) {
+    const k_block *kb = context;
+    const gemm_call *call = kb->call;
+    for (int64_t s = begin; s < end; s++) {
+        int64_t t0, t1;
+        slice_units(call, s, call->rt.count, &t0, &t1);
+        sweep(kb, t0, t1, 0, call->panels, call->a_space + s * chunk_floats(call));
+        if (kb->last)
+            epilogue_rows(call, kb->batch, tile_row(&call->rt, t0), tile_row(&call->rt, t1));
+    }
+}
+
+static void run_by_rows(gemm_call *call) {
+    const stax_gemm *g = call->g;
+    bool parallel = call->threads > 1 && call->host && call->host->parallel_for;
+    call->grain = stax_grain(call->host, call->rt.count, 1, call->threads);
+    int64_t slices = slices_of(call, call->rt.count);
+    for (int64_t batch = 0; batch < g->batch; batch++)
+        for (int64_t pc = 0; pc < g->k; pc += call->kc_max) {
+            k_block kb = block_of(call, batch, pc, call->b_space);
+            if (parallel && call->panels > 1)
+                call->host->parallel_for(call->panels,
+                                         stax_grain(call->host, call->panels, 1, call->threads),
+                                         pack_range, &kb);
+            else
+                pack_range(&kb, 0, call->panels);
+            run_slices(call, slices, rows_range, &kb);
+        }
+}
+
+/* ---- columns ---- */
+
+typedef struct columns_job {
+    const gemm_call *call;
+    int64_t batch;
+} columns_job;
+
+static void columns_range(void *context, int64_t begin, int64_t end) {
+    const columns_job *job = context;
+    const gemm_call *call = job->call;
+    const stax_gemm *g = call->g;
+    for (int64_t s = begin; s < end; s++) {
+        int64_t p0, p1;
+        slice_units(call, s, call->panels, &p0, &p1);
+        float *a_buffer = call->a_space + s * chunk_floats(call);
+        for (int64_t pc = 0; pc < g->k; pc += call->kc_max) {
+            k_block kb = block_of(call, job->batch, pc, call->b_space);
+            pack_range(&kb, p0, p1);
+            sweep(&kb, 0, call->rt.count, p0, p1, a_buffer);
+        }
+        if (!call->epilogue) continue;
+        int64_t j0 = p0 * call->nr, j1 = p1 * call->nr < g->n ? p1 * call->nr : g->n;
+        for (int64_t r = 0; r < g->m; r++) {
+            int64_t row = (job->batch * g->m + r) * g->n;
+            call->epilogue(call->slots, row + j0, row + j1);
+        }
+    }
+}
+
+/* ---- batches ---- */
+
+static void batches_range(void *context, int64_t begin, int64_t end) {
+    const gemm_call *call = context;
+    const stax_gemm *g = call->g;
+    for (int64_t s = begin; s < end; s++) {
+        int64_t b0, b1;
+        slice_units(call, s, g->batch, &b0, &b1);
+        float *packed = call->b_space + s * call->panels * panel_floats(call);
+        float *a_buffer = call->a_space + s * chunk_floats(call);
+        for (int64_t batch = b0; batch < b1; batch++) {
+            for (int64_t pc = 0; pc < g->k; pc += call->kc_max) {
+                k_block kb = block_of(call, batch, pc, packed);
+                pack_range(&kb, 0, call->panels);
+                sweep(&kb, 0, call->rt.count, 0, call->panels, a_buffer);
+            }
+            epilogue_rows(call, batch, 0, g->m);
+        }
+    }
+}
+
+/* ---- entry ---- */
+
+static int64_t panels_of(const stax_gemm *g, const stax_gemm_kernels *kernels) {
+    return (g->n + kernels->family->nr - 1) / kernels->family->nr;
+}
+
+static int64_t tiles_per_chunk(const stax_gemm_kernels *kernels) {
+    int64_t tiles = kernels->mc / kernels->family->mr;
+    return tiles > 0 ? tiles : 1;
+}
+
+/* Enough for the most slices stax_grain makes (four per thread). */
+size_t stax_gemm_packed_workspace_bytes(const stax_gemm *gemm, const stax_gemm_kernels *kernels,
+                                        int64_t threads) {
+    int64_t slices = 4 * (threads > 1 ? threads : 1);
+    int64_t b = panels_of(gemm, kernels) * kernels->kc * kernels->family->nr;
+    int64_t a = tiles_per_chunk(kernels) * kernels->family->mr * kernels->kc;
+    return (size_t)(slices * (a + b)) * sizeof(float);
+}
+
+void stax_gemm_packed_run(const tp_plugin_host *host, const stax_gemm *g, void **slots,
+                          float *workspace, const stax_gemm_kernels *kernels,
+                          stax_kernel_fn epilogue, int64_t threads) {
+    float *c_base = (float *)slots[g->c_slot] + g->c_offset;
+    if (g->k <= 0) { /* an empty sum (dynamic sizes): zeros, then the epilogue */
+        int64_t total = g->batch * g->m * g->n;
+        if (total > 0) memset(c_base, 0, sizeof(float) * (size_t)total);
+        if (epilogue && total > 0) epilogue(slots, 0, total);
+        return;
+    }
+    int64_t most_slices = 4 * (threads > 1 ? threads : 1);
+    gemm_call call = {.host = host,
+                      .g = g,
+                      .slots = slots,
+                      .kernels = kernels,
+                      .epilogue = epilogue,
+                      .rt = split_rows(kernels->family, g->m),
+                      .nr = kernels->family->nr,
+                      .kc_max = kernels->kc,
+                      .panels = panels_of(g, kernels),
+                      .threads = threads > 1 && host && host->parallel_for ? threads : 1,
+                      .tiles_per_chunk = tiles_per_chunk(kernels),
+                      .a_base = (const float *)slots[g->a_slot] + g->a_offset,
+                      .b_base = (const float *)slots[g->b_slot] + g->b_offset,
+                      .c_base = c_base,
+                      .b_space = workspace};
+    call.a_space = workspace + most_slices * call.panels * panel_floats(&call);
+    double work = (double)g->m * (double)g->n * (double)g->k;
+    if (call.threads > 1 && g->batch >= call.threads &&
+        (work <= (double)(1 << 24) || call.rt.count < 2 * call.threads)) {
+        call.grain = stax_grain(host, g->batch, 1, call.threads);
+        run_slices(&call, slices_of(&call, g->batch), batches_range, &call);
+        return;
+    }
+    if (call.threads > 1 && call.panels >= 2 * call.threads) {
+        /* one slice per thread: each slice packs all of A */
+        call.grain = (call.panels + call.threads - 1) / call.threads;
+        for (int64_t batch = 0; batch < g->batch; batch++) {
+            columns_job job = {&call, batch};
+            run_slices(&call, slices_of(&call, call.panels), columns_range, &job);
+        }
+        return;
+    }
+    run_by_rows(&call);
+}

@@ -1,0 +1,154 @@
+/* The machine code of the matmul's tile kernels on the CPUs their families
+ * are for, whatever CPU runs the test: the JIT's IR (dump_ir) with the
+ * host's target attributes removed, compiled by LLVM's llc for Zen 4
+ * (avx512) and Zen 3 (avx2). The k loop of the tallest tile must hold every
+ * accumulator in a register (one FMA per accumulator on the family's
+ * vector registers) and touch no stack (no spills). Built where CMake found
+ * llc (STAX_TEST_LLC); the AVX-512 kernels' results are checked on every
+ * host by test_gemm.c. */
+#include "stax_harness.h"
+
+#ifdef STAX_TEST_LLC
+
+static char *read_text(const char *path) {
+    FILE *file = fopen(path, "rb");
+    ck_assert_msg(file != NULL, "cannot open %s", path);
+    fseek(file, 0, SEEK_END);
+    long size = ftell(file);
+    fseek(file, 0, SEEK_SET);
+    char *text = malloc((size_t)size + 1);
+    ck_assert_int_eq(fread(text, 1, (size_t)size, file), (size_t)size);
+    text[size] = '\0';
+    fclose(file);
+    return text;
+}
+
+/* Removes every "target-cpu"="..." and "target-features"="..." so that
+ * llc's -mcpu decides. */
+static void strip_target_attributes(char *ir) {
+    static const char *const keys[] = {"\"target-cpu\"=\"", "\"target-features\"=\""};
+    for (int k = 0; k < 2; k++)
+        for (char *p; (p = strstr(ir, keys[k]));) {
+            char *end = strchr(p + strlen(keys[k]), '"');
+            ck_assert_ptr_nonnull(end);
+            memmove(p, end + 1, strlen(end + 1) + 1);
+        }
+}
+
+/* The IR of a matmul module compiled with STAX_GEMM_KERNEL=family. */
+static char *family_ir(const char *family) {
+    tp_graph *g = NULL;
+    ck_assert_int_eq(tp_graph_create("codegen", &g), TP_OK);
+    tp_type t = {.dtype = TP_F32, .ndim = 2, .dims = {64, 64}};
+    tp_value_id in[2], y;
+    ck_assert_int_eq(tp_graph_add_input(g, "a", &t, &in[0]), TP_OK);
+    ck_assert_int_eq(tp_graph_add_input(g, "b", &t, &in[1]), TP_OK);
+    ck_assert_int_eq(tp_graph_add_node(g, "matmul", in, 2, NULL, "y", &y), TP_OK);
+    ck_assert_int_eq(tp_graph_set_outputs(g, &y, 1), TP_OK);
+    tp_tensor *inputs[2] = {stax_test_random(TP_F32, 2, t.dims, 1),
+                            stax_test_random(TP_F32, 2, t.dims, 2)};
+    char path[4300], option[4400];
+    snprintf(path, sizeof path, "%s/%s.ll", tp_test_temp_dir(), family);
+    snprintf(option, sizeof option, "dump_ir=%s", path);
+    const char *options[1] = {option};
+    setenv("STAX_GEMM_KERNEL", family, 1);
+    setenv("TP_CACHE_DIR", "off", 1); /* compile, so that the IR is written */
+    tp_tensor *out[1] = {NULL};
+    ck_assert_int_eq(stax_test_run("stax", g, inputs, 2, options, 1, out), TP_OK);
+    unsetenv("STAX_GEMM_KERNEL");
+    tp_tensor_release(out[0]);
+    tp_tensor_release(inputs[0]);
+    tp_tensor_release(inputs[1]);
+    tp_graph_destroy(g);
+    return read_text(path);
+}
+
+/* Assembly of `ir` for `cpu`. */
+static char *llc(const char *family, char *ir, const char *cpu) {
+    strip_target_attributes(ir);
+    char in[4300], out[4300], command[9000];
+    snprintf(in, sizeof in, "%s/%s-stripped.ll", tp_test_temp_dir(), family);
+    snprintf(out, sizeof out, "%s/%s.s", tp_test_temp_dir(), family);
+    FILE *file = fopen(in, "wb");
+    ck_assert_ptr_nonnull(file);
+    fputs(ir, file);
+    fclose(file);
+    snprintf(command, sizeof command, "'%s' -O3 -mcpu=%s '%s' -o '%s'", STAX_TEST_LLC, cpu, in,
+             out);
+    ck_assert_msg(system(command) == 0, "failed: %s", command);
+    return read_text(out);
+}
+
+/* Counts FMAs on `fma_register` and stack accesses in the block labelled
+ * "# %body" (the k loop) of function `name`. */
+static void loop_counts(const char *assembly, const char *name, const char *fma_register, int *fmas,
+                        int *stack) {
+    char label[200];
+    snprintf(label, sizeof label, "%s:", name);
+    const char *function = strstr(assembly, label);
+    ck_assert_msg(function != NULL, "no %s in the assembly", name);
+    const char *body = strstr(function, "# %body\n");
+    ck_assert_msg(body != NULL, "%s has no k loop", name);
+    const char *end = strstr(body, "\n.LBB");
+    ck_assert_ptr_nonnull(end);
+    *fmas = 0, *stack = 0;
+    for (const char *line = strchr(body, '\n') + 1; line && line < end;
+         line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        const char *eol = strchr(line, '\n');
+        size_t length = eol ? (size_t)(eol - line) : strlen(line);
+        char text[256];
+        snprintf(text, sizeof text, "%.*s", (int)(length < 255 ? length : 255), line);
+        if (strstr(text, "vfmadd") && strstr(text, fma_register)) (*fmas)++;
+        if (strstr(text, "(%rsp)")) (*stack)++;
+    }
+}
+
+static void check_family(const char *family, const char *cpu, const char *fma_register,
+                         int accumulators) {
+    stax_test_cache_dir();
+    char *ir = family_ir(family);
+    char *assembly = llc(family, ir, cpu);
+    /* the kernel's name carries the module key: find its suffix */
+    char suffix[64];
+    snprintf(suffix, sizeof suffix, "_gemm_%s_h", family);
+    const char *at = strstr(assembly, suffix);
+    ck_assert_msg(at != NULL, "no %s kernels in the assembly", family);
+    const char *start = at;
+    while (start > assembly && start[-1] != '\n' && start[-1] != ' ' && start[-1] != '\t') start--;
+    char name[160];
+    int tallest = strcmp(family, "avx512") ? 6 : 12;
+    snprintf(name, sizeof name, "%.*s%d", (int)(at - start) + (int)strlen(suffix), start, tallest);
+    int fmas, stack;
+    loop_counts(assembly, name, fma_register, &fmas, &stack);
+    ck_assert_msg(fmas > 0 && fmas % accumulators == 0,
+                  "%s on %s: %d %s FMAs in the k loop, want a multiple of %d", family, cpu, fmas,
+                  fma_register, accumulators);
+    ck_assert_msg(stack == 0, "%s on %s: the k loop touches the stack %d times (spills)", family,
+                  cpu, stack);
+    free(ir);
+    free(assembly);
+}
+
+START_TEST(avx512_tiles_keep_24_zmm_accumulators_on_zen4) {
+    check_family("avx512", "znver4", "zmm", 24);
+}
+END_TEST
+
+START_TEST(avx2_tiles_keep_12_ymm_accumulators_on_zen3) {
+    check_family("avx2", "znver3", "ymm", 12);
+}
+END_TEST
+
+#endif
+
+TP_TEST_SUITE(stax_gemm_codegen) {
+    Suite *s = suite_create("stax_gemm_codegen");
+    TCase *c = tcase_create("codegen");
+    tcase_set_timeout(c, 300);
+#ifdef STAX_TEST_LLC
+    tcase_add_test(c, avx512_tiles_keep_24_zmm_accumulators_on_zen4);
+    tcase_add_test(c, avx2_tiles_keep_12_ymm_accumulators_on_zen3);
+#endif
+    suite_add_tcase(s, c);
+    return s;
+}
