@@ -28,7 +28,7 @@ static void compare_op(const char *op, const tp_type *types, int n, const tp_att
     tp_value_id ids[3], result;
     tp_tensor *inputs[3];
     for (int i = 0; i < n; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "x%d", i);
         ck_assert_int_eq(tp_graph_add_input(g, name, &types[i], &ids[i]), TP_OK);
         inputs[i] = stax_test_random(TP_F32, types[i].ndim, types[i].dims, 11 + (uint64_t)i);
