@@ -382,6 +382,13 @@ static void print_case(const bench_case *bc, contender *list, int count, double 
 }
 
 static void run_case(const bench_case *bc, helper_process *helper, double triad, const options *o) {
+    char dir[4096], model_path[4200];
+    if (snprintf(dir, sizeof dir, "%s/%s", run_dir(), bc->name) >= (int)sizeof dir ||
+        snprintf(model_path, sizeof model_path, "%s/%s.onnx", o->models, bc->name) >=
+            (int)sizeof model_path) {
+        fprintf(stderr, "tp-bench: %s: the run or models folder path is too long\n", bc->name);
+        return;
+    }
     tp_graph *g = NULL;
     tp_tensor **inputs = NULL;
     int n = 0;
@@ -405,9 +412,7 @@ static void run_case(const bench_case *bc, helper_process *helper, double triad,
         }
         inputs = bench_make_inputs(g, &n);
     }
-    char dir[4096], names[1024], reply[1024] = "", model_path[4200];
-    snprintf(dir, sizeof dir, "%s/%s", run_dir(), bc->name);
-    snprintf(model_path, sizeof model_path, "%s/%s.onnx", o->models, bc->name);
+    char names[1024], reply[1024] = "";
     bool helper_case =
         helper->pid > 0 && save_inputs(g, inputs, n, dir, names, sizeof names) &&
         helper_ask(helper, reply, sizeof reply, "case %s %s %s %s %s", bc->name, dir, names,
