@@ -6,12 +6,11 @@
  * never marks a caller's tensor (another thread may be using it). Every
  * tensor of the capture carries a trace record in its `trace` field while
  * the capture runs, and an op's result is deferred (shape and dtype, no
- * data) until a read needs its values (capture_evaluate.c); raw data access to one of them (tp_tensor_data,
- * tp_tensor_get_f64 and the other raw-data APIs) is recorded as the reason
- * the function cannot be captured, a size read through the tensor API
- * (tp_tensor_dim, ...) as a metadata touch, and an op on another ctx as a
- * capture error. Tensors the function reaches that are not traced (globals,
- * data behind user_data) become constants of the graph: a copy of their
+ * data) until a read needs its values (capture_evaluate.c); raw data access to one of them
+ * (tp_tensor_data, tp_tensor_get_f64 and the other raw-data APIs) is recorded as the reason the
+ * function cannot be captured, a size read through the tensor API (tp_tensor_dim, ...) as a
+ * metadata touch, and an op on another ctx as a capture error. Tensors the function reaches that
+ * are not traced (globals, data behind user_data) become constants of the graph: a copy of their
  * values at capture time.
  */
 #ifndef TP_CORE_CAPTURE_CAPTURE_H

@@ -85,14 +85,15 @@ static void default_text(const tp_op_def *op, tp_attr_key key, char *out, size_t
     if (!fallback)
         snprintf(out, size, "none (required)");
     else if (strcmp(fallback, TP_ATTR_DEFAULT_FROM_RESULT) == 0)
-        snprintf(out, size, "%s", key == TP_ATTR_DTYPE ? "the result type's dtype"
-                                                       : "the result type's dims (when static)");
+        snprintf(out, size, "%s",
+                 key == TP_ATTR_DTYPE ? "the result type's dtype"
+                                      : "the result type's dims (when static)");
     else
         snprintf(out, size, "%s", fallback);
 }
 
 static const char *attr_type_text(tp_attr_type type) {
-    static const char *const names[] = {"ints",  "bool",      "int",   "float",
+    static const char *const names[] = {"ints",  "bool",      "int",    "float",
                                         "dtype", "none|tanh", "tensor", "enum"};
     return names[type];
 }

@@ -221,8 +221,9 @@ START_TEST(lone_percent_at_the_end_of_the_text_is_reported) {
 END_TEST
 
 START_TEST(unknown_dtype_lists_the_dtypes) {
-    expect_error("graph g(%x: f33[2]) {\n  return %x\n}\n",
-                 "t.tpir:1:13: expected a dtype (f32, f64, i32, i64, bool, f16, bf16), found 'f33'");
+    expect_error(
+        "graph g(%x: f33[2]) {\n  return %x\n}\n",
+        "t.tpir:1:13: expected a dtype (f32, f64, i32, i64, bool, f16, bf16), found 'f33'");
 }
 END_TEST
 
