@@ -11,20 +11,10 @@
 #include "tp_test.h"
 
 #ifdef TP_WITH_ONNX
+#include "onnx_test_import.h"
 
-#define FLOAT      ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
-#define FLOAT16    ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16
-#define BFLOAT16   ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16
-#define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
-
-static tp_graph *import(onnx_test_model *m) {
-    size_t size;
-    uint8_t *bytes = onnx_test_pack(m, &size);
-    tp_graph *graph = NULL;
-    tp_status status = tp_graph_load_onnx_buffer(bytes, size, "m.onnx", NULL, NULL, 0, &graph);
-    ck_assert_msg(status == TP_OK, "import failed: %s", tp_last_error());
-    return graph;
-}
+#define FLOAT16  ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16
+#define BFLOAT16 ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16
 
 static tp_tensor *run_one(tp_graph *graph, tp_tensor *input) {
     tp_tensor *output = NULL;

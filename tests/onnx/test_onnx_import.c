@@ -13,18 +13,7 @@
 #include "tp_test.h"
 
 #ifdef TP_WITH_ONNX
-
-#define FLOAT      ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
-#define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
-
-static tp_graph *import(onnx_test_model *m) {
-    size_t size;
-    uint8_t *bytes = onnx_test_pack(m, &size);
-    tp_graph *graph = NULL;
-    tp_status status = tp_graph_load_onnx_buffer(bytes, size, "m.onnx", NULL, NULL, 0, &graph);
-    ck_assert_msg(status == TP_OK, "import failed: %s", tp_last_error());
-    return graph;
-}
+#include "onnx_test_import.h"
 
 /* The importer's message for a model that must fail with `expected`. */
 static const char *import_error(onnx_test_model *m, tp_status expected) {
