@@ -8,7 +8,8 @@
  * conv_transpose(x [N, C, *in], weight [C, C_out / group, *k], bias?):
  *   the adjoint of conv: every input element scatters x * weight onto the
  *   outputs at in * stride + t * dilation - pad_begin.
- * Dtypes: f32 or f64, all operands the same; the kernels accumulate in f64.
+ * Dtypes: f32, f64, f16 or bf16 (computed in f32: storage_kernel.c), all
+ * operands the same; the kernels accumulate in f64.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -25,8 +26,8 @@
 static tp_status check_float_operands(const char *op, const tp_type *inputs, int count) {
     static const char *const roles[3] = {"input", "weight", "bias"};
     char text[TP_DESCRIBE_MAX], first[TP_DESCRIBE_MAX];
-    if (inputs[0].dtype != TP_F32 && inputs[0].dtype != TP_F64)
-        return tp_error_set(TP_ERR_DTYPE, "%s: the input must be f32 or f64, got %s", op,
+    if (!tp_dtype_is_float(inputs[0].dtype)) /* f16/bf16 compute in f32 */
+        return tp_error_set(TP_ERR_DTYPE, "%s: the input must be f32, f64, f16 or bf16, got %s", op,
                             tp_type_text(&inputs[0], text));
     for (int i = 1; i < count; i++)
         if (inputs[i].dtype != inputs[0].dtype)

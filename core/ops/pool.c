@@ -5,8 +5,8 @@
  * max_pool and count as zeros for avg_pool with count_include_pad (which
  * then divides by the taps inside the padded input, not beyond it in
  * ceil_mode); without it avg_pool divides by the taps inside the input.
- * Dtypes: max_pool f32 f64 i32 i64, avg_pool f32 f64; the result has the
- * input's dtype. */
+ * Dtypes: max_pool f32 f64 f16 bf16 i32 i64, avg_pool f32 f64 f16 bf16 (f16
+ * and bf16 computed in f32); the result has the input's dtype. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
@@ -20,11 +20,12 @@
 static tp_status pool_window(const char *op, const tp_type *x, const tp_attrs *attrs,
                              bool integers_allowed, tp_window *w) {
     char text[TP_DESCRIBE_MAX], list[TP_DESCRIBE_MAX];
-    bool float_dtype = x->dtype == TP_F32 || x->dtype == TP_F64;
+    bool float_dtype = tp_dtype_is_float(x->dtype); /* f16/bf16 compute in f32 */
     bool int_dtype = x->dtype == TP_I32 || x->dtype == TP_I64;
     if (!float_dtype && !(integers_allowed && int_dtype))
         return tp_error_set(TP_ERR_DTYPE, "%s: the input must be %s, got %s", op,
-                            integers_allowed ? "f32, f64, i32 or i64" : "f32 or f64",
+                            integers_allowed ? "f32, f64, f16, bf16, i32 or i64"
+                                             : "f32, f64, f16 or bf16",
                             tp_type_text(x, text));
     if (x->ndim != 3 && x->ndim != 4)
         return tp_error_set(TP_ERR_SHAPE,

@@ -71,10 +71,13 @@ static bool lowers(int32_t op, int32_t dtype) {
 }
 
 /* f16/bf16 (storage floats): loads widen to f32 and stores round from the
- * f32 result (stax_emit_core.c's conv). The pointwise and shape lowerings go
- * through those loads and stores, and the reductions reduce the widened
- * values; the row, gemm and creation kernels (and any kind added later)
- * address their buffers in the compute type, so they are left to the
+ * f32 result (stax_emit_core.c's conv). The pointwise, shape, row and
+ * dedicated kernels go through those loads and stores, and the reductions
+ * reduce the widened values; the packed matmul widens A and B as it packs
+ * them and its epilogue rounds the f32 product (stax_gemm_packed.c); window
+ * ops convert their operands into f32 scratch and their result back
+ * (stax_plan.c). Creation kernels fill their buffers in the compute type,
+ * and a kind added later is not known to widen, so they are left to the
  * fallback. A store that must round from anything but f32 (a cast from f64
  * or an integer) would round twice: also left to the fallback. */
 static bool lowers_storage_float(const tp_plugin_graph *graph, const tp_plugin_value *node,
@@ -83,6 +86,10 @@ static bool lowers_storage_float(const tp_plugin_graph *graph, const tp_plugin_v
     case TPCOMMON_KIND_POINTWISE:
     case TPCOMMON_KIND_SHAPE:
     case TPCOMMON_KIND_REDUCTION:
+    case TPCOMMON_KIND_ROW:
+    case TPCOMMON_KIND_MATMUL:
+    case TPCOMMON_KIND_WINDOW:
+    case TPCOMMON_KIND_DEDICATED:
         break;
     default:
         return false;
@@ -123,8 +130,7 @@ int32_t stax_node_supported(const tp_plugin_graph *graph, int32_t value, char *e
         !lowers_storage_float(graph, node, op, dtype))
         return refuse(error, error_size,
                       "op '%s' (%%%s) with %s values: stax loads and stores f16/bf16 only in "
-                      "pointwise, shape and reduction ops computing in f32; the fallback "
-                      "backend runs it",
+                      "ops computing in f32 (not in creation ops); the fallback backend runs it",
                       op_name, node->name,
                       tpcommon_dtype_name(tpcommon_dtype_is_storage_float(node->type.dtype)
                                               ? node->type.dtype

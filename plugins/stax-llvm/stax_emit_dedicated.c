@@ -45,7 +45,10 @@ static void split_flat(fn_ctx *f, ir_val flat, const int64_t *dims, int32_t firs
     }
 }
 
-static void store_at(fn_ctx *f, const stax_view *home, ir_val at, ir_val value) {
+/* Stores `value` converted to `dtype` (an f16/bf16 home: rounded from the
+ * f32 the kernel computed in). */
+static void store_at(fn_ctx *f, const stax_view *home, int32_t dtype, ir_val at, ir_val value) {
+    value = conv(f, value, dtype);
     ir_val index = bin(f, "add", at, i64(home->offset));
     ir_val p = slot_gep(f, home->slot, value.t, index.s);
     emit(f, "  store %s %s, ptr %s", stax_ty(value.t), value.s, p.s);
@@ -118,12 +121,13 @@ static int32_t emit_pad(stax_emit_graph *g, const char *name, int32_t v, int64_t
     use_space(&f, &x->type);
     ir_val element = load_view(&f, &x->view, dtype);
     if (mode == TP_PLUGIN_MODE_CONSTANT) {
+        dtype = element.t; /* f16/bf16 were widened to f32 */
         ir_val constant = tpcommon_dtype_is_float(dtype) ? lit_float(dtype, fill)
                           : dtype == TP_PLUGIN_BOOL      ? lit_int(dtype, fill != 0.0)
                                                          : lit_int(dtype, (int64_t)fill);
         element = sel(&f, inside, element, constant);
     }
-    store_at(&f, &info->view, flat, element);
+    store_at(&f, &info->view, info->type.dtype, flat, element);
     loop_close(&f, loop);
     return finish(&f, name);
 }
@@ -171,7 +175,8 @@ static int32_t emit_cumsum(stax_emit_graph *g, const char *name, int32_t v, int6
     bool exclusive = tpcommon_attr_int(value, "exclusive", 0) != 0;
     bool reverse = tpcommon_attr_int(value, "reverse", 0) != 0;
     int32_t dtype = info->type.dtype;
-    int32_t acc_t = tpcommon_dtype_is_float(dtype) ? TP_PLUGIN_F64 : TP_PLUGIN_I64;
+    bool floating = tpcommon_dtype_is_float(dtype) || tpcommon_dtype_is_storage_float(dtype);
+    int32_t acc_t = floating ? TP_PLUGIN_F64 : TP_PLUGIN_I64;
     fn_ctx f;
     fn_init(&f, g);
     int loop;
@@ -187,7 +192,7 @@ static int32_t emit_cumsum(stax_emit_graph *g, const char *name, int32_t v, int6
     ir_val before = var_get(&f, sum);
     ir_val after = bin(&f, acc_t == TP_PLUGIN_F64 ? "fadd" : "add", before, element);
     var_set(&f, sum, after);
-    store_at(&f, &info->view, line_position(&f, &lines, lines.length, j),
+    store_at(&f, &info->view, info->type.dtype, line_position(&f, &lines, lines.length, j),
              conv(&f, exclusive ? before : after, dtype));
     loop_close(&f, steps);
     loop_close(&f, loop);
@@ -219,7 +224,7 @@ static int32_t emit_topk(stax_emit_graph *g, const char *name, int32_t v, bool i
     const stax_value *info = &g->values[v], *x = &g->values[value->operands[0]];
     bool largest = tpcommon_attr_int(value, "largest", 1) != 0;
     int64_t k = tpcommon_attr_int(value, "k", 0);
-    int32_t t = x->type.dtype;
+    int32_t t = tpcommon_dtype_is_storage_float(x->type.dtype) ? TP_PLUGIN_F32 : x->type.dtype;
     fn_ctx f;
     fn_init(&f, g);
     int loop;
@@ -235,7 +240,7 @@ static int32_t emit_topk(stax_emit_graph *g, const char *name, int32_t v, bool i
     int scan = loop_open(&f, "0", length, element_index);
     ir_val e = index_value(element_index);
     set_index(&f, lines.axis, e);
-    ir_val element = load_view(&f, &x->view, t);
+    ir_val element = load_view(&f, &x->view, x->type.dtype); /* widened to t */
     ir_val p = var_get(&f, previous), pa = var_get(&f, previous_at);
     ir_val b = var_get(&f, best), ba = var_get(&f, best_at);
     ir_val after_previous = bin(&f, "or", cmp(&f, "icmp slt", pa, i64(0)),
@@ -250,7 +255,7 @@ static int32_t emit_topk(stax_emit_graph *g, const char *name, int32_t v, bool i
     var_set(&f, previous, chosen);
     var_set(&f, previous_at, chosen_at);
     ir_val position = line_position(&f, &lines, k, index_value(pass_index));
-    store_at(&f, &info->view, position, indices ? chosen_at : chosen);
+    store_at(&f, &info->view, info->type.dtype, position, indices ? chosen_at : chosen);
     loop_close(&f, passes);
     loop_close(&f, loop);
     return finish(&f, name);
@@ -361,7 +366,7 @@ static int32_t emit_resize(stax_emit_graph *g, const char *name, int32_t v, int6
             bin(&f, "fadd", bin(&f, "fmul", line[0], keep_h), bin(&f, "fmul", line[1], weight_h)),
             dtype);
     }
-    store_at(&f, &info->view, flat, result);
+    store_at(&f, &info->view, info->type.dtype, flat, result);
     loop_close(&f, loop);
     return finish(&f, name);
 }

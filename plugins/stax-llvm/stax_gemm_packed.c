@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "stax_internal.h"
+#include "stax_storage_float.h"
 
 typedef struct row_tiles {
     int64_t m, full, count; /* `full` tiles of mr rows, then the tail tiles */
@@ -59,8 +60,9 @@ typedef struct gemm_call {
     stax_kernel_fn epilogue;
     row_tiles rt;
     int64_t nr, kc_max, panels, threads, tiles_per_chunk;
-    int64_t grain; /* units (panels, tiles or batches) per slice */
-    const float *a_base, *b_base;
+    int64_t grain;                   /* units (panels, tiles or batches) per slice */
+    const float *a_base, *b_base;    /* f32 operands */
+    const uint16_t *a_bits, *b_bits; /* f16/bf16 operands (the other base is NULL) */
     float *c_base;
     float *b_space, *a_space; /* B panels (per slice in batches mode), A chunks per slice */
 } gemm_call;
@@ -71,6 +73,7 @@ typedef struct k_block {
     const float *a, *b; /* A at column pc, B at row pc */
     float *c, *packed;  /* C of the product; its B panels */
     int64_t kc, batch;
+    int64_t a_at, b_at; /* element offsets of a and b (f16/bf16 operands) */
     bool first, last;
 } k_block;
 
@@ -97,9 +100,12 @@ static k_block block_of(const gemm_call *call, int64_t batch, int64_t pc, float 
     int64_t a_off, b_off;
     batch_offsets(g, batch, &a_off, &b_off);
     int64_t kc = g->k - pc < call->kc_max ? g->k - pc : call->kc_max;
+    int64_t a_at = a_off + pc * g->a_cs, b_at = b_off + pc * g->b_rs;
     return (k_block){.call = call,
-                     .a = call->a_base + a_off + pc * g->a_cs,
-                     .b = call->b_base + b_off + pc * g->b_rs,
+                     .a = call->a_base ? call->a_base + a_at : NULL,
+                     .b = call->b_base ? call->b_base + b_at : NULL,
+                     .a_at = a_at,
+                     .b_at = b_at,
                      .c = call->c_base + batch * g->m * g->n,
                      .packed = packed,
                      .kc = kc,
@@ -108,11 +114,40 @@ static k_block block_of(const gemm_call *call, int64_t batch, int64_t pc, float 
                      .last = pc + kc >= g->k};
 }
 
+/* ---- f16/bf16 operands: widened to f32 as they are packed ---- */
+
+static void pack_panel_storage_float(const k_block *kb, int64_t p, float *out) {
+    const stax_gemm *g = kb->call->g;
+    int64_t nr = kb->call->nr, j0 = p * nr, cols = g->n - j0 < nr ? g->n - j0 : nr;
+    const uint16_t *b = kb->call->b_bits + kb->b_at + j0 * g->b_cs;
+    for (int64_t k = 0; k < kb->kc; k++) {
+        const uint16_t *row = b + k * g->b_rs;
+        float *line = out + k * nr;
+        if (g->b_dtype == TP_PLUGIN_F16)
+            for (int64_t j = 0; j < cols; j++) line[j] = stax_f16_to_f32(row[j * g->b_cs]);
+        else
+            for (int64_t j = 0; j < cols; j++) line[j] = stax_bf16_to_f32(row[j * g->b_cs]);
+        for (int64_t j = cols; j < nr; j++) line[j] = 0.0f;
+    }
+}
+
+static void pack_a_tile_storage_float(const k_block *kb, int64_t row, int64_t h, float *out) {
+    const stax_gemm *g = kb->call->g;
+    const uint16_t *a = kb->call->a_bits + kb->a_at + row * g->a_rs;
+    for (int64_t k = 0; k < kb->kc; k++, out += h)
+        for (int64_t r = 0; r < h; r++)
+            out[r] = stax_storage_float_to_f32(g->a_dtype, a[r * g->a_rs + k * g->a_cs]);
+}
+
 /* Panel p of this k block: kc rows of nr floats, zeros past n. */
 static void pack_panel(const k_block *kb, int64_t p) {
     const stax_gemm *g = kb->call->g;
     int64_t nr = kb->call->nr, j0 = p * nr, cols = g->n - j0 < nr ? g->n - j0 : nr;
     float *out = kb->packed + p * panel_floats(kb->call);
+    if (g->b_dtype != TP_PLUGIN_F32) {
+        pack_panel_storage_float(kb, p, out);
+        return;
+    }
     const float *b = kb->b + j0 * g->b_cs;
     if (g->b_cs == 1) {
         for (int64_t k = 0; k < kb->kc; k++) {
@@ -138,6 +173,11 @@ static void pack_a(const k_block *kb, int64_t t0, int64_t t1, float *out) {
     for (int64_t t = t0; t < t1; t++) {
         int64_t row = tile_row(&call->rt, t);
         int64_t h = call->kernels->family->heights[tile_kernel(&call->rt, t)];
+        if (g->a_dtype != TP_PLUGIN_F32) {
+            pack_a_tile_storage_float(kb, row, h, out);
+            out += h * kb->kc;
+            continue;
+        }
         const float *a = kb->a + row * g->a_rs;
         const float *rows[STAX_GEMM_MAX_TILE_ROWS];
         for (int64_t r = 0; r < h; r++) rows[r] = a + r * g->a_rs;
@@ -296,6 +336,14 @@ size_t stax_gemm_packed_workspace_bytes(const stax_gemm *gemm, const stax_gemm_k
     return (size_t)(slices * (a + b)) * sizeof(float);
 }
 
+static const float *operand_floats(void **slots, int32_t slot, int64_t offset, int32_t dtype) {
+    return dtype == TP_PLUGIN_F32 ? (const float *)slots[slot] + offset : NULL;
+}
+
+static const uint16_t *operand_bits(void **slots, int32_t slot, int64_t offset, int32_t dtype) {
+    return dtype == TP_PLUGIN_F32 ? NULL : (const uint16_t *)slots[slot] + offset;
+}
+
 void stax_gemm_packed_run(const tp_plugin_host *host, const stax_gemm *g, void **slots,
                           float *workspace, const stax_gemm_kernels *kernels,
                           stax_kernel_fn epilogue, int64_t threads) {
@@ -318,8 +366,10 @@ void stax_gemm_packed_run(const tp_plugin_host *host, const stax_gemm *g, void *
                       .panels = panels_of(g, kernels),
                       .threads = threads > 1 && host && host->parallel_for ? threads : 1,
                       .tiles_per_chunk = tiles_per_chunk(kernels),
-                      .a_base = (const float *)slots[g->a_slot] + g->a_offset,
-                      .b_base = (const float *)slots[g->b_slot] + g->b_offset,
+                      .a_base = operand_floats(slots, g->a_slot, g->a_offset, g->a_dtype),
+                      .b_base = operand_floats(slots, g->b_slot, g->b_offset, g->b_dtype),
+                      .a_bits = operand_bits(slots, g->a_slot, g->a_offset, g->a_dtype),
+                      .b_bits = operand_bits(slots, g->b_slot, g->b_offset, g->b_dtype),
                       .c_base = c_base,
                       .b_space = workspace};
     call.a_space = workspace + most_slices * call.panels * panel_floats(&call);

@@ -73,6 +73,7 @@ typedef struct stax_gemm {
     int64_t a_offset, b_offset, c_offset;
     int64_t a_rs, a_cs, b_rs, b_cs; /* element strides of the matrices */
     int32_t epilogue;               /* kernel over the output's flat range, or -1 */
+    int32_t a_dtype, b_dtype;       /* TP_PLUGIN_F32, or F16/BF16 widened while packing */
 } stax_gemm;
 
 /* How a window step runs (stax_window.c). */
@@ -194,6 +195,11 @@ int32_t stax_emit_matmul_generic(stax_emit_graph *g, const char *name, int32_t v
 /* Kernel for pad, cumsum, topk, topk_indices or resize at `value` writing
  * its home (stax_emit_dedicated.c); *count: the step's index count. */
 int32_t stax_emit_dedicated(stax_emit_graph *g, const char *name, int32_t value, int64_t *count);
+/* Kernel converting contiguous elements [begin, end) of `from` (from_dtype)
+ * into `to` (to_dtype): f16/bf16 <-> f32 around the window steps
+ * (stax_emit_convert.c). */
+int32_t stax_emit_convert(stax_emit_graph *g, const char *name, const stax_view *from,
+                          int32_t from_dtype, const stax_view *to, int32_t to_dtype);
 /* The f32 micro-kernel used by stax_gemm.c (one per module that needs it). */
 void stax_emit_gemm_microkernel(tpcommon_buf *module);
 #define STAX_GEMM_MR           6

@@ -300,7 +300,10 @@ static bool frame_push(fn_ctx *f, expr_stack *stack, int32_t v) {
     const tp_plugin_value *value = &f->g->graph->values[v];
     if (is_product(f, v)) {
         const stax_value *info = &f->g->values[v];
-        frame->raw = load_view(f, &info->raw, info->type.dtype);
+        /* an f16/bf16 product is written in f32 (stax_plan.c) */
+        int32_t raw_dtype =
+            tpcommon_dtype_is_storage_float(info->type.dtype) ? TP_PLUGIN_F32 : info->type.dtype;
+        frame->raw = load_view(f, &info->raw, raw_dtype);
         bool bias =
             tpcommon_op_of(f->g->graph, value) == TP_PLUGIN_OP_LINEAR && value->num_operands > 2;
         frame->count = bias ? 1 : 0;
@@ -316,9 +319,11 @@ static ir_val frame_finish(fn_ctx *f, const expr_frame *frame) {
     const tp_plugin_value *value = &f->g->graph->values[v];
     if (is_product(f, v)) {
         ir_val r = frame->raw;
-        if (frame->count == 0) return r;
-        ir_val bias = conv(f, frame->in[0], r.t);
-        return tpcommon_dtype_is_float(r.t) ? f_op(f, "fadd", r, bias) : bin(f, "add", r, bias);
+        if (frame->count > 0) {
+            ir_val bias = conv(f, frame->in[0], r.t);
+            r = tpcommon_dtype_is_float(r.t) ? f_op(f, "fadd", r, bias) : bin(f, "add", r, bias);
+        }
+        return conv(f, r, value->type.dtype); /* f16/bf16: rounded once */
     }
     int32_t op = tpcommon_op_of(f->g->graph, value);
     int32_t compute = f->g->values[v].compute;

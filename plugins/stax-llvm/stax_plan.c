@@ -19,8 +19,9 @@ typedef struct planner {
     const stax_build_mode *mode; /* NULL: static */
     tpcommon_fusion fusion;
     stax_value *values;
-    stax_gemm *gemms;                    /* per value (matmul/linear) */
-    const stax_gemm_family *gemm_family; /* NULL: the 6x16 pair (STAX_GEMM_KERNEL=legacy) */
+    stax_gemm *gemms;                            /* per value (matmul/linear) */
+    const stax_gemm_family *gemm_family;         /* NULL: the 6x16 pair (STAX_GEMM_KERNEL=legacy) */
+    const stax_gemm_family *storage_gemm_family; /* f16/bf16 matmuls: always a packed family */
     int32_t *out_position;
     stax_program *program;
     int32_t slot_capacity, step_capacity, kernel_capacity;
@@ -474,6 +475,20 @@ static void describe_gemm(planner *p, int32_t v) {
     gm->b_slot = b.slot, gm->b_offset = b.offset;
     gm->c_slot = p->values[v].raw.slot, gm->c_offset = p->values[v].raw.offset;
     gm->epilogue = -1;
+    gm->a_dtype = p->values[value->operands[0]].type.dtype;
+    gm->b_dtype = p->values[value->operands[1]].type.dtype;
+}
+
+/* f16/bf16 in a matmul: the packing widens the operands, the product is
+ * written as f32 (the raw view) and the epilogue rounds it once into the
+ * home (with the bias and any fused ops, as the core computes it in f32). */
+static bool is_packable_float(int32_t dtype) {
+    return dtype == TP_PLUGIN_F32 || tpcommon_dtype_is_storage_float(dtype);
+}
+
+static size_t raw_product_bytes(const stax_value *mm) {
+    if (!tpcommon_dtype_is_storage_float(mm->type.dtype)) return type_bytes(&mm->type);
+    return (size_t)tpcommon_numel(&mm->type) * sizeof(float);
 }
 
 static int32_t plan_matmul_region(planner *p, int32_t r) {
@@ -481,11 +496,17 @@ static int32_t plan_matmul_region(planner *p, int32_t r) {
     int32_t mm = region->matmul, root = region->root;
     const tp_plugin_value *node = &p->graph->values[mm];
     bool has_bias = tpcommon_op_of(p->graph, node) == TP_PLUGIN_OP_LINEAR && node->num_operands > 2;
-    bool epilogue = root != mm || has_bias;
+    int32_t a_dtype = p->values[node->operands[0]].type.dtype,
+            b_dtype = p->values[node->operands[1]].type.dtype;
+    bool storage = tpcommon_dtype_is_storage_float(p->values[mm].type.dtype) ||
+                   tpcommon_dtype_is_storage_float(a_dtype) ||
+                   tpcommon_dtype_is_storage_float(b_dtype);
+    bool epilogue =
+        root != mm || has_bias || tpcommon_dtype_is_storage_float(p->values[mm].type.dtype);
     int32_t status = home_for(p, root, &p->values[root].view);
     if (status != TP_PLUGIN_OK) return status;
     if (epilogue) {
-        int32_t slot = add_slot(p, STAX_SLOT_SCRATCH, -1, type_bytes(&p->values[mm].type));
+        int32_t slot = add_slot(p, STAX_SLOT_SCRATCH, -1, raw_product_bytes(&p->values[mm]));
         if (slot < 0) return oom(p);
         p->values[mm].raw = contiguous_view(slot, 0, &p->values[mm].type);
         if (root != mm) p->values[mm].view.slot = -1;
@@ -505,18 +526,19 @@ static int32_t plan_matmul_region(planner *p, int32_t r) {
                                      &p->values[root].view, &epilogue_count);
         if (status != TP_PLUGIN_OK) return status;
     }
-    bool fast = p->values[mm].compute == TP_PLUGIN_F32 &&
-                p->values[node->operands[0]].type.dtype == TP_PLUGIN_F32 &&
-                p->values[node->operands[1]].type.dtype == TP_PLUGIN_F32 &&
-                stax_decide(&p->eg, gm->k > 0);
+    bool packable = p->values[mm].compute == TP_PLUGIN_F32 && is_packable_float(a_dtype) &&
+                    is_packable_float(b_dtype);
+    /* the packed driver handles k == 0 itself; stax_gemm.c's 6x16 pair does not */
+    bool fast = packable && (storage || stax_decide(&p->eg, gm->k > 0));
     if (fast) {
+        const stax_gemm_family *family = storage ? p->storage_gemm_family : p->gemm_family;
         stax_step *step = add_step(p);
         if (!step) return oom(p);
-        step->kind = p->gemm_family ? STAX_STEP_PACKED_GEMM : STAX_STEP_GEMM;
+        step->kind = family ? STAX_STEP_PACKED_GEMM : STAX_STEP_GEMM;
         step->gemm = *gm;
         step->gemm.epilogue = epilogue_kernel;
-        if (p->gemm_family)
-            p->program->packed_gemm = p->gemm_family;
+        if (family)
+            p->program->packed_gemm = family;
         else
             p->program->uses_gemm = true;
         return TP_PLUGIN_OK;
@@ -622,6 +644,42 @@ static stax_window_method conv_method(const stax_window *w) {
     return pointwise ? STAX_WINDOW_GEMM_POINTWISE : STAX_WINDOW_GEMM_IM2COL;
 }
 
+/* ---- f16/bf16 around a window step (stax_window.c runs on f32) ---- */
+
+static int32_t f32_scratch(planner *p, const tp_plugin_type *type, stax_view *out) {
+    tp_plugin_type wide = *type;
+    wide.dtype = TP_PLUGIN_F32;
+    int32_t slot = add_slot(p, STAX_SLOT_SCRATCH, -1, type_bytes(&wide));
+    if (slot < 0) return oom(p);
+    *out = contiguous_view(slot, 0, &wide);
+    return TP_PLUGIN_OK;
+}
+
+/* A conversion kernel over the `numel` contiguous elements of `from`. */
+static int32_t convert_step(planner *p, int32_t r, const stax_view *from, int32_t from_dtype,
+                            const stax_view *to, int32_t to_dtype, int64_t numel) {
+    if (stax_decide(&p->eg, numel == 0)) return TP_PLUGIN_OK;
+    int32_t kernel = add_kernel(p, r, "convert");
+    if (kernel < 0) return oom(p);
+    int32_t status =
+        stax_emit_convert(&p->eg, p->program->kernel_names[kernel], from, from_dtype, to, to_dtype);
+    return status == TP_PLUGIN_OK ? kernel_step(p, kernel, numel, 16384) : status;
+}
+
+/* An f16/bf16 operand (contiguous) widened into f32 scratch; *operand
+ * becomes the scratch view. Other dtypes are left as they are. */
+static int32_t widen_window_operand(planner *p, int32_t r, int32_t v, stax_view *operand) {
+    const tp_plugin_type *type = &p->values[v].type;
+    if (!tpcommon_dtype_is_storage_float(type->dtype)) return TP_PLUGIN_OK;
+    stax_view wide;
+    int32_t status = f32_scratch(p, type, &wide);
+    if (status == TP_PLUGIN_OK)
+        status =
+            convert_step(p, r, operand, type->dtype, &wide, TP_PLUGIN_F32, tpcommon_numel(type));
+    *operand = wide;
+    return status;
+}
+
 static int32_t plan_window_region(planner *p, int32_t r) {
     int32_t v = p->fusion.regions[r].root;
     const tp_plugin_value *value = &p->graph->values[v];
@@ -632,14 +690,21 @@ static int32_t plan_window_region(planner *p, int32_t r) {
     stax_view operands[3];
     for (int32_t k = 0; k < value->num_operands && k < 3; k++) {
         status = contiguous_operand(p, r, value->operands[k], &operands[k]);
+        if (status == TP_PLUGIN_OK)
+            status = widen_window_operand(p, r, value->operands[k], &operands[k]);
         if (status != TP_PLUGIN_OK) return status;
     }
+    /* an f16/bf16 result: the step writes f32 scratch, rounded into the home after it */
+    stax_view home = p->values[v].view, result = home;
+    bool narrow = tpcommon_dtype_is_storage_float(p->values[v].type.dtype);
+    if (narrow && (status = f32_scratch(p, &p->values[v].type, &result)) != TP_PLUGIN_OK)
+        return status;
     stax_window w;
     describe_window(p, v, op, &w);
     w.x_slot = operands[0].slot, w.x_offset = operands[0].offset;
     if (value->num_operands > 1) w.w_slot = operands[1].slot, w.w_offset = operands[1].offset;
     if (value->num_operands > 2) w.b_slot = operands[2].slot, w.b_offset = operands[2].offset;
-    w.out_slot = p->values[v].view.slot, w.out_offset = p->values[v].view.offset;
+    w.out_slot = result.slot, w.out_offset = result.offset;
     w.method = w.kind == STAX_WINDOW_CONV             ? conv_method(&w)
                : w.kind == STAX_WINDOW_CONV_TRANSPOSE ? STAX_WINDOW_TRANSPOSE
                                                       : STAX_WINDOW_POOL;
@@ -658,7 +723,9 @@ static int32_t plan_window_region(planner *p, int32_t r) {
         p->program->uses_gemm = true;
     }
     step->window = w;
-    return TP_PLUGIN_OK;
+    if (!narrow) return TP_PLUGIN_OK;
+    return convert_step(p, r, &result, TP_PLUGIN_F32, &home, p->values[v].type.dtype,
+                        tpcommon_numel(&p->values[v].type));
 }
 
 /* ---- regions ---- */
@@ -796,6 +863,7 @@ int32_t stax_program_build(const tp_plugin_host *host, const tp_plugin_graph *gr
     int32_t status = p.values && p.gemms && p.out_position ? TP_PLUGIN_OK : oom(&p);
     if (status == TP_PLUGIN_OK)
         status = stax_gemm_family_choose(host, features, &p.gemm_family, error, error_size);
+    p.storage_gemm_family = p.gemm_family ? p.gemm_family : stax_gemm_family_for_features(features);
     if (status == TP_PLUGIN_OK) {
         for (size_t i = 0; i < n; i++) p.out_position[i] = -1;
         p.eg = (stax_emit_graph){.graph = graph,

@@ -3,8 +3,8 @@
  * widened to f32 and round every store to nearest even; the oracle is the
  * same arithmetic done here in f32 and rounded with the conversions that
  * tests/tensor checks exhaustively against NumPy. Reductions run natively
- * too; kernels stax leaves to the fallback (matmul) are refused, not
- * miscompiled. */
+ * too; what stax leaves to the fallback (a cast that would round twice) is
+ * refused, not miscompiled. The other kernel families: test_half_kernels.c. */
 #include <stdlib.h>
 
 #include "stax_harness.h"
@@ -222,16 +222,20 @@ START_TEST(transpose_of_f16_and_bf16_copies_the_bits) {
 }
 END_TEST
 
-START_TEST(matmul_on_f16_is_left_to_the_fallback) {
+/* A cast from f64 to f16 would round twice on stax (f64 -> f32 -> f16): it
+ * is refused and runs on the fallback, while the nodes around it stay. */
+START_TEST(cast_from_f64_to_f16_is_left_to_the_fallback) {
     tp_graph *g = NULL;
     ck_assert_int_eq(tp_graph_create("refused", &g), TP_OK);
-    tp_type type = {.dtype = TP_F16, .ndim = 2, .dims = {4, 4}};
-    tp_value_id a, b, product, total, doubled;
-    ck_assert_int_eq(tp_graph_add_input(g, "a", &type, &a), TP_OK);
-    ck_assert_int_eq(tp_graph_add_input(g, "b", &type, &b), TP_OK);
-    tp_value_id ab[2] = {a, b};
-    ck_assert_int_eq(tp_graph_add_node(g, "matmul", ab, 2, NULL, "product", &product), TP_OK);
-    ck_assert_int_eq(tp_graph_add_node(g, "sum", &product, 1, NULL, "total", &total), TP_OK);
+    tp_type wide = {.dtype = TP_F64, .ndim = 2, .dims = {4, 4}};
+    tp_type half = {.dtype = TP_F16, .ndim = 2, .dims = {4, 4}};
+    tp_value_id x, a, narrowed, total, doubled;
+    ck_assert_int_eq(tp_graph_add_input(g, "x", &wide, &x), TP_OK);
+    ck_assert_int_eq(tp_graph_add_input(g, "a", &half, &a), TP_OK);
+    tp_attrs attrs = TP_ATTRS_INIT;
+    attrs.dtype = TP_F16;
+    ck_assert_int_eq(tp_graph_add_node(g, "cast", &x, 1, &attrs, "narrowed", &narrowed), TP_OK);
+    ck_assert_int_eq(tp_graph_add_node(g, "sum", &narrowed, 1, NULL, "total", &total), TP_OK);
     tp_value_id aa[2] = {a, a};
     ck_assert_int_eq(tp_graph_add_node(g, "add", aa, 2, NULL, "doubled", &doubled), TP_OK);
     tp_value_id outs[2] = {total, doubled};
@@ -239,9 +243,9 @@ START_TEST(matmul_on_f16_is_left_to_the_fallback) {
     bool claimed[8] = {false};
     char *reasons[8] = {NULL};
     ck_assert_int_eq(tp_backend_claims(stax_test_backend("stax"), g, claimed, reasons), TP_OK);
-    ck_assert_msg(!claimed[product], "stax claimed an f16 matmul");
-    ck_assert_msg(reasons[product] && strstr(reasons[product], "f16"), "reason: %s",
-                  reasons[product] ? reasons[product] : "(none)");
+    ck_assert_msg(!claimed[narrowed], "stax claimed a cast from f64 to f16");
+    ck_assert_msg(reasons[narrowed] && strstr(reasons[narrowed], "f16"), "reason: %s",
+                  reasons[narrowed] ? reasons[narrowed] : "(none)");
     ck_assert_msg(claimed[total], "stax refused an f16 sum: %s",
                   reasons[total] ? reasons[total] : "(none)");
     ck_assert_msg(claimed[doubled], "stax refused an f16 add: %s",
@@ -261,7 +265,7 @@ TP_TEST_SUITE(half) {
     tcase_add_test(tc, f16_row_reductions_run_natively);
     tcase_add_test(tc, bf16_row_reductions_run_natively);
     tcase_add_test(tc, transpose_of_f16_and_bf16_copies_the_bits);
-    tcase_add_test(tc, matmul_on_f16_is_left_to_the_fallback);
+    tcase_add_test(tc, cast_from_f64_to_f16_is_left_to_the_fallback);
     suite_add_tcase(suite, tc);
     return suite;
 }
