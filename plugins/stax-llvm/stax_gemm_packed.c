@@ -121,22 +121,26 @@ static void pack_panel_storage_float(const k_block *kb, int64_t p, float *out) {
     int64_t nr = kb->call->nr, j0 = p * nr, cols = g->n - j0 < nr ? g->n - j0 : nr;
     const uint16_t *b = kb->call->b_bits + kb->b_at + j0 * g->b_cs;
     for (int64_t k = 0; k < kb->kc; k++) {
-        const uint16_t *row = b + k * g->b_rs;
         float *line = out + k * nr;
-        if (g->b_dtype == TP_PLUGIN_F16)
-            for (int64_t j = 0; j < cols; j++) line[j] = stax_f16_to_f32(row[j * g->b_cs]);
-        else
-            for (int64_t j = 0; j < cols; j++) line[j] = stax_bf16_to_f32(row[j * g->b_cs]);
+        stax_storage_floats_to_f32(g->b_dtype, b + k * g->b_rs, g->b_cs, line, cols);
         for (int64_t j = cols; j < nr; j++) line[j] = 0.0f;
     }
 }
 
+/* One tile of h rows: each row widened as a run along k, then interleaved. */
 static void pack_a_tile_storage_float(const k_block *kb, int64_t row, int64_t h, float *out) {
+    enum { RUN = 256 };
     const stax_gemm *g = kb->call->g;
     const uint16_t *a = kb->call->a_bits + kb->a_at + row * g->a_rs;
-    for (int64_t k = 0; k < kb->kc; k++, out += h)
-        for (int64_t r = 0; r < h; r++)
-            out[r] = stax_storage_float_to_f32(g->a_dtype, a[r * g->a_rs + k * g->a_cs]);
+    float run[RUN];
+    for (int64_t k0 = 0; k0 < kb->kc; k0 += RUN) {
+        int64_t length = kb->kc - k0 < RUN ? kb->kc - k0 : RUN;
+        for (int64_t r = 0; r < h; r++) {
+            stax_storage_floats_to_f32(g->a_dtype, a + r * g->a_rs + k0 * g->a_cs, g->a_cs, run,
+                                       length);
+            for (int64_t k = 0; k < length; k++) out[(k0 + k) * h + r] = run[k];
+        }
+    }
 }
 
 /* Panel p of this k block: kc rows of nr floats, zeros past n. */

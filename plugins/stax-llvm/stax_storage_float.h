@@ -6,8 +6,14 @@
 #ifndef STAX_STORAGE_FLOAT_H
 #define STAX_STORAGE_FLOAT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define STAX_HAVE_F16C_PATH 1
+#endif
 
 #include "tensorplay/plugin.h"
 
@@ -36,5 +42,11 @@ static inline float stax_bf16_to_f32(uint16_t bf16) {
 static inline float stax_storage_float_to_f32(int32_t dtype, uint16_t bits) {
     return dtype == TP_PLUGIN_F16 ? stax_f16_to_f32(bits) : stax_bf16_to_f32(bits);
 }
+
+/* n elements of `in`, `stride` apart, widened into out[0..n): F16C's
+ * vcvtph2ps on contiguous f16 where the CPU has it (the same exact
+ * widening), else element by element. */
+void stax_storage_floats_to_f32(int32_t dtype, const uint16_t *in, int64_t stride, float *out,
+                                int64_t n);
 
 #endif
