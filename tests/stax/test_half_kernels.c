@@ -207,6 +207,43 @@ START_TEST(matmul_of_small_integers_equals_eager_bit_for_bit) {
 }
 END_TEST
 
+/* Every bit pattern through the packing: the patterns as one column of A
+ * times [[1]], and [[1]] times the patterns as one row of B: each product is the widened pattern
+ * times one, rounded back, so the bits come back (NaN stays NaN; a zero may come back with either
+ * sign, since the tile kernels start from +0). Covers the element-by-element widening and F16C's
+ * runs. */
+static void check_patterns_through_packing(tp_dtype dtype, bool patterns_in_b) {
+    int64_t a_dims[2] = {patterns_in_b ? 1 : 65536, 1}, b_dims[2] = {1, patterns_in_b ? 65536 : 1};
+    tp_graph *g = new_graph("half_patterns");
+    tp_value_id a = input_of(g, "a", dtype, 2, a_dims), b = input_of(g, "b", dtype, 2, b_dims);
+    tp_value_id out = node_of(g, "matmul", (tp_value_id[]){a, b}, 2, NULL, "c");
+    tp_tensor *inputs[2] = {NULL, NULL};
+    ck_assert_int_eq(tp_tensor_create(dtype, 2, a_dims, &inputs[0]), TP_OK);
+    ck_assert_int_eq(tp_tensor_create(dtype, 2, b_dims, &inputs[1]), TP_OK);
+    uint16_t *patterns = tp_tensor_data_mut(inputs[patterns_in_b ? 1 : 0]);
+    for (uint32_t i = 0; i < 65536; i++) patterns[i] = (uint16_t)i;
+    *(uint16_t *)tp_tensor_data_mut(inputs[patterns_in_b ? 0 : 1]) = narrow(dtype, 1.0);
+    tp_tensor *got = run_on_stax(g, out, inputs, 2);
+    const uint16_t *bits = tp_tensor_data(got);
+    for (uint32_t i = 0; i < 65536; i++) {
+        float want = widen(dtype, (uint16_t)i), have = widen(dtype, bits[i]);
+        bool ok = isnan(want) ? isnan(have) : want == 0 ? have == 0 : bits[i] == i;
+        ck_assert_msg(ok, "%s pattern 0x%04x (in %s) came back as 0x%04x", tp_dtype_name(dtype), i,
+                      patterns_in_b ? "B" : "A", bits[i]);
+    }
+    tp_tensor_release(got);
+    release_all(inputs, 2);
+    tp_graph_destroy(g);
+}
+
+START_TEST(every_bit_pattern_widens_exactly_in_the_packing) {
+    for (int d = 0; d < 2; d++) {
+        check_patterns_through_packing(storage_dtypes[d], true);
+        check_patterns_through_packing(storage_dtypes[d], false);
+    }
+}
+END_TEST
+
 /* linear(x, w, bias) then add(., shift): the bias is added to the f32
  * product and rounded once (linear computes in f32), the add rounds again. */
 static void check_linear_epilogue(tp_dtype dtype) {
@@ -692,6 +729,7 @@ TP_TEST_SUITE(half_kernels) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, matmul_of_odd_sizes_is_rounded_from_f32);
     tcase_add_test(tc, matmul_of_small_integers_equals_eager_bit_for_bit);
+    tcase_add_test(tc, every_bit_pattern_widens_exactly_in_the_packing);
     tcase_add_test(tc, linear_with_bias_and_a_fused_add_rounds_in_the_epilogue);
     tcase_add_test(tc, softmax_and_log_softmax_run_as_row_kernels);
     tcase_add_test(tc, layer_norm_with_weight_and_bias_runs_as_a_row_kernel);
