@@ -15,9 +15,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ALL = "f32 f64 i32 i64 bool f16 bf16"
 NUMERIC = "f32 f64 i32 i64 f16 bf16"
 FLOATS = "f32 f64 f16 bf16"
-# the window ops (conv, pools) take no f16/bf16 yet: their rules refuse them
-WINDOW_FLOATS = "f32 f64"
-WINDOW_NUMERIC = "f32 f64 i32 i64"
 
 files = {}
 
@@ -356,30 +353,30 @@ case("window/conv.tpir", "conv 3x3, stride 2, asymmetric pads, with a bias",
      "graph conv_case(%x: f32[2, 3, 7, 6], %w: f32[4, 3, 3, 3], %b: f32[4]) {\n"
      "  %y: f32[2, 4, 4, 3] = conv(%x, %w, %b) {strides=[2, 2], pads=[1, 0, 1, 1], dilations=[], group=1}\n"
      "  return %y\n}",
-     WINDOW_FLOATS)
+     FLOATS)
 case("window/conv_depthwise.tpir", "depthwise conv (group = channels), 3x3, pad 1",
      "graph conv_depthwise_case(%x: f32[1, 4, 6, 6], %w: f32[4, 1, 3, 3]) {\n"
      "  %y: f32[1, 4, 6, 6] = conv(%x, %w) {strides=[], pads=[1, 1, 1, 1], dilations=[], group=4}\n"
      "  return %y\n}",
-     WINDOW_FLOATS)
+     FLOATS)
 case("window/conv_transpose.tpir", "conv_transpose 3x3, stride 2, pads and output_padding",
      "graph conv_transpose_case(%x: f32[1, 3, 4, 4], %w: f32[3, 2, 3, 3]) {\n"
      "  %y: f32[1, 2, 8, 8] = conv_transpose(%x, %w) {strides=[2, 2], pads=[1, 1, 1, 1], "
      "dilations=[], group=1, output_padding=[1, 1]}\n"
      "  return %y\n}",
-     WINDOW_FLOATS)
+     FLOATS)
 case("window/max_pool.tpir", "max_pool 3x3, stride 2, pad 1 (ResNet's stem)",
      "graph max_pool_case(%x: f32[1, 2, 9, 9]) {\n"
      "  %y: f32[1, 2, 5, 5] = max_pool(%x) {kernel_shape=[3, 3], strides=[2, 2], "
      "pads=[1, 1, 1, 1], dilations=[], ceil_mode=false}\n"
      "  return %y\n}",
-     WINDOW_NUMERIC)
+     NUMERIC)
 case("window/avg_pool.tpir", "avg_pool 2x2, stride 2, ceil_mode, padding counted",
      "graph avg_pool_case(%x: f32[1, 2, 6, 6]) {\n"
      "  %y: f32[1, 2, 4, 4] = avg_pool(%x) {kernel_shape=[2, 2], strides=[2, 2], "
      "pads=[1, 1, 0, 0], dilations=[], ceil_mode=true, count_include_pad=true}\n"
      "  return %y\n}",
-     WINDOW_FLOATS)
+     FLOATS)
 # ---- pad, clip, topk, cumsum, resize, batch_norm --------------------------------------------------------------
 case("shape/pad.tpir", "pad in reflect mode: 1 before both axes, 3 after axis 1",
      "graph pad_case(%x: f32[3, 4]) {\n"
