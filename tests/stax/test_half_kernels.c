@@ -244,6 +244,36 @@ START_TEST(every_bit_pattern_widens_exactly_in_the_packing) {
 }
 END_TEST
 
+/* f16 [9, 20] times f32 [20, 11] promotes to f32: A is widened while
+ * packed, B copied, and the f32 product stored with no rounding to f16. */
+START_TEST(matmul_of_f16_by_f32_gives_the_f32_product) {
+    enum { M = 9, K = 20, N = 11 };
+    tp_graph *g = new_graph("mixed_matmul");
+    tp_value_id a = input_of(g, "a", TP_F16, 2, (int64_t[]){M, K});
+    tp_value_id b = input_of(g, "b", TP_F32, 2, (int64_t[]){K, N});
+    tp_value_id out = node_of(g, "matmul", (tp_value_id[]){a, b}, 2, NULL, "c");
+    tp_tensor *inputs[2] = {half_tensor(TP_F16, 2, (int64_t[]){M, K}, 101, 2.0, false),
+                            stax_test_random(TP_F32, 2, (int64_t[]){K, N}, 102)};
+    tp_tensor *got = run_on_stax(g, out, inputs, 2);
+    ck_assert_int_eq(tp_tensor_dtype(got), TP_F32);
+    const float *b_values = tp_tensor_data(inputs[1]), *c = tp_tensor_data(got);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double sum = 0, magnitude = 0;
+            for (int p = 0; p < K; p++) {
+                double term = value_at(inputs[0], i * K + p) * (double)b_values[p * N + j];
+                sum += term;
+                magnitude += fabs(term);
+            }
+            ck_assert_msg(fabs(c[i * N + j] - sum) <= K * 0x1p-23 * magnitude + 0x1p-24 * fabs(sum),
+                          "c[%d][%d] = %.9g, exact %.9g", i, j, (double)c[i * N + j], sum);
+        }
+    tp_tensor_release(got);
+    release_all(inputs, 2);
+    tp_graph_destroy(g);
+}
+END_TEST
+
 /* linear(x, w, bias) then add(., shift): the bias is added to the f32
  * product and rounded once (linear computes in f32), the add rounds again. */
 static void check_linear_epilogue(tp_dtype dtype) {
@@ -730,6 +760,7 @@ TP_TEST_SUITE(half_kernels) {
     tcase_add_test(tc, matmul_of_odd_sizes_is_rounded_from_f32);
     tcase_add_test(tc, matmul_of_small_integers_equals_eager_bit_for_bit);
     tcase_add_test(tc, every_bit_pattern_widens_exactly_in_the_packing);
+    tcase_add_test(tc, matmul_of_f16_by_f32_gives_the_f32_product);
     tcase_add_test(tc, linear_with_bias_and_a_fused_add_rounds_in_the_epilogue);
     tcase_add_test(tc, softmax_and_log_softmax_run_as_row_kernels);
     tcase_add_test(tc, layer_norm_with_weight_and_bias_runs_as_a_row_kernel);
