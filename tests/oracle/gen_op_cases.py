@@ -1415,7 +1415,8 @@ def gen_windows(w):
     r = np.random.default_rng(20261202)
 
     def normal(shape, dt):
-        return (r.standard_normal(shape)).astype(NP[dt])
+        x = r.standard_normal(shape).astype(NP[dt])
+        return bf16_round(x) if dt == "bf16" else x  # bf16: on the format's grid
 
     conv_cases = [
         # name, x shape, w shape, bias, attrs
@@ -1435,7 +1436,7 @@ def gen_windows(w):
          {"strides": [2], "pads": [2, 1], "dilations": [2]}),
         ("1d_groups", (1, 4, 8), (4, 2, 2), True, {"group": 2}),
     ]
-    for dt in ("f32", "f64"):
+    for dt in FLOATS:  # f16/bf16 in the storage passes
         for name, xs, ws, has_bias, attrs in conv_cases:
             x, wt = normal(xs, dt), normal(ws, dt)
             b = normal((ws[0],), dt) if has_bias else None
@@ -1454,7 +1455,7 @@ def gen_windows(w):
          {"strides": [2, 1], "pads": [0, 1, 2, 0]}),
         ("1d_stride", (1, 2, 5), (2, 3, 3), True, {"strides": [2]}),
     ]
-    for dt in ("f32", "f64"):
+    for dt in FLOATS:
         for name, xs, ws, has_bias, attrs in transpose_cases:
             x, wt = normal(xs, dt), normal(ws, dt)
             b = normal((ws[1] * attrs.get("group", 1),), dt) if has_bias else None
@@ -1476,14 +1477,14 @@ def gen_windows(w):
         ("2d_dilation", (1, 1, 7, 7), {"kernel_shape": [2, 2], "dilations": [2, 3]}),
         ("1d", (2, 3, 10), {"kernel_shape": [3], "strides": [2], "pads": [1, 1]}),
     ]
-    for dt in ("f32", "f64", "i32", "i64"):
+    for dt in FLOATS + INTS:
         for name, xs, attrs in pool_cases:
             x = values(xs, dt) if dt in INTS else normal(xs, dt)
             w.case("max_pool_%s_%s" % (dt, name), "max_pool", [x],
                    pool_ref(x, "max", attrs["kernel_shape"], attrs.get("strides"),
                             attrs.get("pads"), attrs.get("dilations"),
                             attrs.get("ceil_mode", False)), attrs=attrs)
-    for dt in ("f32", "f64"):
+    for dt in FLOATS:
         for name, xs, attrs in pool_cases:
             for include in (False, True):
                 if include and not attrs.get("pads"):
