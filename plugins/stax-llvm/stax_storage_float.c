@@ -3,6 +3,13 @@
  * A or B. Owns only that loop and its F16C fast path. */
 #include "stax_storage_float.h"
 
+#include <stdbool.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define STAX_HAVE_F16C_PATH 1
+#endif
+
 #ifdef STAX_HAVE_F16C_PATH
 __attribute__((target("avx,f16c"))) static void f16_run_to_f32_f16c(const uint16_t *in, float *out,
                                                                     int64_t n) {
@@ -12,10 +19,9 @@ __attribute__((target("avx,f16c"))) static void f16_run_to_f32_f16c(const uint16
     for (; i < n; i++) out[i] = stax_f16_to_f32(in[i]);
 }
 
+/* libgcc fills the CPU model at load time: a read of a global, no state here */
 static bool cpu_has_f16c(void) {
-    static int known = -1; /* a benign race: every thread computes the same answer */
-    if (known < 0) known = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
-    return known == 1;
+    return __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
 }
 #endif
 

@@ -1,19 +1,12 @@
-/* stax-llvm — f16/bf16 element conversions for the C side of the plugin
- * (the packed matmul's packing routines), the same conversions the IR
- * emitter's loads and stores use (stax_emit_core.c): widening is exact, a
- * NaN keeps its sign and payload. Internal; header-only so that the packing
- * loops inline them. */
+/* stax-llvm — f16/bf16 to f32 on the C side of the plugin (the packed
+ * matmul's packing routines), the same widening the IR emitter's loads do
+ * (stax_emit_core.c): exact, a NaN keeping its sign and payload. Internal;
+ * the element conversions are inline, the run loop is stax_storage_float.c. */
 #ifndef STAX_STORAGE_FLOAT_H
 #define STAX_STORAGE_FLOAT_H
 
-#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define STAX_HAVE_F16C_PATH 1
-#endif
 
 #include "tensorplay/plugin.h"
 
@@ -37,10 +30,6 @@ static inline float stax_f16_to_f32(uint16_t half) {
 /* A bfloat16's bits are the top half of the f32's. */
 static inline float stax_bf16_to_f32(uint16_t bf16) {
     return stax_bits_to_float((uint32_t)bf16 << 16);
-}
-
-static inline float stax_storage_float_to_f32(int32_t dtype, uint16_t bits) {
-    return dtype == TP_PLUGIN_F16 ? stax_f16_to_f32(bits) : stax_bf16_to_f32(bits);
 }
 
 /* n elements of `in`, `stride` apart, widened into out[0..n): F16C's
