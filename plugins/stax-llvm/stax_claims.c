@@ -76,10 +76,10 @@ static bool lowers(int32_t op, int32_t dtype) {
  * reduce the widened values; the packed matmul widens A and B as it packs
  * them and its epilogue rounds the f32 product (stax_gemm_packed.c); window
  * ops convert their operands into f32 scratch and their result back
- * (stax_plan.c). Creation kernels fill their buffers in the compute type,
- * and a kind added later is not known to widen, so they are left to the
- * fallback. A store that must round from anything but f32 (a cast from f64
- * or an integer) would round twice: also left to the fallback. */
+ * (stax_plan.c). A constant's payload is copied bit for bit; full and
+ * arange fill their buffers in the compute type, and a kind added later is
+ * not known to widen, so they are left to the fallback. A store that must round from anything but
+ * f32 (a cast from f64 or an integer) would round twice: also left to the fallback. */
 static bool lowers_storage_float(const tp_plugin_graph *graph, const tp_plugin_value *node,
                                  int32_t op, int32_t compute) {
     switch (tpcommon_op_kind(op)) { /* the kinds known to widen and round; a new kind is not */
@@ -91,6 +91,8 @@ static bool lowers_storage_float(const tp_plugin_graph *graph, const tp_plugin_v
     case TPCOMMON_KIND_WINDOW:
     case TPCOMMON_KIND_DEDICATED:
         break;
+    case TPCOMMON_KIND_CREATION: /* a constant's payload is copied as its bits */
+        return op == TP_PLUGIN_OP_CONSTANT;
     default:
         return false;
     }
@@ -130,7 +132,7 @@ int32_t stax_node_supported(const tp_plugin_graph *graph, int32_t value, char *e
         !lowers_storage_float(graph, node, op, dtype))
         return refuse(error, error_size,
                       "op '%s' (%%%s) with %s values: stax loads and stores f16/bf16 only in "
-                      "ops computing in f32 (not in creation ops); the fallback backend runs it",
+                      "ops computing in f32 (not in full or arange); the fallback backend runs it",
                       op_name, node->name,
                       tpcommon_dtype_name(tpcommon_dtype_is_storage_float(node->type.dtype)
                                               ? node->type.dtype

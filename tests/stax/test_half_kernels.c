@@ -711,6 +711,43 @@ START_TEST(conv_transpose_of_f16_and_bf16_matches_eager) {
 }
 END_TEST
 
+/* An f16/bf16 constant (a weight, as the ONNX importer makes them) feeding a
+ * linear: stax copies the payload's bits, so the product equals the one with
+ * the same weight given as an input, bit for bit. */
+START_TEST(constant_weights_of_f16_and_bf16_are_copied_bit_for_bit) {
+    enum { ROWS = 5, IN = 12, OUT = 7 };
+    for (int d = 0; d < 2; d++) {
+        tp_dtype dtype = storage_dtypes[d];
+        tp_tensor *weight = half_tensor(dtype, 2, (int64_t[]){OUT, IN}, 111, 1.0, false);
+        tp_tensor *x = half_tensor(dtype, 2, (int64_t[]){ROWS, IN}, 112, 1.0, false);
+        tp_graph *with_constant = new_graph("half_constant_weight");
+        tp_value_id xc = input_of(with_constant, "x", dtype, 2, (int64_t[]){ROWS, IN});
+        tp_attrs payload = TP_ATTRS_INIT;
+        payload.dtype = dtype;
+        payload.data = weight;
+        tp_value_id wc = node_of(with_constant, "constant", NULL, 0, &payload, "w");
+        tp_value_id yc = node_of(with_constant, "linear", (tp_value_id[]){xc, wc}, 2, NULL, "y");
+        tp_tensor *from_constant = run_on_stax(with_constant, yc, &x, 1);
+        tp_graph *with_input = new_graph("half_input_weight");
+        tp_value_id xi = input_of(with_input, "x", dtype, 2, (int64_t[]){ROWS, IN});
+        tp_value_id wi = input_of(with_input, "w", dtype, 2, (int64_t[]){OUT, IN});
+        tp_value_id yi = node_of(with_input, "linear", (tp_value_id[]){xi, wi}, 2, NULL, "y");
+        tp_tensor *inputs[2] = {x, weight};
+        tp_tensor *from_input = run_on_stax(with_input, yi, inputs, 2);
+        ck_assert_msg(
+            memcmp(tp_tensor_data(from_constant), tp_tensor_data(from_input), ROWS * OUT * 2) == 0,
+            "%s: a constant weight gives another product than the same weight as input",
+            tp_dtype_name(dtype));
+        tp_tensor_release(from_constant);
+        tp_tensor_release(from_input);
+        tp_tensor_release(weight);
+        tp_tensor_release(x);
+        tp_graph_destroy(with_constant);
+        tp_graph_destroy(with_input);
+    }
+}
+END_TEST
+
 /* ---- claims ---- */
 
 START_TEST(stax_claims_every_f16_and_bf16_kernel_family) {
@@ -780,6 +817,7 @@ TP_TEST_SUITE(half_kernels) {
     tcase_add_test(tc, conv_of_f16_and_bf16_widens_into_f32_and_rounds_back);
     tcase_add_test(tc, max_and_avg_pool_of_f16_and_bf16);
     tcase_add_test(tc, conv_transpose_of_f16_and_bf16_matches_eager);
+    tcase_add_test(tc, constant_weights_of_f16_and_bf16_are_copied_bit_for_bit);
     tcase_add_test(tc, stax_claims_every_f16_and_bf16_kernel_family);
     suite_add_tcase(suite, tc);
     return suite;
