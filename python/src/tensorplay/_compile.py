@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _context, _errors, _lib
+from . import _context, _errors, _lib, _native
 from ._tensor import _CODE_OF_NUMPY, Tensor, _data_address, _wrap_array
 
 lib = _lib.lib
@@ -209,6 +209,10 @@ class CompiledFunction:
         self._output_count = 1
         self._lock = threading.Lock()
         self._prepared: Dict[int, _PreparedCall] = {}  # per thread (threading.get_ident)
+        # The C extension's cache hit (tensorplay._speedups), made after the
+        # first call that succeeds; None: the ctypes prepared call above.
+        self._speedups = _native.speedups
+        self._fast: Any = None
         self._callback = _lib.FN(self._run_body)  # kept alive as long as the handle
         self._create(1)
         functools.update_wrapper(self, fn)  # type: ignore[arg-type]
@@ -239,6 +243,7 @@ class CompiledFunction:
         self._handle_arg = c_void_p(self._handle)
         self._outputs_type = c_void_p * num_outputs
         self._drop_prepared()
+        self._fast = None
         if old:
             lib.tp_compiled_free(old)
 
@@ -252,6 +257,7 @@ class CompiledFunction:
         if handle:
             self._handle = None
             try:
+                self._fast = None  # its prepared calls go before the wrapper
                 self._drop_prepared()
                 lib.tp_compiled_free(handle)
             except Exception:
@@ -279,6 +285,8 @@ class CompiledFunction:
             results = tuple(result) if isinstance(result, (tuple, list)) else (result,)
             self._returns_tuple = isinstance(result, (tuple, list))
             self._single_output = num_outputs == 1 and not self._returns_tuple
+            if self._fast is not None:
+                self._fast.single_output = self._single_output
             if len(results) != num_outputs:
                 capture.output_count = len(results)
                 return
@@ -303,11 +311,23 @@ class CompiledFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Union[Tensor, Tuple[Tensor, ...]]:
         """Runs the compiled function (tp_call); arguments bind like the original's."""
         if not kwargs and len(args) == self._arity:
-            # A cache hit takes one foreign call (tp_prepared_call_run) on this
+            fast = self._fast
+            if fast is not None:
+                # The C extension: records, tp_prepared_call_run without the
+                # GIL and the Tensors in one C call; None when it was not a
+                # plain hit (then tp_call below compiles or explains).
+                result = fast.run(args)
+                if result is not None:
+                    return result
+                prepared = None
+            # Without it a cache hit takes one foreign call (tp_prepared_call_run) on this
             # thread's prepared call, once a first call has settled the output
             # count. What is not a hit (nothing ran) goes on to tp_call.
-            prepared = self._prepared.get(_get_ident()) if self._succeeded else None
-            if prepared is None and self._succeeded:
+            elif self._succeeded:
+                prepared = self._prepared.get(_get_ident())
+            else:
+                prepared = None
+            if prepared is None and self._succeeded and fast is None:
                 prepared = self._new_prepared()
             if prepared is not None and not prepared.busy:
                 prepared.busy = True  # per thread: only a re-entrant call can see it
@@ -412,6 +432,9 @@ class CompiledFunction:
                 raise error from _errors.error_for(status, message)
             raise _errors.error_for(status, message)
         self._succeeded = True
+        if self._fast is None and self._speedups is not None and self._arity >= 0:
+            self._fast = self._speedups.PreparedCall(self._handle, self._arity, num_outputs,
+                                                     self._single_output)
         if num_outputs == 1 and not self._returns_tuple:
             result = _new_tensor(Tensor)
             result._ptr, result._base, result._capture = outputs[0], None, None

@@ -1,0 +1,130 @@
+"""Finding and binding the optional C extension ``tensorplay._speedups``.
+
+The extension makes a compiled function's cache hit one C call (argument
+records, ``tp_prepared_call_run`` with the GIL released, Tensor results)
+instead of a ctypes call driven by Python code. It is built and installed
+with the C library, not by ``pip install`` (which needs no compiler): it is
+looked for next to the libtensorplay the package loaded, as
+``tensorplay_speedups.abi3.so`` in the same folder (the build folder, or
+``<libdir>`` of an install). Without it, or with ``TENSORPLAY_NO_SPEEDUPS=1``
+in the environment, the ctypes path does the same work unchanged.
+
+The module never links libtensorplay: :func:`_bind` hands it the addresses
+of the library functions it calls, taken from the library ctypes loaded, so
+the two always use the same copy.
+"""
+from __future__ import annotations
+
+import ctypes
+import importlib.machinery
+import importlib.util
+import os
+import sys
+from ctypes import c_char_p, c_void_p
+from typing import Any, NamedTuple, Optional
+
+import numpy as np
+
+from . import _errors, _lib
+from ._tensor import _CODE_OF_NUMPY, Tensor
+
+FILE_NAME = "tensorplay_speedups.abi3.so"
+MODULE_NAME = "tensorplay._speedups"
+INTERFACE_VERSION = 1  # SPEEDUPS_INTERFACE_VERSION of python/ext/speedups.c
+_BOUND_FUNCTIONS = ("tp_prepared_call_create", "tp_prepared_call_free", "tp_prepared_call_run",
+                    "tp_last_error", "tp_tensor_release")
+
+
+class SpeedupsStatus(NamedTuple):
+    """Whether compiled functions take their cache hits through the C extension.
+
+    ``active``: the extension is loaded and used; ``path``: where it was
+    looked for (or loaded from); ``reason``: why it is not used, or "loaded".
+    """
+
+    active: bool
+    path: Optional[str]
+    reason: str
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", c_char_p), ("dli_fbase", c_void_p), ("dli_sname", c_char_p),
+                ("dli_saddr", c_void_p)]
+
+
+def _library_folder() -> Optional[str]:
+    """The folder of the libtensorplay that ctypes loaded (dladdr on one of its functions)."""
+    path = _lib.library_path
+    if os.sep not in path:
+        try:
+            dladdr = ctypes.CDLL(None).dladdr
+            dladdr.argtypes = [c_void_p, ctypes.POINTER(_DlInfo)]
+            info = _DlInfo()
+            address = ctypes.cast(_lib.lib.tp_last_error, c_void_p).value
+            if not dladdr(address, ctypes.byref(info)) or not info.dli_fname:
+                return None
+            path = os.fsdecode(info.dli_fname)
+        except (AttributeError, OSError):
+            return None
+    return os.path.dirname(os.path.realpath(path))
+
+
+def _buffer_formats() -> dict:
+    """The buffer format NumPy exports for each dtype TensorPlay has -> its tp_dtype."""
+    formats = {}
+    for dtype, code in _CODE_OF_NUMPY.items():
+        if dtype.fields is not None or not dtype.isnative:
+            continue  # bf16 (a structured dtype) takes the Python path
+        for char in {dtype.char, *(c for c in np.typecodes["All"] if np.dtype(c) == dtype)}:
+            formats[memoryview(np.zeros(1, np.dtype(char))).format] = code
+    return {f: c for f, c in formats.items() if len(f) == 1}
+
+
+def _error_for(status: int, message: Optional[bytes]) -> BaseException:
+    return _errors.error_for(status, (message or b"").decode(errors="replace"))
+
+
+def _bind(module: Any) -> None:
+    functions = {name: ctypes.cast(getattr(_lib.lib, name), c_void_p).value
+                 for name in _BOUND_FUNCTIONS}
+    module.bind(functions=functions, record_size=_lib.PREPARED_ARG_SIZE, tensor_type=Tensor,
+                ndarray_type=np.ndarray, error_for=_error_for, formats=_buffer_formats())
+
+
+def _load() -> "tuple[Any, SpeedupsStatus]":
+    if os.environ.get("TENSORPLAY_NO_SPEEDUPS", "") not in ("", "0"):
+        return None, SpeedupsStatus(False, None, "TENSORPLAY_NO_SPEEDUPS is set")
+    folder = _library_folder()
+    if folder is None:
+        return None, SpeedupsStatus(False, None, "the folder of libtensorplay is unknown")
+    path = os.path.join(folder, FILE_NAME)
+    if not os.path.exists(path):
+        return None, SpeedupsStatus(
+            False, path, f"{path} does not exist (built with the library when python3-dev "
+            "is installed; TP_WITH_PYTHON_EXT)")
+    try:
+        loader = importlib.machinery.ExtensionFileLoader(MODULE_NAME, path)
+        spec = importlib.util.spec_from_file_location(MODULE_NAME, path, loader=loader)
+        assert spec is not None
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+        version = getattr(module, "INTERFACE_VERSION", None)
+        if version != INTERFACE_VERSION:
+            return None, SpeedupsStatus(
+                False, path, f"{path} has interface version {version}, the package wants "
+                f"{INTERFACE_VERSION} (rebuild and reinstall TensorPlay from one tree)")
+        _bind(module)
+    except (ImportError, OSError, ValueError, TypeError) as error:
+        return None, SpeedupsStatus(False, path, f"{path} did not load: {error}")
+    sys.modules[MODULE_NAME] = module
+    return module, SpeedupsStatus(True, path, "loaded")
+
+
+speedups, status = _load()
+
+
+def speedups_status() -> SpeedupsStatus:
+    """Whether compiled functions' cache hits go through the C extension
+    ``tensorplay._speedups`` (see :class:`SpeedupsStatus`); without it the
+    ctypes path does the same work, a few microseconds slower per call."""
+    return status
