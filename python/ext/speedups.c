@@ -15,6 +15,7 @@
 #define Py_LIMITED_API 0x030B0000
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 
 #include <stdint.h>
 #include <string.h>
@@ -50,7 +51,8 @@ static struct {
     /* tp_dtype + 1 of each single-character buffer format NumPy exports
      * for a dtype TensorPlay has; 0: not one (the Python path explains). */
     unsigned char dtype_of_format[128];
-    PyObject *name_ptr, *name_base, *name_capture;
+    PyObject *name_ptr, *name_base, *name_capture, *name_call_slow;
+    PyObject *prepared_type; /* PreparedCall (the module holds the reference) */
 } host;
 
 typedef struct {
@@ -362,6 +364,63 @@ static PyType_Spec prepared_spec = {
     .slots = prepared_slots,
 };
 
+/* ---- CompiledCallBase ------------------------------------------------------------
+ *
+ * The base class of tensorplay.CompiledFunction when this module is loaded:
+ * calling the function is this tp_call, so a cache hit runs no Python code.
+ * `_fast` is the function's PreparedCall (None until a first call succeeds);
+ * everything else is self._call_slow(*args, **kwargs), the Python path. */
+typedef struct {
+    PyObject_HEAD PyObject *fast;
+} CompiledCallBaseObject;
+
+static PyObject *compiled_call(PyObject *object, PyObject *args, PyObject *kwargs) {
+    PyObject *fast = ((CompiledCallBaseObject *)object)->fast;
+    if (fast && (PyObject *)Py_TYPE(fast) == host.prepared_type &&
+        (!kwargs || PyDict_Size(kwargs) == 0)) {
+        Py_INCREF(fast); /* the call may replace self._fast */
+        PyObject *result = prepared_run(fast, args);
+        Py_DECREF(fast);
+        if (result != Py_None) return result; /* outputs, or NULL: the exception */
+        Py_DECREF(result);
+    }
+    PyObject *slow = PyObject_GetAttr(object, host.name_call_slow);
+    if (!slow) return NULL;
+    PyObject *result = PyObject_Call(slow, args, kwargs);
+    Py_DECREF(slow);
+    return result;
+}
+
+static void compiled_dealloc(PyObject *object) {
+    Py_CLEAR(((CompiledCallBaseObject *)object)->fast);
+    PyTypeObject *type = Py_TYPE(object);
+    freefunc free_object = (freefunc)PyType_GetSlot(type, Py_tp_free);
+    free_object(object);
+    Py_DECREF(type);
+}
+
+static PyMemberDef compiled_members[] = {
+    {"_fast", T_OBJECT, offsetof(CompiledCallBaseObject, fast), 0,
+     "The PreparedCall of the function's cache hits, or None."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot compiled_slots[] = {
+    {Py_tp_doc, "The base of tensorplay.CompiledFunction: cache hits are called in C."},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_call, compiled_call},
+    {Py_tp_dealloc, compiled_dealloc},
+    {Py_tp_members, compiled_members},
+    {0, NULL},
+};
+
+static PyType_Spec compiled_spec = {
+    .name = "tensorplay._speedups.CompiledCallBase",
+    .basicsize = sizeof(CompiledCallBaseObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .slots = compiled_slots,
+};
+
 /* ---- bind ------------------------------------------------------------------------- */
 
 static int function_address(PyObject *functions, const char *name, void **out) {
@@ -437,7 +496,22 @@ static PyObject *speedups_bind(PyObject *module, PyObject *args, PyObject *kwarg
     Py_RETURN_NONE;
 }
 
+/* release_tensor(pointer): tp_tensor_release without a ctypes call; the
+ * package makes it Tensor.__del__'s release once bound. */
+static PyObject *speedups_release_tensor(PyObject *module, PyObject *pointer) {
+    if (!host.bound) {
+        PyErr_SetString(PyExc_RuntimeError, "tensorplay._speedups: bind() was not called");
+        return NULL;
+    }
+    void *handle = PyLong_AsVoidPtr(pointer);
+    if (!handle && PyErr_Occurred()) return NULL;
+    host.tensor_release(handle);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef speedups_methods[] = {
+    {"release_tensor", speedups_release_tensor, METH_O,
+     "release_tensor(pointer): tp_tensor_release of a tp_tensor handle (0 is a no-op)."},
     {"bind", (PyCFunction)(void (*)(void))speedups_bind, METH_VARARGS | METH_KEYWORDS,
      "bind(functions, record_size, tensor_type, ndarray_type, error_for, formats): the "
      "libtensorplay functions to call (name -> address), sizeof(tp_prepared_arg) as the "
@@ -459,13 +533,22 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     host.name_ptr = PyUnicode_InternFromString("_ptr");
     host.name_base = PyUnicode_InternFromString("_base");
     host.name_capture = PyUnicode_InternFromString("_capture");
-    if (!host.name_ptr || !host.name_base || !host.name_capture) return NULL;
+    host.name_call_slow = PyUnicode_InternFromString("_call_slow");
+    if (!host.name_ptr || !host.name_base || !host.name_capture || !host.name_call_slow)
+        return NULL;
     PyObject *module = PyModule_Create(&speedups_module);
     if (!module) return NULL;
-    PyObject *type = PyType_FromSpec(&prepared_spec);
-    if (!type || PyModule_AddObject(module, "PreparedCall", type) != 0 ||
+    PyObject *prepared = PyType_FromSpec(&prepared_spec);
+    if (!prepared || PyModule_AddObject(module, "PreparedCall", prepared) != 0) {
+        Py_XDECREF(prepared);
+        Py_DECREF(module);
+        return NULL;
+    }
+    host.prepared_type = prepared; /* borrowed: the module holds it */
+    PyObject *compiled = PyType_FromSpec(&compiled_spec);
+    if (!compiled || PyModule_AddObject(module, "CompiledCallBase", compiled) != 0 ||
         PyModule_AddIntConstant(module, "INTERFACE_VERSION", SPEEDUPS_INTERFACE_VERSION) != 0) {
-        Py_XDECREF(type);
+        Py_XDECREF(compiled);
         Py_DECREF(module);
         return NULL;
     }

@@ -176,7 +176,11 @@ def _parameter_names(fn: Callable[..., Any]) -> Optional[List[str]]:
     return names
 
 
-class CompiledFunction:
+# The C extension's callable base: its tp_call runs cache hits in C.
+_CallBase: Any = _native.speedups.CompiledCallBase if _native.speedups is not None else object
+
+
+class CompiledFunction(_CallBase):  # type: ignore[misc, valid-type]
     """The result of :func:`tensorplay.compile`: call it like the original function.
 
     Arguments may be Tensors, NumPy arrays (C-contiguous ones are shared
@@ -308,26 +312,19 @@ class CompiledFunction:
     _last_capture = threading.local()
 
     # ---- calling -------------------------------------------------------------------
-    def __call__(self, *args: Any, **kwargs: Any) -> Union[Tensor, Tuple[Tensor, ...]]:
+    # With the C extension, calling a CompiledFunction is _CallBase's tp_call
+    # (python/ext/speedups.c): a cache hit through self._fast in C, anything
+    # else self._call_slow(*args, **kwargs). Without it, _call_slow is __call__.
+    def _call_slow(self, *args: Any, **kwargs: Any) -> Union[Tensor, Tuple[Tensor, ...]]:
         """Runs the compiled function (tp_call); arguments bind like the original's."""
         if not kwargs and len(args) == self._arity:
-            fast = self._fast
-            if fast is not None:
-                # The C extension: records, tp_prepared_call_run without the
-                # GIL and the Tensors in one C call; None when it was not a
-                # plain hit (then tp_call below compiles or explains).
-                result = fast.run(args)
-                if result is not None:
-                    return result
-                prepared = None
-            # Without it a cache hit takes one foreign call (tp_prepared_call_run) on this
-            # thread's prepared call, once a first call has settled the output
-            # count. What is not a hit (nothing ran) goes on to tp_call.
-            elif self._succeeded:
-                prepared = self._prepared.get(_get_ident())
-            else:
-                prepared = None
-            if prepared is None and self._succeeded and fast is None:
+            # Without the extension a cache hit takes one foreign call
+            # (tp_prepared_call_run) on this thread's prepared call, once a
+            # first call has settled the output count. What is not a hit
+            # (nothing ran) goes on to tp_call. With it (self._fast), this
+            # is a call the extension did not take: straight to tp_call.
+            prepared = self._prepared.get(_get_ident()) if self._succeeded else None
+            if prepared is None and self._succeeded and self._fast is None:
                 prepared = self._new_prepared()
             if prepared is not None and not prepared.busy:
                 prepared.busy = True  # per thread: only a re-entrant call can see it
@@ -356,6 +353,9 @@ class CompiledFunction:
             else:
                 return self._call(packed, self._arity)
         return self._call_general(args, kwargs)
+
+    if _CallBase is object:
+        __call__ = _call_slow
 
     def _new_prepared(self) -> Optional[_PreparedCall]:
         """This thread's prepared call (None past _MAX_PREPARED_THREADS threads)."""

@@ -4,9 +4,10 @@ The extension makes a compiled function's cache hit one C call (argument
 records, ``tp_prepared_call_run`` with the GIL released, Tensor results)
 instead of a ctypes call driven by Python code. It is built and installed
 with the C library, not by ``pip install`` (which needs no compiler): it is
-looked for next to the libtensorplay the package loaded, as
-``tensorplay_speedups.abi3.so`` in the same folder (the build folder, or
-``<libdir>`` of an install). Without it, or with ``TENSORPLAY_NO_SPEEDUPS=1``
+looked for next to the libtensorplay the package loaded, in its private
+folder: ``<folder of libtensorplay.so>/tensorplay/tensorplay_speedups.abi3.so``
+(``build/tensorplay/`` in a build tree, ``<libdir>/tensorplay/`` after
+``cmake --install``). Without it, or with ``TENSORPLAY_NO_SPEEDUPS=1``
 in the environment, the ctypes path does the same work unchanged.
 
 The module never links libtensorplay: :func:`_bind` hands it the addresses
@@ -25,7 +26,7 @@ from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
-from . import _errors, _lib
+from . import _errors, _lib, _tensor
 from ._tensor import _CODE_OF_NUMPY, Tensor
 
 FILE_NAME = "tensorplay_speedups.abi3.so"
@@ -89,6 +90,9 @@ def _bind(module: Any) -> None:
                  for name in _BOUND_FUNCTIONS}
     module.bind(functions=functions, record_size=_lib.PREPARED_ARG_SIZE, tensor_type=Tensor,
                 ndarray_type=np.ndarray, error_for=_error_for, formats=_buffer_formats())
+    # Every result of a compiled call dies in Tensor.__del__: its release is
+    # then one C call instead of a ctypes one.
+    _tensor._release = module.release_tensor
 
 
 def _load() -> "tuple[Any, SpeedupsStatus]":
@@ -97,7 +101,7 @@ def _load() -> "tuple[Any, SpeedupsStatus]":
     folder = _library_folder()
     if folder is None:
         return None, SpeedupsStatus(False, None, "the folder of libtensorplay is unknown")
-    path = os.path.join(folder, FILE_NAME)
+    path = os.path.join(folder, "tensorplay", FILE_NAME)
     if not os.path.exists(path):
         return None, SpeedupsStatus(
             False, path, f"{path} does not exist (built with the library when python3-dev "
