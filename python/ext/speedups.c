@@ -30,6 +30,24 @@
 #define MAX_FAST_OUTPUTS 16
 /* Threads with their own prepared call (as the ctypes path); others take tp_call. */
 #define MAX_PREPARED_THREADS 64
+/* NumPy dtype objects the direct array read knows. */
+#define MAX_DESCRS 32
+
+/* The head of every NumPy array, PyArrayObject_fields in numpy/ndarraytypes.h
+ * (the same from NumPy 1.7 to 2.x; what NumPy's own PyArray_DATA and
+ * friends read). Read without NumPy's headers, and only after bind() has
+ * checked it against probe arrays; otherwise the buffer protocol is used. */
+typedef struct {
+    PyObject_HEAD char *data;
+    int nd;
+    Py_ssize_t *dimensions;
+    Py_ssize_t *strides;
+    PyObject *base;
+    PyObject *descr;
+    int flags;
+} numpy_array_head;
+#define NUMPY_C_CONTIGUOUS 0x0001 /* NPY_ARRAY_C_CONTIGUOUS */
+#define NUMPY_ALIGNED      0x0100 /* NPY_ARRAY_ALIGNED */
 
 typedef tp_status (*prepared_create_fn)(tp_compiled *, int, tp_prepared_call **);
 typedef void (*prepared_free_fn)(tp_prepared_call *);
@@ -53,6 +71,14 @@ static struct {
     unsigned char dtype_of_format[128];
     PyObject *name_ptr, *name_base, *name_capture, *name_call_slow;
     PyObject *prepared_type; /* PreparedCall (the module holds the reference) */
+    /* NumPy's dtype objects of TensorPlay's dtypes and their tp_dtype, for
+     * reading arrays directly (numpy_array_head) once bind() verified it. */
+    int direct_arrays;
+    int num_descrs;
+    struct {
+        PyObject *descr;
+        int dtype;
+    } descrs[MAX_DESCRS];
 } host;
 
 typedef struct {
@@ -94,6 +120,31 @@ static int array_record(PyObject *array, Py_buffer *view, tp_prepared_arg *recor
     record->ndim = view->ndim;
     record->value.data = view->buf;
     for (int d = 0; d < view->ndim; d++) record->shape[d] = (int64_t)view->shape[d];
+    return 1;
+}
+
+/* The record of a NumPy array read from its head: 1 done, 0 an array only
+ * tp_call's path takes, -1 a dtype object this read does not know (the
+ * buffer protocol decides). */
+static int array_record_direct(PyObject *array, tp_prepared_arg *record) {
+    const numpy_array_head *head = (const numpy_array_head *)array;
+    int dtype = -1;
+    for (int d = 0; d < host.num_descrs; d++)
+        if (host.descrs[d].descr == head->descr) {
+            dtype = host.descrs[d].dtype;
+            break;
+        }
+    if (dtype < 0) return -1;
+    if ((head->flags & (NUMPY_C_CONTIGUOUS | NUMPY_ALIGNED)) !=
+            (NUMPY_C_CONTIGUOUS | NUMPY_ALIGNED) ||
+        head->nd < 0 || head->nd > TP_MAX_DIMS)
+        return 0;
+    memset(record, 0, sizeof *record);
+    record->kind = TP_PREPARED_ARRAY;
+    record->dtype = dtype;
+    record->ndim = head->nd;
+    record->value.data = head->data;
+    for (int d = 0; d < head->nd; d++) record->shape[d] = (int64_t)head->dimensions[d];
     return 1;
 }
 
@@ -152,8 +203,12 @@ static int fill_records(PyObject *args, int num_args, tp_prepared_arg *records, 
         PyObject *type = (PyObject *)Py_TYPE(value);
         int ok;
         if (type == host.ndarray_type) {
-            ok = array_record(value, &views[*num_views], record);
-            if (ok) ++*num_views;
+            /* The arguments tuple holds the array through the run. */
+            ok = host.direct_arrays ? array_record_direct(value, record) : -1;
+            if (ok < 0) {
+                ok = array_record(value, &views[*num_views], record);
+                if (ok) ++*num_views;
+            }
         } else {
             record->dtype = record->ndim = record->reserved = 0;
             ok = type == host.tensor_type ? tensor_record(value, record)
@@ -327,6 +382,10 @@ static int set_single_output(PyObject *object, PyObject *value, void *closure) {
     return 0;
 }
 
+static PyObject *speedups_reads_arrays_directly(PyObject *module, PyObject *unused) {
+    return PyBool_FromLong(host.direct_arrays);
+}
+
 static PyObject *get_num_threads(PyObject *object, void *closure) {
     return PyLong_FromLong(((PreparedCallObject *)object)->num_threads);
 }
@@ -433,14 +492,67 @@ static int function_address(PyObject *functions, const char *name, void **out) {
     return -1;
 }
 
+/* descrs: [(numpy dtype object, tp_dtype)] of the direct array read (a
+ * list: equal dtypes such as int64's 'l' and 'q' are distinct objects). */
+static int bind_descrs(PyObject *descrs) {
+    for (int d = 0; d < host.num_descrs; d++) Py_CLEAR(host.descrs[d].descr);
+    host.num_descrs = 0;
+    for (Py_ssize_t i = 0; i < PyList_Size(descrs); i++) {
+        PyObject *key;
+        int dtype;
+        if (!PyArg_ParseTuple(PyList_GetItem(descrs, i), "Oi", &key, &dtype)) return -1;
+        if (host.num_descrs == MAX_DESCRS || dtype < 0 || dtype > 254) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError,
+                             "tensorplay._speedups.bind: descrs maps at most %d NumPy dtypes "
+                             "to tp_dtype codes",
+                             MAX_DESCRS);
+            return -1;
+        }
+        Py_INCREF(key);
+        host.descrs[host.num_descrs].descr = key;
+        host.descrs[host.num_descrs].dtype = (int)dtype;
+        host.num_descrs++;
+    }
+    return 0;
+}
+
+/* probes: [(array, data address, shape, strides, c_contiguous)], as NumPy
+ * reports them; 1 when numpy_array_head reads every one the same (then
+ * arrays are read directly), 0 when not, -1 on a malformed list. */
+static int probes_read_directly(PyObject *probes, PyTypeObject *ndarray_type) {
+    Py_ssize_t count = PyList_Size(probes);
+    int same = count > 0;
+    for (Py_ssize_t p = 0; p < count && same; p++) {
+        PyObject *array, *shape, *strides;
+        Py_ssize_t data;
+        int c_contiguous;
+        if (!PyArg_ParseTuple(PyList_GetItem(probes, p), "OnO!O!p", &array, &data, &PyTuple_Type,
+                              &shape, &PyTuple_Type, &strides, &c_contiguous))
+            return -1;
+        if (Py_TYPE(array) != ndarray_type) return 0;
+        const numpy_array_head *head = (const numpy_array_head *)array;
+        same = (Py_ssize_t)head->data == data && head->nd == (int)PyTuple_Size(shape) &&
+               head->nd == (int)PyTuple_Size(strides) &&
+               !!(head->flags & NUMPY_C_CONTIGUOUS) == c_contiguous;
+        for (int d = 0; same && d < head->nd; d++)
+            same = head->dimensions[d] == PyLong_AsSsize_t(PyTuple_GetItem(shape, d)) &&
+                   head->strides[d] == PyLong_AsSsize_t(PyTuple_GetItem(strides, d));
+        if (PyErr_Occurred()) return -1;
+    }
+    return same;
+}
+
 static PyObject *speedups_bind(PyObject *module, PyObject *args, PyObject *kwargs) {
-    PyObject *functions, *tensor_type, *ndarray_type, *error_for, *formats;
+    PyObject *functions, *tensor_type, *ndarray_type, *error_for, *formats, *descrs, *probes;
     Py_ssize_t record_size;
-    static char *keywords[] = {"functions", "record_size", "tensor_type", "ndarray_type",
-                               "error_for", "formats",     NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!nOOOO!", keywords, &PyDict_Type, &functions,
-                                     &record_size, &tensor_type, &ndarray_type, &error_for,
-                                     &PyDict_Type, &formats))
+    static char *keywords[] = {"functions",    "record_size", "tensor_type",
+                               "ndarray_type", "error_for",   "formats",
+                               "descrs",       "probes",      NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!nOOOO!O!O!", keywords, &PyDict_Type,
+                                     &functions, &record_size, &tensor_type, &ndarray_type,
+                                     &error_for, &PyDict_Type, &formats, &PyList_Type, &descrs,
+                                     &PyList_Type, &probes))
         return NULL;
     if (record_size != (Py_ssize_t)sizeof(tp_prepared_arg)) {
         PyErr_Format(PyExc_ValueError,
@@ -492,6 +604,11 @@ static PyObject *speedups_bind(PyObject *module, PyObject *args, PyObject *kwarg
     host.ndarray_type = ndarray_type;
     host.error_for = error_for;
     for (int i = 0; i < 3; i++) Py_XDECREF(old[i]);
+    if (bind_descrs(descrs) != 0) return NULL;
+    host.direct_arrays = 0;
+    int direct = probes_read_directly(probes, (PyTypeObject *)ndarray_type);
+    if (direct < 0) return NULL;
+    host.direct_arrays = direct;
     host.bound = 1;
     Py_RETURN_NONE;
 }
@@ -510,6 +627,9 @@ static PyObject *speedups_release_tensor(PyObject *module, PyObject *pointer) {
 }
 
 static PyMethodDef speedups_methods[] = {
+    {"reads_arrays_directly", speedups_reads_arrays_directly, METH_NOARGS,
+     "Whether bind() found NumPy's array head where this module reads it (else the buffer "
+     "protocol is used)."},
     {"release_tensor", speedups_release_tensor, METH_O,
      "release_tensor(pointer): tp_tensor_release of a tp_tensor handle (0 is a no-op)."},
     {"bind", (PyCFunction)(void (*)(void))speedups_bind, METH_VARARGS | METH_KEYWORDS,

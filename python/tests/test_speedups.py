@@ -199,4 +199,29 @@ def test_the_extension_refuses_a_mismatched_record_size():
     module = sys.modules["tensorplay._speedups"]
     with pytest.raises(ValueError, match="tp_prepared_arg is 80 bytes"):
         module.bind(functions={}, record_size=80, tensor_type=tp.Tensor, ndarray_type=np.ndarray,
-                    error_for=print, formats={})
+                    error_for=print, formats={}, descrs=[], probes=[])
+
+
+@needs_speedups
+def test_numpy_arrays_are_read_from_their_head_when_numpy_keeps_it_where_expected():
+    assert sys.modules["tensorplay._speedups"].reads_arrays_directly()
+
+
+@needs_speedups
+def test_other_dtype_objects_hit_through_the_buffer_protocol_or_go_the_python_way(backend):
+    with_extension = tp.compile(lambda x: x * 2.0, backend=backend)
+    through_ctypes = tp.compile(lambda x: x * 2.0, backend=backend)
+    through_ctypes._speedups = None
+    x = np.arange(4, dtype=np.float32)
+    for compiled in (with_extension, through_ctypes):
+        compiled(x)
+    described = x.view(np.dtype(np.float32, metadata={"unit": "m"}))  # another float32 object
+    assert described.dtype is not x.dtype
+    hits = with_extension._fast.hits
+    np.testing.assert_allclose(with_extension(described).numpy(), x * 2)
+    assert with_extension._fast.hits == hits + 1
+    swapped = x.astype(">f4")  # big-endian: not a record the C side takes
+    expected = _error_of(lambda: through_ctypes(swapped).numpy().tolist())
+    assert _error_of(lambda: with_extension(swapped).numpy().tolist()) == expected
+    if expected is None:
+        np.testing.assert_allclose(with_extension(swapped).numpy(), x * 2)

@@ -81,6 +81,28 @@ def _buffer_formats() -> dict:
     return {f: c for f, c in formats.items() if len(f) == 1}
 
 
+def _dtype_objects() -> list:
+    """[(NumPy dtype object, tp_dtype)] for the extension's direct array read:
+    every distinct builtin dtype object of a dtype TensorPlay has."""
+    found = []
+    for char in np.typecodes["All"]:
+        dtype = np.dtype(char)
+        code = _CODE_OF_NUMPY.get(dtype)
+        if code is not None and dtype.fields is None and dtype.isnative and \
+                all(dtype is not seen for seen, _ in found):
+            found.append((dtype, code))
+    return found
+
+
+def _probe_arrays() -> list:
+    """Arrays with what NumPy says of them, for the extension to check that it
+    reads NumPy's array head where NumPy keeps it."""
+    base = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    return [(array, array.ctypes.data, array.shape, array.strides,
+             bool(array.flags.c_contiguous))
+            for array in (base, base[:, ::2], base[1], np.zeros((), np.int64))]
+
+
 def _error_for(status: int, message: Optional[bytes]) -> BaseException:
     return _errors.error_for(status, (message or b"").decode(errors="replace"))
 
@@ -89,7 +111,8 @@ def _bind(module: Any) -> None:
     functions = {name: ctypes.cast(getattr(_lib.lib, name), c_void_p).value
                  for name in _BOUND_FUNCTIONS}
     module.bind(functions=functions, record_size=_lib.PREPARED_ARG_SIZE, tensor_type=Tensor,
-                ndarray_type=np.ndarray, error_for=_error_for, formats=_buffer_formats())
+                ndarray_type=np.ndarray, error_for=_error_for, formats=_buffer_formats(),
+                descrs=_dtype_objects(), probes=_probe_arrays())
     # Every result of a compiled call dies in Tensor.__del__: its release is
     # then one C call instead of a ctypes one.
     _tensor._release = module.release_tensor
