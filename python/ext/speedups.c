@@ -70,7 +70,8 @@ static struct {
      * for a dtype TensorPlay has; 0: not one (the Python path explains). */
     unsigned char dtype_of_format[128];
     PyObject *name_ptr, *name_base, *name_capture, *name_call_slow;
-    PyObject *prepared_type; /* PreparedCall (the module holds the reference) */
+    PyObject *prepared_type;    /* PreparedCall (the module holds the reference) */
+    PyObject *tensor_base_type; /* TensorBase (the same) */
     /* NumPy's dtype objects of TensorPlay's dtypes and their tp_dtype, for
      * reading arrays directly (numpy_array_head) once bind() verified it. */
     int direct_arrays;
@@ -221,24 +222,26 @@ static int fill_records(PyObject *args, int num_args, tp_prepared_arg *records, 
 
 /* ---- outputs ------------------------------------------------------------------ */
 
+/* The head of tensorplay.Tensor when this module is loaded (TensorBase
+ * below): the three attributes the package keeps on every Tensor. */
+typedef struct {
+    PyObject_HEAD PyObject *ptr; /* _ptr: the tp_tensor handle as an int, or None once released */
+    PyObject *base;              /* _base: the NumPy array it shares memory with, or None */
+    PyObject *capture;           /* _capture: the running capture it belongs to, or None */
+} TensorBaseObject;
+
 /* A Tensor owning `handle` (its reference is handed over, even on failure). */
 static PyObject *new_tensor(tp_tensor *handle) {
     PyTypeObject *type = (PyTypeObject *)host.tensor_type;
     allocfunc alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
     PyObject *tensor = alloc ? alloc(type, 0) : NULL;
     PyObject *pointer = tensor ? PyLong_FromVoidPtr(handle) : NULL;
-    if (!pointer || PyObject_SetAttr(tensor, host.name_ptr, pointer) != 0) {
-        Py_XDECREF(pointer);
-        Py_XDECREF(tensor); /* __del__ sees no _ptr: releases nothing */
+    if (!pointer) {
+        Py_XDECREF(tensor); /* no _ptr: releases nothing */
         host.tensor_release(handle);
         return NULL;
     }
-    Py_DECREF(pointer);
-    if (PyObject_SetAttr(tensor, host.name_base, Py_None) != 0 ||
-        PyObject_SetAttr(tensor, host.name_capture, Py_None) != 0) {
-        Py_DECREF(tensor); /* its __del__ releases the handle */
-        return NULL;
-    }
+    ((TensorBaseObject *)tensor)->ptr = pointer; /* _base, _capture: NULL reads as None */
     return tensor;
 }
 
@@ -423,6 +426,69 @@ static PyType_Spec prepared_spec = {
     .slots = prepared_slots,
 };
 
+/* ---- TensorBase -------------------------------------------------------------------
+ *
+ * The base class of tensorplay.Tensor when this module is loaded: it holds
+ * _ptr, _base and _capture, and its dealloc releases the handle in C, so a
+ * Tensor dies without running Python code (the ctypes package's Tensor has
+ * the same three slots and a __del__ doing this). */
+static int tensor_traverse(PyObject *object, visitproc visit, void *arg) {
+    TensorBaseObject *self = (TensorBaseObject *)object;
+    Py_VISIT(self->base);
+    Py_VISIT(self->capture); /* a capture lists its Tensors until it ends */
+    return 0;
+}
+
+static int tensor_clear(PyObject *object) {
+    TensorBaseObject *self = (TensorBaseObject *)object;
+    Py_CLEAR(self->base);
+    Py_CLEAR(self->capture);
+    return 0;
+}
+
+static void tensor_dealloc(PyObject *object) {
+    TensorBaseObject *self = (TensorBaseObject *)object;
+    PyObject_GC_UnTrack(object);
+    PyObject *error_type, *error_value, *error_traceback; /* an exception in flight stays */
+    PyErr_Fetch(&error_type, &error_value, &error_traceback);
+    if (self->ptr && PyLong_Check(self->ptr)) {
+        void *handle = PyLong_AsVoidPtr(self->ptr);
+        if (handle && host.tensor_release) host.tensor_release(handle);
+        PyErr_Clear();
+    }
+    Py_CLEAR(self->ptr);
+    tensor_clear(object);
+    PyErr_Restore(error_type, error_value, error_traceback);
+    PyTypeObject *type = Py_TYPE(object);
+    freefunc free_object = (freefunc)PyType_GetSlot(type, Py_tp_free);
+    free_object(object);
+    Py_DECREF(type);
+}
+
+static PyMemberDef tensor_members[] = {
+    {"_ptr", T_OBJECT, offsetof(TensorBaseObject, ptr), 0, "The tp_tensor handle, or None."},
+    {"_base", T_OBJECT, offsetof(TensorBaseObject, base), 0, "The NumPy array shared, or None."},
+    {"_capture", T_OBJECT, offsetof(TensorBaseObject, capture), 0,
+     "The capture the Tensor belongs to, or None."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot tensor_slots[] = {
+    {Py_tp_doc, "The base of tensorplay.Tensor: its handle is released in C."},
+    {Py_tp_traverse, tensor_traverse},
+    {Py_tp_clear, tensor_clear},
+    {Py_tp_dealloc, tensor_dealloc},
+    {Py_tp_members, tensor_members},
+    {0, NULL},
+};
+
+static PyType_Spec tensor_spec = {
+    .name = "tensorplay._speedups.TensorBase",
+    .basicsize = sizeof(TensorBaseObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .slots = tensor_slots,
+};
+
 /* ---- CompiledCallBase ------------------------------------------------------------
  *
  * The base class of tensorplay.CompiledFunction when this module is loaded:
@@ -543,28 +609,20 @@ static int probes_read_directly(PyObject *probes, PyTypeObject *ndarray_type) {
     return same;
 }
 
-static PyObject *speedups_bind(PyObject *module, PyObject *args, PyObject *kwargs) {
-    PyObject *functions, *tensor_type, *ndarray_type, *error_for, *formats, *descrs, *probes;
+/* bind_library(functions, record_size): the libtensorplay functions to call,
+ * at import (before any Tensor, whose TensorBase releases through them). */
+static PyObject *speedups_bind_library(PyObject *module, PyObject *args, PyObject *kwargs) {
+    PyObject *functions;
     Py_ssize_t record_size;
-    static char *keywords[] = {"functions",    "record_size", "tensor_type",
-                               "ndarray_type", "error_for",   "formats",
-                               "descrs",       "probes",      NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!nOOOO!O!O!", keywords, &PyDict_Type,
-                                     &functions, &record_size, &tensor_type, &ndarray_type,
-                                     &error_for, &PyDict_Type, &formats, &PyList_Type, &descrs,
-                                     &PyList_Type, &probes))
+    static char *keywords[] = {"functions", "record_size", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!n", keywords, &PyDict_Type, &functions,
+                                     &record_size))
         return NULL;
     if (record_size != (Py_ssize_t)sizeof(tp_prepared_arg)) {
         PyErr_Format(PyExc_ValueError,
                      "tensorplay._speedups: the package's tp_prepared_arg is %zd bytes, this "
                      "module's %zu (rebuild TensorPlay so both come from one tree)",
                      record_size, sizeof(tp_prepared_arg));
-        return NULL;
-    }
-    if (!PyType_Check(tensor_type) || !PyType_Check(ndarray_type) || !PyCallable_Check(error_for)) {
-        PyErr_SetString(PyExc_TypeError,
-                        "tensorplay._speedups.bind: tensor_type and ndarray_type are types and "
-                        "error_for is callable");
         return NULL;
     }
     void *create, *free_call, *run, *last_error, *release;
@@ -574,6 +632,37 @@ static PyObject *speedups_bind(PyObject *module, PyObject *args, PyObject *kwarg
         function_address(functions, "tp_last_error", &last_error) ||
         function_address(functions, "tp_tensor_release", &release))
         return NULL;
+    host.prepared_create = (prepared_create_fn)create;
+    host.prepared_free = (prepared_free_fn)free_call;
+    host.prepared_run = (prepared_run_fn)run;
+    host.last_error = (last_error_fn)last_error;
+    host.tensor_release = (tensor_release_fn)release;
+    Py_RETURN_NONE;
+}
+
+/* bind(tensor_type, ndarray_type, error_for, formats, descrs, probes): the
+ * Python side, once tensorplay.Tensor exists (it must derive from TensorBase:
+ * new_tensor writes its fields). */
+static PyObject *speedups_bind(PyObject *module, PyObject *args, PyObject *kwargs) {
+    PyObject *tensor_type, *ndarray_type, *error_for, *formats, *descrs, *probes;
+    static char *keywords[] = {"tensor_type", "ndarray_type", "error_for", "formats",
+                               "descrs",      "probes",       NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO!O!O!", keywords, &tensor_type,
+                                     &ndarray_type, &error_for, &PyDict_Type, &formats,
+                                     &PyList_Type, &descrs, &PyList_Type, &probes))
+        return NULL;
+    if (!host.tensor_release) {
+        PyErr_SetString(PyExc_RuntimeError, "tensorplay._speedups.bind: call bind_library() first");
+        return NULL;
+    }
+    if (!PyType_Check(tensor_type) ||
+        !PyType_IsSubtype((PyTypeObject *)tensor_type, (PyTypeObject *)host.tensor_base_type) ||
+        !PyType_Check(ndarray_type) || !PyCallable_Check(error_for)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "tensorplay._speedups.bind: tensor_type derives from TensorBase, "
+                        "ndarray_type is a type and error_for is callable");
+        return NULL;
+    }
     unsigned char table[128] = {0};
     PyObject *key, *value;
     Py_ssize_t position = 0;
@@ -590,11 +679,6 @@ static PyObject *speedups_bind(PyObject *module, PyObject *args, PyObject *kwarg
         }
         table[(unsigned char)text[0]] = (unsigned char)(code + 1);
     }
-    host.prepared_create = (prepared_create_fn)create;
-    host.prepared_free = (prepared_free_fn)free_call;
-    host.prepared_run = (prepared_run_fn)run;
-    host.last_error = (last_error_fn)last_error;
-    host.tensor_release = (tensor_release_fn)release;
     memcpy(host.dtype_of_format, table, sizeof table);
     PyObject *old[3] = {host.tensor_type, host.ndarray_type, host.error_for};
     Py_INCREF(tensor_type);
@@ -613,30 +697,21 @@ static PyObject *speedups_bind(PyObject *module, PyObject *args, PyObject *kwarg
     Py_RETURN_NONE;
 }
 
-/* release_tensor(pointer): tp_tensor_release without a ctypes call; the
- * package makes it Tensor.__del__'s release once bound. */
-static PyObject *speedups_release_tensor(PyObject *module, PyObject *pointer) {
-    if (!host.bound) {
-        PyErr_SetString(PyExc_RuntimeError, "tensorplay._speedups: bind() was not called");
-        return NULL;
-    }
-    void *handle = PyLong_AsVoidPtr(pointer);
-    if (!handle && PyErr_Occurred()) return NULL;
-    host.tensor_release(handle);
-    Py_RETURN_NONE;
-}
-
 static PyMethodDef speedups_methods[] = {
     {"reads_arrays_directly", speedups_reads_arrays_directly, METH_NOARGS,
      "Whether bind() found NumPy's array head where this module reads it (else the buffer "
      "protocol is used)."},
-    {"release_tensor", speedups_release_tensor, METH_O,
-     "release_tensor(pointer): tp_tensor_release of a tp_tensor handle (0 is a no-op)."},
+    {"bind_library", (PyCFunction)(void (*)(void))speedups_bind_library,
+     METH_VARARGS | METH_KEYWORDS,
+     "bind_library(functions, record_size): the libtensorplay functions this module calls "
+     "(name -> address, from the library the package loaded) and sizeof(tp_prepared_arg) as "
+     "the package knows it."},
     {"bind", (PyCFunction)(void (*)(void))speedups_bind, METH_VARARGS | METH_KEYWORDS,
-     "bind(functions, record_size, tensor_type, ndarray_type, error_for, formats): the "
-     "libtensorplay functions to call (name -> address), sizeof(tp_prepared_arg) as the "
-     "package knows it, tensorplay.Tensor, numpy.ndarray, the exception factory and the "
-     "buffer formats of TensorPlay's dtypes (format -> tp_dtype)."},
+     "bind(tensor_type, ndarray_type, error_for, formats, descrs, probes): tensorplay.Tensor "
+     "(a TensorBase), numpy.ndarray, the exception factory, the buffer formats of "
+     "TensorPlay's dtypes (format -> tp_dtype), NumPy's dtype objects of them "
+     "[(dtype, tp_dtype)] and probe arrays [(array, data, shape, strides, c_contiguous)] that "
+     "check the direct array read."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -665,6 +740,13 @@ PyMODINIT_FUNC PyInit__speedups(void) {
         return NULL;
     }
     host.prepared_type = prepared; /* borrowed: the module holds it */
+    PyObject *tensor_base = PyType_FromSpec(&tensor_spec);
+    if (!tensor_base || PyModule_AddObject(module, "TensorBase", tensor_base) != 0) {
+        Py_XDECREF(tensor_base);
+        Py_DECREF(module);
+        return NULL;
+    }
+    host.tensor_base_type = tensor_base;
     PyObject *compiled = PyType_FromSpec(&compiled_spec);
     if (!compiled || PyModule_AddObject(module, "CompiledCallBase", compiled) != 0 ||
         PyModule_AddIntConstant(module, "INTERFACE_VERSION", SPEEDUPS_INTERFACE_VERSION) != 0) {

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import tracemalloc
+import weakref
 
 import numpy as np
 import pytest
@@ -131,7 +132,8 @@ def test_an_argument_error_is_the_same_exception_with_and_without_it(backend):
         assert expected is not None
         assert _error_of(lambda: with_extension(x, bad)) == expected
     released = tp.from_numpy(np.ones(4, np.float32))
-    released.__del__()  # its C reference is gone (_ptr is None)
+    handle, released._ptr = released._ptr, None  # its C reference is gone
+    tp._lib.tp_tensor_release(handle)
     expected = _error_of(lambda: through_ctypes(released, 2))
     assert expected is not None
     assert _error_of(lambda: with_extension(released, 2)) == expected
@@ -198,8 +200,22 @@ def test_several_threads_hit_with_their_own_prepared_calls(backend):
 def test_the_extension_refuses_a_mismatched_record_size():
     module = sys.modules["tensorplay._speedups"]
     with pytest.raises(ValueError, match="tp_prepared_arg is 80 bytes"):
-        module.bind(functions={}, record_size=80, tensor_type=tp.Tensor, ndarray_type=np.ndarray,
-                    error_for=print, formats={}, descrs=[], probes=[])
+        module.bind_library(functions={}, record_size=80)
+
+
+@needs_speedups
+def test_tensors_are_released_in_c_and_their_cycles_collected(backend):
+    assert isinstance(tp.Tensor, type) and tp.Tensor.__mro__[1].__name__ == "TensorBase"
+    assert not hasattr(tp.Tensor, "__del__")
+    array = np.arange(3, dtype=np.float32)
+    tensor = tp.from_numpy(array)
+    alive = weakref.ref(tensor)
+    tensor._capture = [tensor]  # a cycle through the C base's attribute
+    references = sys.getrefcount(array)
+    del tensor
+    gc.collect()
+    assert alive() is None
+    assert sys.getrefcount(array) < references  # the C side let the array go
 
 
 @needs_speedups

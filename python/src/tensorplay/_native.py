@@ -10,9 +10,12 @@ folder: ``<folder of libtensorplay.so>/tensorplay/tensorplay_speedups.abi3.so``
 ``cmake --install``). Without it, or with ``TENSORPLAY_NO_SPEEDUPS=1``
 in the environment, the ctypes path does the same work unchanged.
 
-The module never links libtensorplay: :func:`_bind` hands it the addresses
+The module never links libtensorplay: at import it is handed the addresses
 of the library functions it calls, taken from the library ctypes loaded, so
-the two always use the same copy.
+the two always use the same copy. It also gives :class:`tensorplay.Tensor`
+its base class (``TensorBase``: the handle is released in C when a Tensor
+dies), so it is loaded before ``_tensor`` defines Tensor, which then calls
+:func:`bind_python`.
 """
 from __future__ import annotations
 
@@ -22,12 +25,11 @@ import importlib.util
 import os
 import sys
 from ctypes import c_char_p, c_void_p
-from typing import Any, NamedTuple, Optional
+from typing import Any, Dict, NamedTuple, Optional
 
 import numpy as np
 
-from . import _errors, _lib, _tensor
-from ._tensor import _CODE_OF_NUMPY, Tensor
+from . import _errors, _lib
 
 FILE_NAME = "tensorplay_speedups.abi3.so"
 MODULE_NAME = "tensorplay._speedups"
@@ -70,10 +72,10 @@ def _library_folder() -> Optional[str]:
     return os.path.dirname(os.path.realpath(path))
 
 
-def _buffer_formats() -> dict:
+def _buffer_formats(codes: Dict[np.dtype, int]) -> dict:
     """The buffer format NumPy exports for each dtype TensorPlay has -> its tp_dtype."""
     formats = {}
-    for dtype, code in _CODE_OF_NUMPY.items():
+    for dtype, code in codes.items():
         if dtype.fields is not None or not dtype.isnative:
             continue  # bf16 (a structured dtype) takes the Python path
         for char in {dtype.char, *(c for c in np.typecodes["All"] if np.dtype(c) == dtype)}:
@@ -81,13 +83,13 @@ def _buffer_formats() -> dict:
     return {f: c for f, c in formats.items() if len(f) == 1}
 
 
-def _dtype_objects() -> list:
+def _dtype_objects(codes: Dict[np.dtype, int]) -> list:
     """[(NumPy dtype object, tp_dtype)] for the extension's direct array read:
     every distinct builtin dtype object of a dtype TensorPlay has."""
     found = []
     for char in np.typecodes["All"]:
         dtype = np.dtype(char)
-        code = _CODE_OF_NUMPY.get(dtype)
+        code = codes.get(dtype)
         if code is not None and dtype.fields is None and dtype.isnative and \
                 all(dtype is not seen for seen, _ in found):
             found.append((dtype, code))
@@ -107,15 +109,26 @@ def _error_for(status: int, message: Optional[bytes]) -> BaseException:
     return _errors.error_for(status, (message or b"").decode(errors="replace"))
 
 
-def _bind(module: Any) -> None:
+def _bind_library(module: Any) -> None:
     functions = {name: ctypes.cast(getattr(_lib.lib, name), c_void_p).value
                  for name in _BOUND_FUNCTIONS}
-    module.bind(functions=functions, record_size=_lib.PREPARED_ARG_SIZE, tensor_type=Tensor,
-                ndarray_type=np.ndarray, error_for=_error_for, formats=_buffer_formats(),
-                descrs=_dtype_objects(), probes=_probe_arrays())
-    # Every result of a compiled call dies in Tensor.__del__: its release is
-    # then one C call instead of a ctypes one.
-    _tensor._release = module.release_tensor
+    module.bind_library(functions=functions, record_size=_lib.PREPARED_ARG_SIZE)
+
+
+def bind_python(tensor_type: type, codes: Dict[np.dtype, int]) -> None:
+    """Hands the extension tensorplay.Tensor (derived from its TensorBase) and
+    the dtype tables; called by ``_tensor`` once Tensor exists. On failure the
+    package uses the ctypes path (Tensor keeps its base: it only releases)."""
+    global speedups, status
+    if speedups is None:
+        return
+    try:
+        speedups.bind(tensor_type=tensor_type, ndarray_type=np.ndarray, error_for=_error_for,
+                      formats=_buffer_formats(codes), descrs=_dtype_objects(codes),
+                      probes=_probe_arrays())
+    except (ValueError, TypeError, RuntimeError) as error:
+        speedups = None
+        status = SpeedupsStatus(False, status.path, f"{status.path} did not bind: {error}")
 
 
 def _load() -> "tuple[Any, SpeedupsStatus]":
@@ -140,7 +153,7 @@ def _load() -> "tuple[Any, SpeedupsStatus]":
             return None, SpeedupsStatus(
                 False, path, f"{path} has interface version {version}, the package wants "
                 f"{INTERFACE_VERSION} (rebuild and reinstall TensorPlay from one tree)")
-        _bind(module)
+        _bind_library(module)
     except (ImportError, OSError, ValueError, TypeError) as error:
         return None, SpeedupsStatus(False, path, f"{path} did not load: {error}")
     sys.modules[MODULE_NAME] = module
