@@ -3,9 +3,13 @@ call from C (build/tests/python/bench_python_call_c). A benchmark, not a test:
 
     TENSORPLAY_LIBRARY=build/libtensorplay.so python bench_call_overhead.py [BUILD_DIR] [BACKEND] [ROUNDS]
 
+(with the C extension loaded when the build made it: see python/README.md)
+
 add(x, y) on two 4-element f32 inputs, so the call path, not the kernel, is
-what is timed. Rounds of every case are interleaved (C ones in the same
-process through the C benchmark's binary, run between Python rounds); each
+what is timed. Rounds of every case are interleaved: each round runs the
+C benchmark's binary, the extension's cases in this process, and the ctypes
+cases in a child process started with TENSORPLAY_NO_SPEEDUPS=1 (the package
+exactly as without the extension); each
 line prints the median nanoseconds per call over the rounds, the range
 (fastest-slowest round), and the overhead over C tp_call (the median and
 range of the per-round differences, so load that drifts between rounds
@@ -19,9 +23,9 @@ cancels as far as it can):
 
 with <path> one of
   extension    tensorplay._speedups (python/ext/speedups.c), when loaded
-  ctypes       the ctypes prepared call (the path without the extension)
-  tp_call      the prepared call turned off: the path every call took
-               before it (and a miss still takes)
+  ctypes       no extension: the ctypes prepared call
+  tp_call      no extension and the prepared call turned off: the path
+               every call took before it (and a miss still takes)
 """
 import os
 import statistics
@@ -52,11 +56,35 @@ def c_figures(c_bench, backend, iterations):
 def compiled_add(backend, path):
     """add(x, y) compiled, its hits taking `path` (extension, ctypes or tp_call)."""
     compiled = tp.compile(lambda x, y: tp.ops.add(x, y), backend=backend)
-    if path != "extension":
-        compiled._speedups = None
     if path == "tp_call":
         compiled._new_prepared = lambda: None
     return compiled
+
+
+def all_cases(backend, paths):
+    arrays = (np.zeros(4, np.float32), np.zeros(4, np.float32))
+    tensors = (tp.from_numpy(arrays[0]), tp.from_numpy(arrays[1]))
+    pool = [(np.zeros(4, np.float32), np.zeros(4, np.float32)) for _ in range(64)]
+    cases = {}
+    for path in paths:
+        cases.update(cases_of(compiled_add(backend, path), path, arrays, tensors, pool))
+    return cases
+
+
+def ctypes_figures(backend, iterations):
+    """One round of the ctypes cases, in a child without the extension."""
+    env = dict(os.environ, TENSORPLAY_NO_SPEEDUPS="1")
+    output = subprocess.run([sys.executable, os.path.abspath(__file__), "--ctypes-round", backend,
+                             str(iterations)], env=env, capture_output=True, text=True,
+                            check=True).stdout
+    return {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
+            for line in output.splitlines()}
+
+
+def ctypes_round(backend, iterations):
+    assert not tp.speedups_status().active
+    for name, function in all_cases(backend, ["ctypes", "tp_call"]).items():
+        print(f"{name} {ns_per_call(function, iterations)}")
 
 
 def cases_of(compiled, path, arrays, tensors, pool):
@@ -86,21 +114,16 @@ def main():
     iterations = 20000
     c_bench = os.path.join(build, "tests", "python", "bench_python_call_c")
 
-    arrays = (np.zeros(4, np.float32), np.zeros(4, np.float32))
-    tensors = (tp.from_numpy(arrays[0]), tp.from_numpy(arrays[1]))
-    pool = [(np.zeros(4, np.float32), np.zeros(4, np.float32)) for _ in range(64)]
-    paths = (["extension"] if tp.speedups_status().active else []) + ["ctypes", "tp_call"]
-    cases = {}
-    for path in paths:
-        cases.update(cases_of(compiled_add(backend, path), path, arrays, tensors, pool))
-
+    cases = all_cases(backend, ["extension"] if tp.speedups_status().active else [])
     samples = {name: [] for name in cases}
     c_samples = {}
     for round_index in range(rounds):
-        for name, function in cases.items():
-            samples[name].append(ns_per_call(function, iterations))
         for key, value in c_figures(c_bench, backend, iterations).items():
             c_samples.setdefault(key, []).append(value)
+        for name, function in cases.items():
+            samples[name].append(ns_per_call(function, iterations))
+        for name, value in ctypes_figures(backend, iterations).items():
+            samples.setdefault(name, []).append(value)
 
     print(f"backend {backend}; speedups: {tp.speedups_status().reason}; {rounds} interleaved "
           f"rounds of {iterations} calls; ns per call: median [fastest .. slowest round]")
@@ -119,4 +142,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 4 and sys.argv[1] == "--ctypes-round":
+        ctypes_round(sys.argv[2], int(sys.argv[3]))
+    else:
+        main()

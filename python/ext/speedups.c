@@ -38,7 +38,8 @@
  * friends read). Read without NumPy's headers, and only after bind() has
  * checked it against probe arrays; otherwise the buffer protocol is used. */
 typedef struct {
-    PyObject_HEAD char *data;
+    PyObject ob_base; /* PyObject_HEAD */
+    char *data;
     int nd;
     Py_ssize_t *dimensions;
     Py_ssize_t *strides;
@@ -69,7 +70,7 @@ static struct {
     /* tp_dtype + 1 of each single-character buffer format NumPy exports
      * for a dtype TensorPlay has; 0: not one (the Python path explains). */
     unsigned char dtype_of_format[128];
-    PyObject *name_ptr, *name_base, *name_capture, *name_call_slow;
+    PyObject *name_call_slow;
     PyObject *prepared_type;    /* PreparedCall (the module holds the reference) */
     PyObject *tensor_base_type; /* TensorBase (the same) */
     /* NumPy's dtype objects of TensorPlay's dtypes and their tp_dtype, for
@@ -88,7 +89,8 @@ typedef struct {
 } thread_call;
 
 typedef struct {
-    PyObject_HEAD tp_compiled *compiled;
+    PyObject ob_base; /* PyObject_HEAD */
+    tp_compiled *compiled;
     int num_args;
     int num_outputs;
     int single_output; /* return a Tensor, not a tuple */
@@ -149,15 +151,19 @@ static int array_record_direct(PyObject *array, tp_prepared_arg *record) {
     return 1;
 }
 
-/* The record of a Tensor: its handle, borrowed for the run. */
+/* The head of tensorplay.Tensor when this module is loaded (TensorBase
+ * below): the three attributes the package keeps on every Tensor. */
+typedef struct {
+    PyObject ob_base;  /* PyObject_HEAD */
+    PyObject *ptr;     /* _ptr: the tp_tensor handle as an int, or None once released */
+    PyObject *base;    /* _base: the NumPy array it shares memory with, or None */
+    PyObject *capture; /* _capture: the running capture it belongs to, or None */
+} TensorBaseObject;
+
+/* The record of a Tensor (a TensorBase): its handle, borrowed for the run. */
 static int tensor_record(PyObject *tensor, tp_prepared_arg *record) {
-    PyObject *pointer = PyObject_GetAttr(tensor, host.name_ptr);
-    if (!pointer) {
-        PyErr_Clear();
-        return 0;
-    }
-    void *handle = PyLong_Check(pointer) ? PyLong_AsVoidPtr(pointer) : NULL;
-    Py_DECREF(pointer);
+    PyObject *pointer = ((TensorBaseObject *)tensor)->ptr;
+    void *handle = pointer && PyLong_Check(pointer) ? PyLong_AsVoidPtr(pointer) : NULL;
     if (!handle) {
         PyErr_Clear();
         return 0; /* a released Tensor: tp_call's path explains */
@@ -222,14 +228,6 @@ static int fill_records(PyObject *args, int num_args, tp_prepared_arg *records, 
 
 /* ---- outputs ------------------------------------------------------------------ */
 
-/* The head of tensorplay.Tensor when this module is loaded (TensorBase
- * below): the three attributes the package keeps on every Tensor. */
-typedef struct {
-    PyObject_HEAD PyObject *ptr; /* _ptr: the tp_tensor handle as an int, or None once released */
-    PyObject *base;              /* _base: the NumPy array it shares memory with, or None */
-    PyObject *capture;           /* _capture: the running capture it belongs to, or None */
-} TensorBaseObject;
-
 /* A Tensor owning `handle` (its reference is handed over, even on failure). */
 static PyObject *new_tensor(tp_tensor *handle) {
     PyTypeObject *type = (PyTypeObject *)host.tensor_type;
@@ -261,7 +259,8 @@ static PyObject *wrap_outputs(PreparedCallObject *self, tp_tensor **outputs) {
 }
 
 static PyObject *raise_status(tp_status status) {
-    PyObject *error = PyObject_CallFunction(host.error_for, "is", (int)status, host.last_error());
+    /* bytes: the package decodes the message as the ctypes path does */
+    PyObject *error = PyObject_CallFunction(host.error_for, "iy", (int)status, host.last_error());
     if (error) {
         PyErr_SetObject((PyObject *)Py_TYPE(error), error);
         Py_DECREF(error);
@@ -496,7 +495,8 @@ static PyType_Spec tensor_spec = {
  * `_fast` is the function's PreparedCall (None until a first call succeeds);
  * everything else is self._call_slow(*args, **kwargs), the Python path. */
 typedef struct {
-    PyObject_HEAD PyObject *fast;
+    PyObject ob_base; /* PyObject_HEAD */
+    PyObject *fast;
 } CompiledCallBaseObject;
 
 static PyObject *compiled_call(PyObject *object, PyObject *args, PyObject *kwargs) {
@@ -725,12 +725,8 @@ static struct PyModuleDef speedups_module = {
 };
 
 PyMODINIT_FUNC PyInit__speedups(void) {
-    host.name_ptr = PyUnicode_InternFromString("_ptr");
-    host.name_base = PyUnicode_InternFromString("_base");
-    host.name_capture = PyUnicode_InternFromString("_capture");
     host.name_call_slow = PyUnicode_InternFromString("_call_slow");
-    if (!host.name_ptr || !host.name_base || !host.name_capture || !host.name_call_slow)
-        return NULL;
+    if (!host.name_call_slow) return NULL;
     PyObject *module = PyModule_Create(&speedups_module);
     if (!module) return NULL;
     PyObject *prepared = PyType_FromSpec(&prepared_spec);

@@ -241,3 +241,13 @@ def test_other_dtype_objects_hit_through_the_buffer_protocol_or_go_the_python_wa
     assert _error_of(lambda: with_extension(swapped).numpy().tolist()) == expected
     if expected is None:
         np.testing.assert_allclose(with_extension(swapped).numpy(), x * 2)
+
+
+@needs_speedups
+def test_a_c_error_in_the_extension_is_the_package_exception_with_the_c_message(backend):
+    compiled = tp.compile(lambda x: x + 1.0, backend=backend)
+    x = np.ones(2, np.float32)
+    compiled(x)
+    wrong = type(compiled._fast)(compiled._handle, 3, 1, True)  # the wrapper takes 1 argument
+    with pytest.raises(tp.InvalidArgument, match="takes 1 arguments, not 3"):
+        wrong.run((x, x, x))
