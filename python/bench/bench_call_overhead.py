@@ -22,7 +22,7 @@ cancels as far as it can):
   Python <path>, NumPy, new       a different pair of arrays every call
 
 with <path> one of
-  extension    tensorplay._speedups (python/ext/speedups.c), when loaded
+  extension    tensorplay._speedups (python/ext/), when loaded
   ctypes       no extension: the ctypes prepared call
   tp_call      no extension and the prepared call turned off: the path
                every call took before it (and a miss still takes)

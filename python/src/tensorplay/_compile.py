@@ -313,7 +313,7 @@ class CompiledFunction(_CallBase):  # type: ignore[misc, valid-type]
 
     # ---- calling -------------------------------------------------------------------
     # With the C extension, calling a CompiledFunction is _CallBase's tp_call
-    # (python/ext/speedups.c): a cache hit through self._fast in C, anything
+    # (python/ext/speedups_compiled_base.c): a cache hit through self._fast in C, anything
     # else self._call_slow(*args, **kwargs). Without it, _call_slow is __call__.
     def _call_slow(self, *args: Any, **kwargs: Any) -> Union[Tensor, Tuple[Tensor, ...]]:
         """Runs the compiled function (tp_call); arguments bind like the original's."""

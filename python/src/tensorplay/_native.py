@@ -33,7 +33,7 @@ from . import _errors, _lib
 
 FILE_NAME = "tensorplay_speedups.abi3.so"
 MODULE_NAME = "tensorplay._speedups"
-INTERFACE_VERSION = 1  # SPEEDUPS_INTERFACE_VERSION of python/ext/speedups.c
+INTERFACE_VERSION = 1  # SPEEDUPS_INTERFACE_VERSION of python/ext/speedups.h
 _BOUND_FUNCTIONS = ("tp_prepared_call_create", "tp_prepared_call_free", "tp_prepared_call_run",
                     "tp_last_error", "tp_tensor_release")
 
