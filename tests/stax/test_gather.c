@@ -245,6 +245,97 @@ START_TEST(gather_picks_embedding_rows_by_hand) {
 }
 END_TEST
 
+static void serial_parallel_for(int64_t n, int64_t grain, tp_plugin_range_fn fn, void *ctx) {
+    for (int64_t begin = 0; begin < n; begin += grain)
+        fn(ctx, begin, begin + grain < n ? begin + grain : n);
+}
+static int32_t three_threads(void) {
+    return 3;
+}
+
+static tp_plugin_buffer buffer_of(tp_tensor *t) {
+    tp_plugin_buffer b = {.data = tp_tensor_data_mut(t),
+                          .nbytes = (size_t)tp_tensor_numel(t) * tp_dtype_size(tp_tensor_dtype(t)),
+                          .dtype = (int32_t)tp_tensor_dtype(t),
+                          .ndim = tp_tensor_ndim(t)};
+    for (int d = 0; d < b.ndim; d++) b.dims[d] = tp_tensor_dim(t, d);
+    return b;
+}
+
+/* %rows: f32[n, 2, 5] = gather(%table: f32[6, 5], %ids: i32[n, 2]) {axis=0}
+ * as a graph view with the symbol n (the registry's executables take one
+ * size; stax's dynamic path serves every n from one object). One compile
+ * serves every batch size, the bounds check included. */
+START_TEST(gather_with_a_symbolic_batch_serves_every_batch_size) {
+    stax_test_cache_dir();
+    stax_direct d;
+    stax_open_direct(&d, serial_parallel_for, three_threads);
+    static const int32_t operands[2] = {0, 1}, inputs[2] = {0, 1}, outputs[1] = {2};
+    static const tp_plugin_attr axis[1] = {{.name = "axis", .type = TP_PLUGIN_ATTR_INT, .i = 0}};
+    static const char *const symbols[1] = {"n"};
+    tp_plugin_value values[3] = {
+        {.name = "table", .type = {.dtype = TP_PLUGIN_F32, .ndim = 2, .dims = {6, 5}}},
+        {.name = "ids", .type = {.dtype = TP_PLUGIN_I32, .ndim = 2, .dims = {-1, 2}}},
+        {.name = "rows",
+         .op = "gather",
+         .type = {.dtype = TP_PLUGIN_F32, .ndim = 3, .dims = {-1, 2, 5}},
+         .num_operands = 2,
+         .operands = operands,
+         .num_attrs = 1,
+         .attrs = axis}};
+    for (int v = 0; v < 3; v++) values[v].fusion_region = -1;
+    tp_plugin_node nodes[3];
+    stax_direct_fill_nodes(values, 3, nodes);
+    tp_plugin_graph graph = {.struct_size = sizeof graph,
+                             .name = "embed",
+                             .num_values = 3,
+                             .values = values,
+                             .num_inputs = 2,
+                             .inputs = inputs,
+                             .num_outputs = 1,
+                             .outputs = outputs,
+                             .num_symbols = 1,
+                             .symbols = symbols,
+                             .nodes = nodes};
+    tp_plugin_tensor_meta meta[2] = {{.dtype = TP_PLUGIN_F32, .ndim = 2, .dims = {6, 5}},
+                                     {.dtype = TP_PLUGIN_I32, .ndim = 2, .dims = {3, 2}}};
+    tp_plugin_executable *exe = NULL;
+    char error[512] = "";
+    ck_assert_msg(stax_direct_compile(&d, &graph, meta, 2, &exe, error, sizeof error) ==
+                      TP_PLUGIN_OK,
+                  "%s", error);
+    int64_t table_shape[2] = {6, 5};
+    tp_tensor *table = distinct_data(TP_F32, 2, table_shape, 4);
+    static const int64_t batches[] = {3, 7, 1, 4};
+    for (int b = 0; b < 4; b++) {
+        int64_t shape[2] = {batches[b], 2}, out_shape[3] = {batches[b], 2, 5};
+        tp_tensor *ids = indices_in_range(TP_I32, 2, shape, 6, 20 + (uint64_t)b), *out = NULL;
+        if (b == 3) ((int32_t *)tp_tensor_data_mut(ids))[5] = 6; /* past the end */
+        ck_assert_int_eq(tp_tensor_create(TP_F32, 3, out_shape, &out), TP_OK);
+        tp_plugin_buffer in[2] = {buffer_of(table), buffer_of(ids)}, result = buffer_of(out);
+        int32_t status = stax_direct_run(&d, exe, in, 2, &result, 1);
+        if (b == 3) {
+            ck_assert_msg(status != TP_PLUGIN_OK &&
+                              strstr(stax_direct_error, "index 6 (at position 5") &&
+                              strstr(stax_direct_error, "-6 to 5"),
+                          "%s", stax_direct_error);
+        } else {
+            ck_assert_msg(status == TP_PLUGIN_OK, "batch %lld: %s", (long long)batches[b],
+                          stax_direct_error);
+            uint8_t expected[7 * 2 * 5 * 4];
+            take(table, ids, 0, expected);
+            ck_assert_msg(!memcmp(tp_tensor_data(out), expected, result.nbytes),
+                          "batch %lld differs from take", (long long)batches[b]);
+        }
+        tp_tensor_release(out);
+        tp_tensor_release(ids);
+    }
+    stax_direct_release(&d, exe);
+    stax_close_direct(&d);
+    tp_tensor_release(table);
+}
+END_TEST
+
 /* Runs `g` on stax expecting the run to fail; returns the error text. */
 static const char *stax_run_error(const tp_graph *g, tp_tensor *const *inputs, int num_inputs) {
     tp_executable *exe = NULL;
@@ -317,6 +408,7 @@ TP_TEST_SUITE(stax_gather) {
     tcase_add_test(c, gather_equals_take_for_ranks_axes_dtypes_and_index_dtypes);
     tcase_add_test(c, gather_elements_equals_take_along_axis_for_ranks_axes_and_dtypes);
     tcase_add_test(c, gather_picks_embedding_rows_by_hand);
+    tcase_add_test(c, gather_with_a_symbolic_batch_serves_every_batch_size);
     tcase_add_test(c, gather_index_out_of_range_is_a_run_error_naming_node_index_and_range);
     tcase_add_test(c,
                    gather_elements_index_out_of_range_is_a_run_error_naming_node_index_and_range);
