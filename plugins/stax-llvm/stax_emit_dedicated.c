@@ -402,6 +402,27 @@ static void report_first_bad(fn_ctx *f, int32_t status_slot, ir_val first_bad) {
     emit(f, "  %s = atomicrmw umin ptr %s, i64 %s monotonic", old.s, p.s, lowest.s);
 }
 
+/* The data with its axes after `axis` merged into one when its view walks
+ * them contiguously: a row is then one stride-1 loop, without a division
+ * per element. */
+static void merge_inner_axes(stax_emit_graph *g, const stax_value *data, int32_t axis,
+                             stax_view *view, tp_plugin_type *type) {
+    *view = data->view;
+    *type = data->type;
+    int32_t rank = type->ndim;
+    if (rank - axis - 1 < 2 || view->ndim != rank) return;
+    bool contiguous = true;
+    int64_t expect = 1;
+    for (int32_t d = rank - 1; d > axis; d--) {
+        if (type->dims[d] != 1 && view->strides[d] != expect) contiguous = false;
+        expect *= type->dims[d];
+    }
+    if (!stax_decide(g, contiguous)) return;
+    type->dims[axis + 1] = view->dims[axis + 1] = expect;
+    view->strides[axis + 1] = 1;
+    type->ndim = view->ndim = axis + 2;
+}
+
 /* Rows (o, j) over outer x indices: row j of the data's axis picked by index
  * j, its inner elements copied in an inner loop (contiguous for a
  * contiguous table: an embedding row is one vectorised copy). */
@@ -430,15 +451,18 @@ static int32_t emit_gather_rows(stax_emit_graph *g, const char *name, int32_t v,
     use_space(&f, &indices->type);
     split_flat(&f, j, indices->type.dims, 0, indices->type.ndim);
     ir_val picked = checked_index(&f, indices, length, j, first_bad);
-    use_space(&f, &data->type);
-    split_flat(&f, o, data->type.dims, 0, (int32_t)axis);
+    stax_view table;
+    tp_plugin_type table_type;
+    merge_inner_axes(g, data, (int32_t)axis, &table, &table_type);
+    use_space(&f, &table_type);
+    split_flat(&f, o, table_type.dims, 0, (int32_t)axis);
     set_index(&f, (int32_t)axis, picked);
     ir_val row_start = bin(&f, "mul", row, i64(inner));
     snprintf(inner_text, sizeof inner_text, "%lld", (long long)inner);
     int elements = loop_open(&f, "0", inner_text, element_index);
     ir_val e = index_value(element_index);
-    split_flat(&f, e, data->type.dims, (int32_t)axis + 1, rank);
-    store_at(&f, &info->view, bin(&f, "add", row_start, e), load_bits(&f, &data->view, dtype));
+    split_flat(&f, e, table_type.dims, (int32_t)axis + 1, table_type.ndim);
+    store_at(&f, &info->view, bin(&f, "add", row_start, e), load_bits(&f, &table, dtype));
     loop_close(&f, elements);
     loop_close(&f, rows);
     report_first_bad(&f, status_slot, first_bad);

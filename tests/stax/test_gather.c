@@ -245,6 +245,39 @@ START_TEST(gather_picks_embedding_rows_by_hand) {
 }
 END_TEST
 
+/* gather along axis 0 of a permuted view (stax does not copy it): the rows
+ * are not contiguous, out[j, a, b] = x[ids[j], b, a]. */
+START_TEST(gather_reads_a_permuted_table_through_its_strides) {
+    stax_test_cache_dir();
+    static const char text[] = "graph strided(%x: f32[4, 3, 5], %ids: i64[2]) {\n"
+                               "  %t: f32[4, 5, 3] = permute(%x) {perm=[0, 2, 1]}\n"
+                               "  %rows: f32[2, 5, 3] = gather(%t, %ids) {axis=0}\n"
+                               "  return %rows\n"
+                               "}\n";
+    tp_graph *g = NULL;
+    ck_assert_msg(tp_graph_parse(text, sizeof text - 1, "strided.tpir", &g) == TP_OK, "%s",
+                  tp_last_error());
+    int64_t shape[3] = {4, 3, 5}, ids_shape[1] = {2};
+    tp_tensor *x = distinct_data(TP_F32, 3, shape, 6), *ids = NULL, *out = NULL;
+    ck_assert_int_eq(tp_tensor_create(TP_I64, 1, ids_shape, &ids), TP_OK);
+    int64_t *id = tp_tensor_data_mut(ids);
+    id[0] = -1, id[1] = 1;
+    tp_tensor *inputs[2] = {x, ids};
+    ck_assert_int_eq(stax_test_run("stax", g, inputs, 2, NULL, 0, &out), TP_OK);
+    const uint32_t *got = tp_tensor_data(out), *table = tp_tensor_data(x);
+    for (int j = 0; j < 2; j++)
+        for (int a = 0; a < 5; a++)
+            for (int b = 0; b < 3; b++) {
+                int64_t row = id[j] < 0 ? id[j] + 4 : id[j];
+                ck_assert_uint_eq(got[(j * 5 + a) * 3 + b], table[(row * 3 + b) * 5 + a]);
+            }
+    tp_tensor_release(out);
+    tp_tensor_release(x);
+    tp_tensor_release(ids);
+    tp_graph_destroy(g);
+}
+END_TEST
+
 static void serial_parallel_for(int64_t n, int64_t grain, tp_plugin_range_fn fn, void *ctx) {
     for (int64_t begin = 0; begin < n; begin += grain)
         fn(ctx, begin, begin + grain < n ? begin + grain : n);
@@ -408,6 +441,7 @@ TP_TEST_SUITE(stax_gather) {
     tcase_add_test(c, gather_equals_take_for_ranks_axes_dtypes_and_index_dtypes);
     tcase_add_test(c, gather_elements_equals_take_along_axis_for_ranks_axes_and_dtypes);
     tcase_add_test(c, gather_picks_embedding_rows_by_hand);
+    tcase_add_test(c, gather_reads_a_permuted_table_through_its_strides);
     tcase_add_test(c, gather_with_a_symbolic_batch_serves_every_batch_size);
     tcase_add_test(c, gather_index_out_of_range_is_a_run_error_naming_node_index_and_range);
     tcase_add_test(c,
