@@ -282,17 +282,25 @@ static bool save_inputs(const tp_graph *g, tp_tensor **inputs, int n, const char
     return true;
 }
 
+/* `name` is a backend, or BACKEND:MODE (stax:max-autotune): that backend
+ * compiled with the option mode=MODE, measured as a contender of its own. */
 static bool compile_backend(contender *c, const char *name, const tp_graph *g, tp_tensor **inputs,
                             int n) {
     tp_backend *backend;
     snprintf(c->label, sizeof c->label, "%s", name);
     c->kind = CONTENDER_BACKEND;
-    if (tp_backend_lookup(name, &backend) != TP_OK) {
+    char backend_name[128], mode_option[160];
+    const char *colon = strchr(name, ':');
+    snprintf(backend_name, sizeof backend_name, "%.*s",
+             colon ? (int)(colon - name) : (int)strlen(name), name);
+    snprintf(mode_option, sizeof mode_option, "mode=%s", colon ? colon + 1 : "");
+    const char *options[] = {mode_option};
+    if (tp_backend_lookup(backend_name, &backend) != TP_OK) {
         fprintf(stderr, "tp-bench: %s\n", tp_last_error());
         return false;
     }
     double t0 = bench_now();
-    if (tp_backend_compile(backend, g, inputs, n, NULL, 0, &c->exe) != TP_OK) {
+    if (tp_backend_compile(backend, g, inputs, n, options, colon ? 1 : 0, &c->exe) != TP_OK) {
         fprintf(stderr, "tp-bench: %s: compile: %s\n", name, tp_last_error());
         return false;
     }
@@ -481,7 +489,8 @@ static void print_usage(FILE *out) {
         "                [--peers[=LIST]] [--python PATH] [--models DIR] [--json]\n"
         "                [--plot FILE.png] [--list]\n"
         "       tp-bench --help\n\n"
-        "  --backends a,b   backends to measure (default stax,eager)\n"
+        "  --backends a,b   backends to measure (default stax,eager); BACKEND:MODE\n"
+        "                   compiles with mode=MODE (stax:max-autotune)\n"
         "  --reps N         timed repetitions per contender per round (default 5)\n"
         "  --rounds N       interleaved rounds; figures are the median of the rounds'\n"
         "                   medians with their range (default 5)\n"

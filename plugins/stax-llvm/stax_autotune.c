@@ -1,0 +1,465 @@
+/* stax-llvm — max-autotune (stax_autotune.h). For every packed-matmul step
+ * of a compiled program, the choices the driver otherwise takes from the
+ * family's defaults and the shape (micro-kernel family, kc, mc, the split
+ * of the work, the thread count) are measured on scratch buffers the size
+ * of the step's inputs and outputs, one choice at a time from the defaults:
+ * the family, then the split, the threads, kc and mc, each stage keeping the
+ * fastest (median of STAX_AUTOTUNE_REPETITIONS runs after a warm-up). The
+ * result goes into the disk cache (subfolder "stax-autotune") under the
+ * step's key (stax_autotune_entry.c), so the next compile of the same shape
+ * on the same machine reads it instead of measuring. Owns the measuring and
+ * the cache traffic; the driver itself is stax_gemm_packed.c's. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "stax_autotune.h"
+#include "tpcommon_cache.h"
+
+typedef struct tuner {
+    const tp_plugin_host *host;
+    const stax_program *program;
+    void *const *kernels; /* the program's loaded kernels (epilogues) */
+    stax_autotune *tune;
+    void **slots; /* inputs and outputs: scratch copies; the rest: the executable's */
+    float *workspace;
+    size_t workspace_bytes;
+    int64_t max_threads;
+    uint64_t deadline;
+    tpcommon_cache cache;
+    bool use_cache;
+    char families[64]; /* the candidate families' names, for the key */
+} tuner;
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void log_line(const tp_plugin_host *host, int32_t level, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+static void log_line(const tp_plugin_host *host, int32_t level, const char *format, ...) {
+    if (!host->log) return;
+    char line[3000];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(line, sizeof line, format, args);
+    va_end(args);
+    host->log(host, level, line);
+}
+
+static void *alloc_aligned(const tp_plugin_host *host, size_t bytes) {
+    if (host->aligned_alloc) return host->aligned_alloc(bytes);
+    return aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
+
+static void free_aligned(const tp_plugin_host *host, void *p) {
+    if (!p) return;
+    if (host->aligned_free)
+        host->aligned_free(p);
+    else
+        free(p);
+}
+
+/* ---- the candidate families ---- */
+
+/* The tile kernels of `family` in a module of their own. */
+static int32_t load_family(const tp_plugin_host *host, const stax_gemm_family *family,
+                           const stax_jit_options *jit, stax_gemm_kernels *out,
+                           stax_module **module, char *error, size_t error_size) {
+    tpcommon_buf ir;
+    tpcommon_buf_init(&ir);
+    if (family->fma && family->vector_width == 8) /* in the program module's prelude */
+        tpcommon_buf_append(&ir, "declare <8 x float> @llvm.fma.v8f32(<8 x float>, <8 x float>, "
+                                 "<8 x float>)\n");
+    stax_emit_gemm_family_kernels(&ir, family);
+    const char *cpu = stax_jit_cpu(), *features = stax_jit_features();
+    tpcommon_buf_printf(&ir,
+                        "attributes #0 = { nounwind \"target-cpu\"=\"%s\" "
+                        "\"target-features\"=\"%s\" }\n"
+                        "attributes #1 = { alwaysinline nounwind \"target-cpu\"=\"%s\" "
+                        "\"target-features\"=\"%s\" }\n",
+                        cpu, features, cpu, features);
+    char *text = tpcommon_buf_take(&ir);
+    if (!text) return tpcommon_error(error, error_size, "stax: out of memory");
+    char names[STAX_GEMM_MAX_HEIGHTS][96];
+    const char *name_list[STAX_GEMM_MAX_HEIGHTS];
+    void *addresses[STAX_GEMM_MAX_HEIGHTS];
+    for (int32_t i = 0; i < family->num_heights; i++) {
+        stax_gemm_family_kernel_name(family, family->heights[i], names[i], sizeof names[i]);
+        name_list[i] = names[i];
+    }
+    stax_jit_options options = {jit->opt_level, NULL, NULL, host}; /* no dumps of these */
+    int cache_hit = 0;
+    int32_t status = stax_jit_load(text, &options, name_list, family->num_heights, addresses,
+                                   module, &cache_hit, error, error_size);
+    free(text);
+    if (status != TP_PLUGIN_OK) return status;
+    out->family = family;
+    for (int32_t i = 0; i < family->num_heights; i++)
+        out->tile[i] = (stax_gemm_tile_fn)(uintptr_t)addresses[i];
+    stax_gemm_family_blocking(host, family, &out->kc, &out->mc);
+    return TP_PLUGIN_OK;
+}
+
+/* The program's family first, then (unless STAX_GEMM_KERNEL forces one) the
+ * other families the host runs natively, fastest kind first. */
+static int32_t load_families(tuner *t, const stax_gemm_kernels *program_kernels,
+                             const stax_jit_options *jit, char *error, size_t error_size) {
+    stax_autotune *tune = t->tune;
+    tune->families[0] = *program_kernels;
+    tune->num_families = 1;
+    snprintf(t->families, sizeof t->families, "%s", program_kernels->family->name);
+    const char *forced = t->host->getenv ? t->host->getenv("STAX_GEMM_KERNEL") : NULL;
+    if (forced && *forced && strcmp(forced, "auto") != 0) return TP_PLUGIN_OK;
+    static const char *const order[] = {"avx512", "avx2", "generic"};
+    const stax_gemm_family *best = stax_gemm_family_for_features(stax_jit_features());
+    bool runs = false;
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+        const stax_gemm_family *family = stax_gemm_family_named(order[i]);
+        runs = runs || family == best; /* the host's best and every kind after it */
+        if (!runs || !family || family == program_kernels->family) continue;
+        int32_t n = tune->num_families;
+        int32_t status = load_family(t->host, family, jit, &tune->families[n], &tune->modules[n],
+                                     error, error_size);
+        if (status != TP_PLUGIN_OK) return status;
+        tune->num_families++;
+        size_t used = strlen(t->families);
+        snprintf(t->families + used, sizeof t->families - used, ",%s", family->name);
+    }
+    return TP_PLUGIN_OK;
+}
+
+/* ---- measuring ---- */
+
+/* Scratch copies of the program's input and output slots. */
+static bool prepare_slots(tuner *t, void **slot_data) {
+    const stax_program *prog = t->program;
+    t->slots = calloc((size_t)prog->num_slots + 1, sizeof *t->slots);
+    if (!t->slots) return false;
+    for (int32_t s = 0; s < prog->num_slots; s++) {
+        const stax_slot *slot = &prog->slots[s];
+        t->slots[s] = slot_data[s];
+        if (slot->kind != STAX_SLOT_INPUT && slot->kind != STAX_SLOT_OUTPUT) continue;
+        t->slots[s] = alloc_aligned(t->host, slot->bytes > 0 ? slot->bytes : 1);
+        if (!t->slots[s]) return false;
+        memset(t->slots[s], 0, slot->bytes); /* zeros: no denormals, no NaN in the timing */
+    }
+    return true;
+}
+
+static void release_slots(tuner *t) {
+    for (int32_t s = 0; t->slots && s < t->program->num_slots; s++) {
+        stax_slot_kind kind = t->program->slots[s].kind;
+        if (kind == STAX_SLOT_INPUT || kind == STAX_SLOT_OUTPUT) free_aligned(t->host, t->slots[s]);
+    }
+    free(t->slots);
+    free_aligned(t->host, t->workspace);
+}
+
+static int compare_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median time of one candidate, or UINT64_MAX when out of memory. */
+static uint64_t measure(tuner *t, const stax_step *step, const stax_gemm_tuned *c) {
+    size_t need = stax_gemm_packed_workspace_bytes(&step->gemm, &c->kernels, c->threads);
+    if (need > t->workspace_bytes) {
+        free_aligned(t->host, t->workspace);
+        t->workspace_bytes = 0;
+        t->workspace = alloc_aligned(t->host, need);
+        if (!t->workspace) return UINT64_MAX;
+        t->workspace_bytes = need;
+    }
+    stax_kernel_fn epilogue = step->gemm.epilogue >= 0
+                                  ? (stax_kernel_fn)(uintptr_t)t->kernels[step->gemm.epilogue]
+                                  : NULL;
+    uint64_t times[STAX_AUTOTUNE_MAX_REPETITIONS], total = 0;
+    int count = 0;
+    for (int r = -1; r < STAX_AUTOTUNE_MAX_REPETITIONS; r++) {
+        uint64_t start = now_ns();
+        stax_gemm_packed_run_split(t->host, &step->gemm, t->slots, t->workspace, &c->kernels,
+                                   epilogue, c->threads, c->split);
+        if (r < 0) continue; /* the warm-up */
+        times[count] = now_ns() - start;
+        total += times[count++];
+        if (count >= STAX_AUTOTUNE_MIN_REPETITIONS && total >= STAX_AUTOTUNE_SPAN_NS) break;
+    }
+    qsort(times, (size_t)count, sizeof *times, compare_u64);
+    return times[count / 2];
+}
+
+/* One step's search: the best so far and how many candidates ran. */
+typedef struct search {
+    tuner *t;
+    const stax_step *step;
+    stax_gemm_tuned best;
+    uint64_t default_ns;
+    int32_t candidates;
+    bool complete; /* every stage ran within the budget */
+    double ratio;  /* the winner's time over the defaults' in the confirming rounds */
+} search;
+
+static void try_candidate(search *s, const stax_gemm_tuned *candidate) {
+    if (now_ns() >= s->t->deadline) {
+        s->complete = false;
+        return;
+    }
+    /* paired with a fresh time of the best so far: the load on a shared
+     * machine drifts between stages */
+    uint64_t best_ns = measure(s->t, s->step, &s->best);
+    uint64_t ns = measure(s->t, s->step, candidate);
+    s->candidates++;
+    if ((double)ns <= STAX_AUTOTUNE_REQUIRED_RATIO * (double)best_ns) s->best = *candidate;
+}
+
+static void try_families(search *s) {
+    stax_gemm_tuned base = s->best;
+    for (int32_t f = 0; f < s->t->tune->num_families; f++) {
+        if (s->t->tune->families[f].family == base.kernels.family) continue;
+        stax_gemm_tuned c = base;
+        c.kernels = s->t->tune->families[f];
+        try_candidate(s, &c);
+    }
+}
+
+static void try_splits(search *s) {
+    stax_gemm_tuned base = s->best;
+    for (int split = STAX_GEMM_SPLIT_COLUMNS; split <= STAX_GEMM_SPLIT_BATCHES; split++) {
+        if (split == (int)base.split) continue;
+        if (split == STAX_GEMM_SPLIT_BATCHES && s->step->gemm.batch < 2) continue;
+        stax_gemm_tuned c = base;
+        c.split = (stax_gemm_split)split;
+        try_candidate(s, &c);
+    }
+}
+
+static void try_threads(search *s) {
+    stax_gemm_tuned base = s->best;
+    for (int64_t threads = 1; threads <= s->t->max_threads; threads *= 2) {
+        int64_t n = threads * 2 > s->t->max_threads ? s->t->max_threads : threads;
+        if (n != base.threads) {
+            stax_gemm_tuned c = base;
+            c.threads = n;
+            try_candidate(s, &c);
+        }
+        if (n == s->t->max_threads) break;
+    }
+}
+
+/* kc (the k block) at half and twice the current one, where k allows it. */
+static void try_kc(search *s) {
+    stax_gemm_tuned base = s->best;
+    int64_t sizes[2] = {base.kernels.kc / 2, base.kernels.kc * 2};
+    for (int i = 0; i < 2; i++) {
+        if (sizes[i] < 16 || sizes[i] > 4096) continue;
+        if (sizes[i] > base.kernels.kc && base.kernels.kc >= s->step->gemm.k) continue;
+        stax_gemm_tuned c = base;
+        c.kernels.kc = sizes[i];
+        try_candidate(s, &c);
+    }
+}
+
+/* mc (rows of A per chunk, a multiple of mr) at half and twice, where m allows. */
+static void try_mc(search *s) {
+    stax_gemm_tuned base = s->best;
+    int64_t mr = base.kernels.family->mr;
+    int64_t sizes[2] = {base.kernels.mc / 2 / mr * mr, base.kernels.mc * 2 / mr * mr};
+    for (int i = 0; i < 2; i++) {
+        if (sizes[i] < mr || sizes[i] == base.kernels.mc) continue;
+        if (sizes[i] > base.kernels.mc && base.kernels.mc >= s->step->gemm.m) continue;
+        stax_gemm_tuned c = base;
+        c.kernels.mc = sizes[i];
+        try_candidate(s, &c);
+    }
+}
+
+static stax_gemm_tuned default_choice(const tuner *t, const stax_step *step) {
+    stax_gemm_tuned d = {.kernels = t->tune->families[0], .threads = t->max_threads};
+    d.split = stax_gemm_packed_default_split(t->host, &step->gemm, &d.kernels, d.threads);
+    return d;
+}
+
+static bool same_choice(const stax_gemm_tuned *a, const stax_gemm_tuned *b) {
+    return a->kernels.family == b->kernels.family && a->kernels.kc == b->kernels.kc &&
+           a->kernels.mc == b->kernels.mc && a->split == b->split && a->threads == b->threads;
+}
+
+static int compare_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The winner against the defaults in alternating rounds; the defaults stay
+ * unless the winner is clearly faster. *ratio: winner / defaults. */
+static bool confirm(search *s, const stax_gemm_tuned *defaults, double *ratio) {
+    double ratios[STAX_AUTOTUNE_CONFIRM_ROUNDS];
+    for (int r = 0; r < STAX_AUTOTUNE_CONFIRM_ROUNDS; r++) {
+        uint64_t d = measure(s->t, s->step, defaults), w = measure(s->t, s->step, &s->best);
+        ratios[r] = d > 0 ? (double)w / (double)d : 1.0;
+    }
+    qsort(ratios, STAX_AUTOTUNE_CONFIRM_ROUNDS, sizeof *ratios, compare_double);
+    *ratio = ratios[STAX_AUTOTUNE_CONFIRM_ROUNDS / 2];
+    return *ratio <= STAX_AUTOTUNE_REQUIRED_RATIO;
+}
+
+static search search_step(tuner *t, const stax_step *step) {
+    stax_gemm_tuned defaults = default_choice(t, step);
+    search s = {.t = t, .step = step, .best = defaults, .complete = true, .ratio = 1.0};
+    s.default_ns = measure(t, step, &s.best);
+    s.candidates = 1;
+    try_families(&s);
+    try_splits(&s);
+    try_threads(&s);
+    try_kc(&s);
+    try_mc(&s);
+    if (!same_choice(&s.best, &defaults) && !confirm(&s, &defaults, &s.ratio)) s.best = defaults;
+    return s;
+}
+
+/* ---- the cache ---- */
+
+static void choice_of(const stax_gemm_tuned *tuned, stax_gemm_choice *choice) {
+    snprintf(choice->family, sizeof choice->family, "%s", tuned->kernels.family->name);
+    choice->kc = tuned->kernels.kc;
+    choice->mc = tuned->kernels.mc;
+    choice->split = tuned->split;
+    choice->threads = tuned->threads;
+}
+
+/* The choice as this executable can run it, or false (with why). */
+static bool tuned_of(const tuner *t, const stax_gemm_choice *choice, stax_gemm_tuned *out,
+                     char *why, size_t why_size) {
+    for (int32_t f = 0; f < t->tune->num_families; f++) {
+        const stax_gemm_kernels *kernels = &t->tune->families[f];
+        if (strcmp(kernels->family->name, choice->family) != 0) continue;
+        if (choice->threads > t->max_threads || choice->mc < kernels->family->mr) {
+            snprintf(why, why_size, "threads or mc out of range for this compile");
+            return false;
+        }
+        *out = (stax_gemm_tuned){
+            .kernels = *kernels, .split = choice->split, .threads = choice->threads};
+        out->kernels.kc = choice->kc;
+        out->kernels.mc = choice->mc;
+        return true;
+    }
+    snprintf(why, why_size, "family '%s' is not one this compile may use", choice->family);
+    return false;
+}
+
+static bool read_cached(tuner *t, const char *key, stax_gemm_tuned *out) {
+    if (!t->use_cache) return false;
+    size_t size = 0;
+    char *payload = tpcommon_cache_read(&t->cache, key, &size);
+    char path[2400], why[128] = "";
+    tpcommon_cache_entry_path(&t->cache, key, path, sizeof path);
+    if (!payload) {
+        struct stat info;
+        if (stat(path, &info) == 0) /* there, but corrupt or another key's */
+            log_line(t->host, TP_PLUGIN_LOG_WARN,
+                     "max-autotune: ignoring tuning cache entry %s (corrupt or not this "
+                     "step's); measuring again",
+                     path);
+        return false;
+    }
+    stax_gemm_choice choice;
+    bool ok = stax_gemm_choice_parse(payload, size, &choice, why, sizeof why) &&
+              tuned_of(t, &choice, out, why, sizeof why);
+    free(payload);
+    if (!ok)
+        log_line(t->host, TP_PLUGIN_LOG_WARN,
+                 "max-autotune: ignoring tuning cache entry %s (%s); measuring again", path, why);
+    return ok;
+}
+
+static void write_cached(tuner *t, const char *key, const stax_gemm_tuned *tuned) {
+    if (!t->use_cache) return;
+    stax_gemm_choice choice;
+    char text[256];
+    choice_of(tuned, &choice);
+    stax_gemm_choice_format(&choice, text, sizeof text);
+    tpcommon_cache_write(&t->cache, key, text, strlen(text));
+}
+
+/* ---- the program ---- */
+
+static void tune_step(tuner *t, int32_t index) {
+    const stax_step *step = &t->program->steps[index];
+    stax_gemm_tuned *out = &t->tune->steps[index];
+    const stax_gemm *g = &step->gemm;
+    char key[4096], shape[96];
+    snprintf(shape, sizeof shape, "gemm %lldx%lldx%lldx%lld", (long long)g->batch, (long long)g->m,
+             (long long)g->n, (long long)g->k);
+    bool keyed = stax_autotune_key(stax_jit_cpu(), stax_jit_features(), t->families, t->max_threads,
+                                   g, key, sizeof key);
+    if (keyed && read_cached(t, key, out)) {
+        log_line(t->host, TP_PLUGIN_LOG_DEBUG,
+                 "max-autotune: %s: from the tuning cache: %s kc %lld mc %lld split %s threads "
+                 "%lld",
+                 shape, out->kernels.family->name, (long long)out->kernels.kc,
+                 (long long)out->kernels.mc, stax_gemm_split_name(out->split),
+                 (long long)out->threads);
+        return;
+    }
+    if (now_ns() >= t->deadline) {
+        *out = default_choice(t, step);
+        log_line(t->host, TP_PLUGIN_LOG_INFO,
+                 "max-autotune: %s: the tuning budget of this compile is spent; default choices",
+                 shape);
+        return;
+    }
+    search s = search_step(t, step);
+    *out = s.best;
+    log_line(t->host, TP_PLUGIN_LOG_INFO,
+             "max-autotune: %s: measured %d candidates: %s kc %lld mc %lld split %s threads %lld "
+             "(%s; the search's best ran at %.2fx the defaults' %.3f ms)%s",
+             shape, (int)s.candidates, out->kernels.family->name, (long long)out->kernels.kc,
+             (long long)out->kernels.mc, stax_gemm_split_name(out->split), (long long)out->threads,
+             s.ratio <= STAX_AUTOTUNE_REQUIRED_RATIO ? "tuned" : "the defaults", s.ratio,
+             (double)s.default_ns / 1e6,
+             s.complete ? "" : "; budget spent before every candidate ran (not cached)");
+    if (keyed && s.complete) write_cached(t, key, out);
+}
+
+int32_t stax_autotune_program(const tp_plugin_host *host, const stax_program *program,
+                              void **slot_data, void *const *kernels,
+                              const stax_gemm_kernels *program_kernels, int64_t threads,
+                              const stax_jit_options *jit, stax_autotune *out, char *error,
+                              size_t error_size) {
+    memset(out, 0, sizeof *out);
+    if (!program_kernels || !program_kernels->family) return TP_PLUGIN_OK; /* no packed steps */
+    tuner t = {.host = host,
+               .program = program,
+               .kernels = kernels,
+               .tune = out,
+               .max_threads = threads > 1 && host->parallel_for ? threads : 1,
+               .deadline = now_ns() + STAX_AUTOTUNE_BUDGET_NS};
+    out->num_steps = program->num_steps;
+    out->steps = calloc((size_t)program->num_steps + 1, sizeof *out->steps);
+    if (!out->steps) return tpcommon_error(error, error_size, "stax: out of memory");
+    int32_t status = load_families(&t, program_kernels, jit, error, error_size);
+    if (status == TP_PLUGIN_OK && !prepare_slots(&t, slot_data))
+        status = tpcommon_error(error, error_size,
+                                "stax: out of memory for max-autotune's "
+                                "scratch buffers");
+    t.use_cache = status == TP_PLUGIN_OK && tpcommon_cache_open(&t.cache, host, "stax-autotune");
+    for (int32_t i = 0; status == TP_PLUGIN_OK && i < program->num_steps; i++)
+        if (program->steps[i].kind == STAX_STEP_PACKED_GEMM) tune_step(&t, i);
+    release_slots(&t);
+    if (status != TP_PLUGIN_OK) stax_autotune_free(out);
+    return status;
+}
+
+void stax_autotune_free(stax_autotune *tune) {
+    for (int32_t f = 0; f < tune->num_families; f++) stax_module_release(tune->modules[f]);
+    free(tune->steps);
+    memset(tune, 0, sizeof *tune);
+}
