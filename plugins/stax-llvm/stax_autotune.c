@@ -302,12 +302,13 @@ static int compare_double(const void *a, const void *b) {
  * unless the winner is clearly faster. *ratio: winner / defaults. */
 static bool confirm(search *s, const stax_gemm_tuned *defaults, double *ratio) {
     double ratios[STAX_AUTOTUNE_CONFIRM_ROUNDS];
-    for (int r = 0; r < STAX_AUTOTUNE_CONFIRM_ROUNDS; r++) {
+    int rounds = 0; /* at least one, more while the budget lasts */
+    while (rounds < STAX_AUTOTUNE_CONFIRM_ROUNDS && (rounds == 0 || now_ns() < s->t->deadline)) {
         uint64_t d = measure(s->t, s->step, defaults), w = measure(s->t, s->step, &s->best);
-        ratios[r] = d > 0 ? (double)w / (double)d : 1.0;
+        ratios[rounds++] = d > 0 ? (double)w / (double)d : 1.0;
     }
-    qsort(ratios, STAX_AUTOTUNE_CONFIRM_ROUNDS, sizeof *ratios, compare_double);
-    *ratio = ratios[STAX_AUTOTUNE_CONFIRM_ROUNDS / 2];
+    qsort(ratios, (size_t)rounds, sizeof *ratios, compare_double);
+    *ratio = ratios[rounds / 2];
     return *ratio <= STAX_AUTOTUNE_REQUIRED_RATIO;
 }
 
@@ -432,8 +433,8 @@ static void tune_step(tuner *t, int32_t index) {
 int32_t stax_autotune_program(const tp_plugin_host *host, const stax_program *program,
                               void **slot_data, void *const *kernels,
                               const stax_gemm_kernels *program_kernels, int64_t threads,
-                              const stax_jit_options *jit, stax_autotune *out, char *error,
-                              size_t error_size) {
+                              int64_t budget_ms, const stax_jit_options *jit, stax_autotune *out,
+                              char *error, size_t error_size) {
     memset(out, 0, sizeof *out);
     if (!program_kernels || !program_kernels->family) return TP_PLUGIN_OK; /* no packed steps */
     tuner t = {.host = host,
@@ -441,7 +442,7 @@ int32_t stax_autotune_program(const tp_plugin_host *host, const stax_program *pr
                .kernels = kernels,
                .tune = out,
                .max_threads = threads > 1 && host->parallel_for ? threads : 1,
-               .deadline = now_ns() + STAX_AUTOTUNE_BUDGET_NS};
+               .deadline = now_ns() + (uint64_t)budget_ms * 1000000u};
     out->num_steps = program->num_steps;
     out->steps = calloc((size_t)program->num_steps + 1, sizeof *out->steps);
     if (!out->steps) return tpcommon_error(error, error_size, "stax: out of memory");

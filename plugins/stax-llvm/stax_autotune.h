@@ -6,10 +6,11 @@
 
 #include "stax_internal.h"
 
-/* At most this much measuring per compile (wall time, all steps together);
- * a step reached after it is spent keeps the default choices and is not
- * cached, so a later compile measures it. */
-#define STAX_AUTOTUNE_BUDGET_NS ((uint64_t)2000 * 1000 * 1000)
+/* At most this much measuring per compile unless the option
+ * autotune_budget_ms says otherwise (wall time, all steps together); a step
+ * whose search the budget cuts short is not cached, so a later compile
+ * measures it again, and a step reached after it keeps the defaults. */
+#define STAX_AUTOTUNE_DEFAULT_BUDGET_MS 3000
 /* Timed runs per candidate after one warm-up run: at least MIN, more (up to
  * MAX) until they add up to SPAN; the median counts. */
 #define STAX_AUTOTUNE_MIN_REPETITIONS 3
@@ -72,8 +73,8 @@ typedef struct stax_autotune {
 int32_t stax_autotune_program(const tp_plugin_host *host, const stax_program *program,
                               void **slot_data, void *const *kernels,
                               const stax_gemm_kernels *program_kernels, int64_t threads,
-                              const stax_jit_options *jit, stax_autotune *out, char *error,
-                              size_t error_size);
+                              int64_t budget_ms, const stax_jit_options *jit, stax_autotune *out,
+                              char *error, size_t error_size);
 void stax_autotune_free(stax_autotune *tune);
 
 #endif

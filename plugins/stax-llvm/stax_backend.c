@@ -6,7 +6,9 @@
  * reset, shutdown. Options: threads=N (at most N threads per kernel; default
  * the core pool's size), opt_level=0..3 (default 3), dump_ir=PATH (optimised LLVM IR),
  * dump_asm=PATH (assembly), mode=default|max-autotune (tp_compile's mode:
- * max-autotune measures each packed matmul's choices, stax_autotune.c).
+ * max-autotune measures each packed matmul's choices, stax_autotune.c),
+ * autotune_budget_ms=N (max-autotune's measuring time per compile, default
+ * 3000).
  *
  * Dynamic shapes: when the graph has symbolic dimensions, the executable is
  * compiled once with the sizes as kernel arguments (stax_dynamic.c) and
@@ -50,7 +52,8 @@ struct tp_plugin_executable {
     stax_autotune autotune; /* max-autotune: per-step choices (steps NULL otherwise) */
 };
 
-static const char *const known_options[] = {"threads", "opt_level", "dump_ir", "dump_asm", "mode"};
+static const char *const known_options[] = {"threads",  "opt_level", "dump_ir",
+                                            "dump_asm", "mode",      "autotune_budget_ms"};
 
 static int32_t stax_init(const tp_plugin_host *host, void **context) {
     *context = NULL;
@@ -234,8 +237,9 @@ static int32_t compile_dynamic(tp_plugin_executable *exe, const tp_plugin_graph 
 }
 
 static int32_t read_options(const tp_plugin_option *options, int32_t count, int64_t *threads,
-                            stax_jit_options *jit, bool *autotune, char *error, size_t size) {
-    int32_t status = tpcommon_options_check(options, count, known_options, 5, error, size);
+                            stax_jit_options *jit, bool *autotune, int64_t *budget_ms, char *error,
+                            size_t size) {
+    int32_t status = tpcommon_options_check(options, count, known_options, 6, error, size);
     if (status != TP_PLUGIN_OK) return status;
     const char *mode = tpcommon_option_get(options, count, "mode");
     *autotune = mode && strcmp(mode, "max-autotune") == 0;
@@ -246,6 +250,9 @@ static int32_t read_options(const tp_plugin_option *options, int32_t count, int6
     status = tpcommon_option_int(options, count, "threads", 1, 4096, threads, error, size);
     if (status == TP_PLUGIN_OK)
         status = tpcommon_option_int(options, count, "opt_level", 0, 3, &opt_level, error, size);
+    if (status == TP_PLUGIN_OK)
+        status = tpcommon_option_int(options, count, "autotune_budget_ms", 1, 3600000, budget_ms,
+                                     error, size);
     jit->opt_level = (int)opt_level;
     jit->dump_ir = tpcommon_option_get(options, count, "dump_ir");
     jit->dump_asm = tpcommon_option_get(options, count, "dump_asm");
@@ -296,17 +303,18 @@ static void log_steps(const tp_plugin_host *host, const tp_plugin_graph *graph,
 
 /* max-autotune: measured choices per packed matmul step, then the workspace
  * they need. A dynamic graph keeps the defaults (its sizes change per call). */
-static int32_t autotune_program(tp_plugin_executable *exe, const stax_jit_options *jit, char *error,
-                                size_t error_size) {
+static int32_t autotune_program(tp_plugin_executable *exe, const stax_jit_options *jit,
+                                int64_t budget_ms, char *error, size_t error_size) {
     if (exe->dyn) {
         if (exe->host->log)
             exe->host->log(exe->host, TP_PLUGIN_LOG_INFO,
                            "max-autotune: a dynamic graph keeps the default matmul choices");
         return TP_PLUGIN_OK;
     }
-    int32_t status = stax_autotune_program(exe->host, &exe->program, exe->slot_data, exe->kernels,
-                                           exe->program.packed_gemm ? &exe->gemm_kernels : NULL,
-                                           exe->threads, jit, &exe->autotune, error, error_size);
+    int32_t status =
+        stax_autotune_program(exe->host, &exe->program, exe->slot_data, exe->kernels,
+                              exe->program.packed_gemm ? &exe->gemm_kernels : NULL, exe->threads,
+                              budget_ms, jit, &exe->autotune, error, error_size);
     if (status == TP_PLUGIN_OK && bind_program(exe) != TP_PLUGIN_OK)
         status = tpcommon_error(error, error_size, "stax: out of memory");
     return status;
@@ -320,8 +328,9 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
     int64_t threads = host->num_threads ? host->num_threads() : 1;
     stax_jit_options jit = {3, NULL, NULL, host};
     bool autotune = false;
-    int32_t status =
-        read_options(options, num_options, &threads, &jit, &autotune, error, error_size);
+    int64_t budget_ms = STAX_AUTOTUNE_DEFAULT_BUDGET_MS;
+    int32_t status = read_options(options, num_options, &threads, &jit, &autotune, &budget_ms,
+                                  error, error_size);
     if (status != TP_PLUGIN_OK) return status;
     tp_plugin_executable *exe = calloc(1, sizeof *exe);
     if (!exe) return tpcommon_error(error, error_size, "stax: out of memory");
@@ -372,7 +381,8 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
     }
     if (status == TP_PLUGIN_OK && bind_program(exe) != TP_PLUGIN_OK)
         status = tpcommon_error(error, error_size, "stax: out of memory");
-    if (status == TP_PLUGIN_OK && autotune) status = autotune_program(exe, &jit, error, error_size);
+    if (status == TP_PLUGIN_OK && autotune)
+        status = autotune_program(exe, &jit, budget_ms, error, error_size);
     free(names);
     free(template_ir);
     if (status == TP_PLUGIN_OK) log_steps(host, graph, prog);
