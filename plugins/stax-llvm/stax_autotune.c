@@ -441,8 +441,7 @@ int32_t stax_autotune_program(const tp_plugin_host *host, const stax_program *pr
                .program = program,
                .kernels = kernels,
                .tune = out,
-               .max_threads = threads > 1 && host->parallel_for ? threads : 1,
-               .deadline = now_ns() + (uint64_t)budget_ms * 1000000u};
+               .max_threads = threads > 1 && host->parallel_for ? threads : 1};
     out->num_steps = program->num_steps;
     out->steps = calloc((size_t)program->num_steps + 1, sizeof *out->steps);
     if (!out->steps) return tpcommon_error(error, error_size, "stax: out of memory");
@@ -452,6 +451,7 @@ int32_t stax_autotune_program(const tp_plugin_host *host, const stax_program *pr
                                 "stax: out of memory for max-autotune's "
                                 "scratch buffers");
     t.use_cache = status == TP_PLUGIN_OK && tpcommon_cache_open(&t.cache, host, "stax-autotune");
+    t.deadline = now_ns() + (uint64_t)budget_ms * 1000000u; /* the budget bounds the measuring */
     for (int32_t i = 0; status == TP_PLUGIN_OK && i < program->num_steps; i++)
         if (program->steps[i].kind == STAX_STEP_PACKED_GEMM) tune_step(&t, i);
     release_slots(&t);

@@ -86,7 +86,7 @@ static void check_against_loop(const product *p, tp_tensor *const *in, const tp_
 
 /* What stax logged: tuning runs, cache reads, ignored entries. */
 typedef struct log_counts {
-    int measured, from_cache, ignored;
+    int measured, from_cache, ignored, not_cached;
 } log_counts;
 
 static void count_lines(tp_log_level level, const char *message, void *user_data) {
@@ -96,6 +96,7 @@ static void count_lines(tp_log_level level, const char *message, void *user_data
     if (strstr(message, "candidates")) counts->measured++;
     if (strstr(message, "from the tuning cache")) counts->from_cache++;
     if (strstr(message, "ignoring tuning cache entry")) counts->ignored++;
+    if (strstr(message, "not cached")) counts->not_cached++;
 }
 
 /* A cache folder of this test's own, so no other test's entries are seen. */
@@ -104,8 +105,10 @@ static void fresh_cache_dir(const char *name, char *path, size_t size) {
     setenv("TP_CACHE_DIR", path, 1);
 }
 
-/* Compiles and runs `p` in `mode` with the log counted; checks the result. */
-static void run_product(const product *p, const char *mode, log_counts *counts) {
+/* Compiles and runs `p` in `mode` (with `extra`, an option or NULL) with the
+ * log counted; checks the result. */
+static void run_product_with(const product *p, const char *mode, const char *extra,
+                             log_counts *counts) {
     tp_graph *g = build(p);
     tp_tensor *inputs[2];
     for (int i = 0; i < 2; i++) {
@@ -115,12 +118,12 @@ static void run_product(const product *p, const char *mode, log_counts *counts) 
     }
     char option[64];
     snprintf(option, sizeof option, "mode=%s", mode);
-    const char *options[] = {option, "threads=2"};
+    const char *options[] = {option, "threads=2", extra};
     tp_log_level level = tp_get_log_level();
     tp_set_log_handler(count_lines, counts);
     tp_set_log_level(TP_LOG_DEBUG);
     tp_tensor *y[1] = {NULL};
-    tp_status status = stax_test_run("stax", g, inputs, 2, options, 2, y);
+    tp_status status = stax_test_run("stax", g, inputs, 2, options, extra ? 3 : 2, y);
     tp_set_log_handler(NULL, NULL);
     tp_set_log_level(level);
     ck_assert_msg(status == TP_OK, "%s: %s", mode, tp_last_error());
@@ -133,6 +136,10 @@ static void run_product(const product *p, const char *mode, log_counts *counts) 
     tp_tensor_release(inputs[0]);
     tp_tensor_release(inputs[1]);
     tp_graph_destroy(g);
+}
+
+static void run_product(const product *p, const char *mode, log_counts *counts) {
+    run_product_with(p, mode, NULL, counts);
 }
 
 START_TEST(an_unknown_mode_is_an_error_naming_it_and_the_known_modes) {
@@ -203,6 +210,22 @@ START_TEST(a_second_compile_reads_the_tuning_cache) {
     log_counts third = {0};
     run_product(&other, "max-autotune", &third);
     ck_assert_int_eq(third.measured, 1);
+}
+END_TEST
+
+START_TEST(a_search_the_budget_cuts_short_is_not_cached) {
+    char path[4200];
+    fresh_cache_dir("budget", path, sizeof path);
+    /* 2 * 384^3 = 113 MFLOP: four runs of the defaults alone take longer
+     * than 1 ms on any two cores of today */
+    product p = {.batch = 1, .m = 384, .k = 384, .n = 384};
+    log_counts first = {0}, second = {0};
+    run_product_with(&p, "max-autotune", "autotune_budget_ms=1", &first);
+    ck_assert_int_eq(first.measured, 1);
+    ck_assert_int_eq(first.not_cached, 1);
+    run_product_with(&p, "max-autotune", "autotune_budget_ms=1", &second);
+    ck_assert_int_eq(second.from_cache, 0);
+    ck_assert_int_eq(second.measured, 1);
 }
 END_TEST
 
@@ -314,6 +337,7 @@ TP_TEST_SUITE(stax_autotune) {
     tcase_add_test(c, max_autotune_computes_what_a_double_loop_computes);
     tcase_add_test(c, a_second_compile_reads_the_tuning_cache);
     tcase_add_test(c, a_corrupted_tuning_cache_entry_is_ignored_and_measured_again);
+    tcase_add_test(c, a_search_the_budget_cuts_short_is_not_cached);
     tcase_add_test(c, the_key_changes_with_the_cpu_and_its_features);
     tcase_add_test(c, a_choice_reads_back_as_written_and_nothing_else_parses);
     suite_add_tcase(s, c);
