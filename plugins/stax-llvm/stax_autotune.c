@@ -27,7 +27,8 @@ typedef struct tuner {
     const stax_program *program;
     void *const *kernels; /* the program's loaded kernels (epilogues) */
     stax_autotune *tune;
-    void **slots; /* inputs and outputs: scratch copies; the rest: the executable's */
+    void **slot_data; /* the executable's bound slots */
+    void **slots;     /* inputs and outputs: scratch copies; the rest: the executable's */
     float *workspace;
     size_t workspace_bytes;
     int64_t max_threads;
@@ -70,55 +71,30 @@ static void free_aligned(const tp_plugin_host *host, void *p) {
 
 /* ---- the candidate families ---- */
 
-/* The tile kernels of `family` in a module of their own. */
+/* The tile kernels of `family`: its micro-kernel library (stax_gemm_library.c). */
 static int32_t load_family(const tp_plugin_host *host, const stax_gemm_family *family,
-                           const stax_jit_options *jit, stax_gemm_kernels *out,
-                           stax_module **module, char *error, size_t error_size) {
-    tpcommon_buf ir;
-    tpcommon_buf_init(&ir);
-    if (family->fma && family->vector_width == 8) /* in the program module's prelude */
-        tpcommon_buf_append(&ir, "declare <8 x float> @llvm.fma.v8f32(<8 x float>, <8 x float>, "
-                                 "<8 x float>)\n");
-    stax_emit_gemm_family_kernels(&ir, family);
-    const char *cpu = stax_jit_cpu(), *features = stax_jit_features();
-    tpcommon_buf_printf(&ir,
-                        "attributes #0 = { nounwind \"target-cpu\"=\"%s\" "
-                        "\"target-features\"=\"%s\" }\n"
-                        "attributes #1 = { alwaysinline nounwind \"target-cpu\"=\"%s\" "
-                        "\"target-features\"=\"%s\" }\n",
-                        cpu, features, cpu, features);
-    char *text = tpcommon_buf_take(&ir);
-    if (!text) return tpcommon_error(error, error_size, "stax: out of memory");
-    char names[STAX_GEMM_MAX_HEIGHTS][96];
-    const char *name_list[STAX_GEMM_MAX_HEIGHTS];
-    void *addresses[STAX_GEMM_MAX_HEIGHTS];
-    for (int32_t i = 0; i < family->num_heights; i++) {
-        stax_gemm_family_kernel_name(family, family->heights[i], names[i], sizeof names[i]);
-        name_list[i] = names[i];
-    }
-    stax_jit_options options = {jit->opt_level, NULL, NULL, host}; /* no dumps of these */
-    int cache_hit = 0;
-    int32_t status = stax_jit_load(text, &options, name_list, family->num_heights, addresses,
-                                   module, &cache_hit, error, error_size);
-    free(text);
+                           stax_gemm_kernels *out, stax_module **module, char *error,
+                           size_t error_size) {
+    stax_gemm_library library;
+    int32_t status = stax_gemm_library_load(host, false, family, NULL, &library, error, error_size);
     if (status != TP_PLUGIN_OK) return status;
+    *module = library.module;
     out->family = family;
-    for (int32_t i = 0; i < family->num_heights; i++)
-        out->tile[i] = (stax_gemm_tile_fn)(uintptr_t)addresses[i];
+    for (int32_t i = 0; i < family->num_heights; i++) out->tile[i] = library.tiles[i];
     stax_gemm_family_blocking(host, family, &out->kc, &out->mc);
     return TP_PLUGIN_OK;
 }
 
 /* The program's family first, then (unless STAX_GEMM_KERNEL forces one) the
- * other families the host runs natively, fastest kind first. */
-static int32_t load_families(tuner *t, const stax_gemm_kernels *program_kernels,
-                             const stax_jit_options *jit, char *error, size_t error_size) {
+ * other families the host runs natively, fastest kind first; only the
+ * program's is loaded (load_candidates loads the others when needed). */
+static void list_families(tuner *t, const stax_gemm_kernels *program_kernels) {
     stax_autotune *tune = t->tune;
     tune->families[0] = *program_kernels;
     tune->num_families = 1;
     snprintf(t->families, sizeof t->families, "%s", program_kernels->family->name);
     const char *forced = t->host->getenv ? t->host->getenv("STAX_GEMM_KERNEL") : NULL;
-    if (forced && *forced && strcmp(forced, "auto") != 0) return TP_PLUGIN_OK;
+    if (forced && *forced && strcmp(forced, "auto") != 0) return;
     static const char *const order[] = {"avx512", "avx2", "generic"};
     const stax_gemm_family *best = stax_gemm_family_for_features(stax_jit_features());
     bool runs = false;
@@ -126,15 +102,18 @@ static int32_t load_families(tuner *t, const stax_gemm_kernels *program_kernels,
         const stax_gemm_family *family = stax_gemm_family_named(order[i]);
         runs = runs || family == best; /* the host's best and every kind after it */
         if (!runs || !family || family == program_kernels->family) continue;
-        int32_t n = tune->num_families;
-        int32_t status = load_family(t->host, family, jit, &tune->families[n], &tune->modules[n],
-                                     error, error_size);
-        if (status != TP_PLUGIN_OK) return status;
-        tune->num_families++;
+        stax_gemm_kernels *listed = &tune->families[tune->num_families++];
+        memset(listed, 0, sizeof *listed);
+        listed->family = family; /* tiles loaded by load_candidates */
         size_t used = strlen(t->families);
         snprintf(t->families + used, sizeof t->families - used, ",%s", family->name);
     }
-    return TP_PLUGIN_OK;
+}
+
+static int32_t load_candidate(tuner *t, int32_t f, char *error, size_t error_size) {
+    stax_gemm_kernels *kernels = &t->tune->families[f];
+    if (kernels->tile[0]) return TP_PLUGIN_OK;
+    return load_family(t->host, kernels->family, kernels, &t->tune->modules[f], error, error_size);
 }
 
 /* ---- measuring ---- */
@@ -162,6 +141,22 @@ static void release_slots(tuner *t) {
     }
     free(t->slots);
     free_aligned(t->host, t->workspace);
+}
+
+/* What measuring needs, made once per compile when a step first needs it:
+ * every candidate family's kernels and the scratch slots. */
+static int32_t prepare_measuring(tuner *t, char *error, size_t error_size) {
+    if (t->slots) return TP_PLUGIN_OK;
+    uint64_t start = now_ns();
+    for (int32_t f = 1; f < t->tune->num_families; f++) {
+        int32_t status = load_candidate(t, f, error, error_size);
+        if (status != TP_PLUGIN_OK) return status;
+    }
+    t->deadline += now_ns() - start; /* compiling kernels is not measuring */
+    if (!prepare_slots(t, t->slot_data))
+        return tpcommon_error(error, error_size,
+                              "stax: out of memory for max-autotune's scratch buffers");
+    return TP_PLUGIN_OK;
 }
 
 static int compare_u64(const void *a, const void *b) {
@@ -203,16 +198,21 @@ typedef struct search {
     const stax_step *step;
     stax_gemm_tuned best;
     uint64_t default_ns;
+    uint64_t measure_cost_ns; /* what one measure() of a candidate costs, about */
     int32_t candidates;
     bool complete; /* every stage ran within the budget */
     double ratio;  /* the winner's time over the defaults' in the confirming rounds */
 } search;
 
+/* Whether `measures` more measure() calls fit in the budget. */
+static bool budget_allows(search *s, int measures) {
+    if (now_ns() + (uint64_t)measures * s->measure_cost_ns <= s->t->deadline) return true;
+    s->complete = false;
+    return false;
+}
+
 static void try_candidate(search *s, const stax_gemm_tuned *candidate) {
-    if (now_ns() >= s->t->deadline) {
-        s->complete = false;
-        return;
-    }
+    if (!budget_allows(s, 2)) return;
     /* paired with a fresh time of the best so far: the load on a shared
      * machine drifts between stages */
     uint64_t best_ns = measure(s->t, s->step, &s->best);
@@ -302,11 +302,14 @@ static int compare_double(const void *a, const void *b) {
  * unless the winner is clearly faster. *ratio: winner / defaults. */
 static bool confirm(search *s, const stax_gemm_tuned *defaults, double *ratio) {
     double ratios[STAX_AUTOTUNE_CONFIRM_ROUNDS];
-    int rounds = 0; /* at least one, more while the budget lasts */
-    while (rounds < STAX_AUTOTUNE_CONFIRM_ROUNDS && (rounds == 0 || now_ns() < s->t->deadline)) {
+    int rounds = 0; /* while the budget lasts; none: the defaults stay */
+    bool searched_all = s->complete;
+    while (rounds < STAX_AUTOTUNE_CONFIRM_ROUNDS && budget_allows(s, 2)) {
         uint64_t d = measure(s->t, s->step, defaults), w = measure(s->t, s->step, &s->best);
         ratios[rounds++] = d > 0 ? (double)w / (double)d : 1.0;
     }
+    if (rounds == 0) return false;
+    s->complete = searched_all; /* confirmed, if in fewer rounds */
     qsort(ratios, (size_t)rounds, sizeof *ratios, compare_double);
     *ratio = ratios[rounds / 2];
     return *ratio <= STAX_AUTOTUNE_REQUIRED_RATIO;
@@ -316,6 +319,9 @@ static search search_step(tuner *t, const stax_step *step) {
     stax_gemm_tuned defaults = default_choice(t, step);
     search s = {.t = t, .step = step, .best = defaults, .complete = true, .ratio = 1.0};
     s.default_ns = measure(t, step, &s.best);
+    uint64_t span = STAX_AUTOTUNE_MIN_REPETITIONS * s.default_ns;
+    s.measure_cost_ns =
+        s.default_ns + (span > STAX_AUTOTUNE_SPAN_NS ? span : STAX_AUTOTUNE_SPAN_NS);
     s.candidates = 1;
     try_families(&s);
     try_splits(&s);
@@ -337,13 +343,18 @@ static void choice_of(const stax_gemm_tuned *tuned, stax_gemm_choice *choice) {
 }
 
 /* The choice as this executable can run it, or false (with why). */
-static bool tuned_of(const tuner *t, const stax_gemm_choice *choice, stax_gemm_tuned *out,
-                     char *why, size_t why_size) {
+static bool tuned_of(tuner *t, const stax_gemm_choice *choice, stax_gemm_tuned *out, char *why,
+                     size_t why_size) {
     for (int32_t f = 0; f < t->tune->num_families; f++) {
         const stax_gemm_kernels *kernels = &t->tune->families[f];
         if (strcmp(kernels->family->name, choice->family) != 0) continue;
         if (choice->threads > t->max_threads || choice->mc < kernels->family->mr) {
             snprintf(why, why_size, "threads or mc out of range for this compile");
+            return false;
+        }
+        char error[512] = "";
+        if (load_candidate(t, f, error, sizeof error) != TP_PLUGIN_OK) {
+            snprintf(why, why_size, "%s", error);
             return false;
         }
         *out = (stax_gemm_tuned){
@@ -392,7 +403,7 @@ static void write_cached(tuner *t, const char *key, const stax_gemm_tuned *tuned
 
 /* ---- the program ---- */
 
-static void tune_step(tuner *t, int32_t index) {
+static int32_t tune_step(tuner *t, int32_t index, char *error, size_t error_size) {
     const stax_step *step = &t->program->steps[index];
     stax_gemm_tuned *out = &t->tune->steps[index];
     const stax_gemm *g = &step->gemm;
@@ -408,15 +419,18 @@ static void tune_step(tuner *t, int32_t index) {
                  shape, out->kernels.family->name, (long long)out->kernels.kc,
                  (long long)out->kernels.mc, stax_gemm_split_name(out->split),
                  (long long)out->threads);
-        return;
+        return TP_PLUGIN_OK;
     }
     if (now_ns() >= t->deadline) {
         *out = default_choice(t, step);
         log_line(t->host, TP_PLUGIN_LOG_INFO,
-                 "max-autotune: %s: the tuning budget of this compile is spent; default choices",
+                 "max-autotune: %s: the tuning budget of this compile is spent; default choices "
+                 "(not cached)",
                  shape);
-        return;
+        return TP_PLUGIN_OK;
     }
+    int32_t status = prepare_measuring(t, error, error_size);
+    if (status != TP_PLUGIN_OK) return status;
     search s = search_step(t, step);
     *out = s.best;
     log_line(t->host, TP_PLUGIN_LOG_INFO,
@@ -428,13 +442,14 @@ static void tune_step(tuner *t, int32_t index) {
              (double)s.default_ns / 1e6,
              s.complete ? "" : "; budget spent before every candidate ran (not cached)");
     if (keyed && s.complete) write_cached(t, key, out);
+    return TP_PLUGIN_OK;
 }
 
 int32_t stax_autotune_program(const tp_plugin_host *host, const stax_program *program,
                               void **slot_data, void *const *kernels,
                               const stax_gemm_kernels *program_kernels, int64_t threads,
-                              int64_t budget_ms, const stax_jit_options *jit, stax_autotune *out,
-                              char *error, size_t error_size) {
+                              int64_t budget_ms, stax_autotune *out, char *error,
+                              size_t error_size) {
     memset(out, 0, sizeof *out);
     if (!program_kernels || !program_kernels->family) return TP_PLUGIN_OK; /* no packed steps */
     tuner t = {.host = host,
@@ -445,15 +460,14 @@ int32_t stax_autotune_program(const tp_plugin_host *host, const stax_program *pr
     out->num_steps = program->num_steps;
     out->steps = calloc((size_t)program->num_steps + 1, sizeof *out->steps);
     if (!out->steps) return tpcommon_error(error, error_size, "stax: out of memory");
-    int32_t status = load_families(&t, program_kernels, jit, error, error_size);
-    if (status == TP_PLUGIN_OK && !prepare_slots(&t, slot_data))
-        status = tpcommon_error(error, error_size,
-                                "stax: out of memory for max-autotune's "
-                                "scratch buffers");
-    t.use_cache = status == TP_PLUGIN_OK && tpcommon_cache_open(&t.cache, host, "stax-autotune");
+    list_families(&t, program_kernels);
+    t.slot_data = slot_data;
+    t.use_cache = tpcommon_cache_open(&t.cache, host, "stax-autotune");
     t.deadline = now_ns() + (uint64_t)budget_ms * 1000000u; /* the budget bounds the measuring */
+    int32_t status = TP_PLUGIN_OK;
     for (int32_t i = 0; status == TP_PLUGIN_OK && i < program->num_steps; i++)
-        if (program->steps[i].kind == STAX_STEP_PACKED_GEMM) tune_step(&t, i);
+        if (program->steps[i].kind == STAX_STEP_PACKED_GEMM)
+            status = tune_step(&t, i, error, error_size);
     release_slots(&t);
     if (status != TP_PLUGIN_OK) stax_autotune_free(out);
     return status;

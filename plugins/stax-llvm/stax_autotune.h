@@ -73,8 +73,8 @@ typedef struct stax_autotune {
 int32_t stax_autotune_program(const tp_plugin_host *host, const stax_program *program,
                               void **slot_data, void *const *kernels,
                               const stax_gemm_kernels *program_kernels, int64_t threads,
-                              int64_t budget_ms, const stax_jit_options *jit, stax_autotune *out,
-                              char *error, size_t error_size);
+                              int64_t budget_ms, stax_autotune *out, char *error,
+                              size_t error_size);
 void stax_autotune_free(stax_autotune *tune);
 
 #endif

@@ -216,16 +216,15 @@ END_TEST
 START_TEST(a_search_the_budget_cuts_short_is_not_cached) {
     char path[4200];
     fresh_cache_dir("budget", path, sizeof path);
-    /* 2 * 384^3 = 113 MFLOP: four runs of the defaults alone take longer
-     * than 1 ms on any two cores of today */
+    /* 2 * 384^3 = 113 MFLOP: measuring the defaults alone takes longer than
+     * 1 ms on any two cores of today, so the search is always cut short */
     product p = {.batch = 1, .m = 384, .k = 384, .n = 384};
     log_counts first = {0}, second = {0};
     run_product_with(&p, "max-autotune", "autotune_budget_ms=1", &first);
-    ck_assert_int_eq(first.measured, 1);
     ck_assert_int_eq(first.not_cached, 1);
     run_product_with(&p, "max-autotune", "autotune_budget_ms=1", &second);
     ck_assert_int_eq(second.from_cache, 0);
-    ck_assert_int_eq(second.measured, 1);
+    ck_assert_int_eq(second.not_cached, 1);
 }
 END_TEST
 
