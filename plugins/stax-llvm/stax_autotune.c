@@ -3,8 +3,11 @@
  * family's defaults and the shape (micro-kernel family, kc, mc, the split
  * of the work, the thread count) are measured on scratch buffers the size
  * of the step's inputs and outputs, one choice at a time from the defaults:
- * the family, then the split, the threads, kc and mc, each stage keeping the
- * fastest (median of STAX_AUTOTUNE_REPETITIONS runs after a warm-up). The
+ * the family, then the split, the threads, kc and mc. A candidate replaces
+ * the best so far when it beats a fresh timing of it by the required ratio;
+ * the winner must then beat the defaults in alternating rounds. Every
+ * timing is a median (STAX_AUTOTUNE_*_REPETITIONS) after a warm-up, and
+ * each one runs only if its estimated cost fits in the budget. The
  * result goes into the disk cache (subfolder "stax-autotune") under the
  * step's key (stax_autotune_entry.c), so the next compile of the same shape
  * on the same machine reads it instead of measuring. Owns the measuring and
@@ -87,7 +90,7 @@ static int32_t load_family(const tp_plugin_host *host, const stax_gemm_family *f
 
 /* The program's family first, then (unless STAX_GEMM_KERNEL forces one) the
  * other families the host runs natively, fastest kind first; only the
- * program's is loaded (load_candidates loads the others when needed). */
+ * program's is loaded (load_candidate loads the others when needed). */
 static void list_families(tuner *t, const stax_gemm_kernels *program_kernels) {
     stax_autotune *tune = t->tune;
     tune->families[0] = *program_kernels;
@@ -104,7 +107,7 @@ static void list_families(tuner *t, const stax_gemm_kernels *program_kernels) {
         if (!runs || !family || family == program_kernels->family) continue;
         stax_gemm_kernels *listed = &tune->families[tune->num_families++];
         memset(listed, 0, sizeof *listed);
-        listed->family = family; /* tiles loaded by load_candidates */
+        listed->family = family; /* tiles: load_candidate */
         size_t used = strlen(t->families);
         snprintf(t->families + used, sizeof t->families - used, ",%s", family->name);
     }
@@ -242,16 +245,17 @@ static void try_splits(search *s) {
     }
 }
 
+/* 1, 2, 4, ... below the limit, then the limit. */
 static void try_threads(search *s) {
     stax_gemm_tuned base = s->best;
-    for (int64_t threads = 1; threads <= s->t->max_threads; threads *= 2) {
-        int64_t n = threads * 2 > s->t->max_threads ? s->t->max_threads : threads;
-        if (n != base.threads) {
+    int64_t limit = s->t->max_threads;
+    for (int64_t threads = 1;; threads = threads * 2 < limit ? threads * 2 : limit) {
+        if (threads != base.threads) {
             stax_gemm_tuned c = base;
-            c.threads = n;
+            c.threads = threads;
             try_candidate(s, &c);
         }
-        if (n == s->t->max_threads) break;
+        if (threads == limit) break;
     }
 }
 
