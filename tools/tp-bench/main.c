@@ -112,6 +112,18 @@ static summary summarize(const contender *c) {
     return (summary){median, sorted[0], sorted[c->rounds - 1]};
 }
 
+/* stax's time over c's round by round (both measured in the same round):
+ * median, lowest, highest; median -1 unless both have every round. */
+static summary round_ratios(const contender *stax, const contender *c) {
+    double ratios[MAX_ROUNDS];
+    int n = 0;
+    for (int r = 0; stax && stax->rounds == c->rounds && r < c->rounds; r++)
+        if (c->medians[r] > 0) ratios[n++] = stax->medians[r] / c->medians[r];
+    if (n == 0) return (summary){-1, -1, -1};
+    double median = bench_median(ratios, n);
+    return (summary){median, ratios[0], ratios[n - 1]};
+}
+
 /* `text` as the inside of a JSON string (quotes, backslashes and control
  * characters escaped), into `out`. */
 static const char *json_escaped(const char *text, char *out, size_t size) {
@@ -334,8 +346,12 @@ static int add_peers(contender *list, int count, const char *ready) {
 static void print_case(const bench_case *bc, contender *list, int count, double triad,
                        helper_process *helper, const options *o) {
     double stax = -1;
+    const contender *stax_contender = NULL;
     for (int i = 0; i < count; i++)
-        if (!strcmp(list[i].label, "stax") && list[i].rounds) stax = summarize(&list[i]).median;
+        if (!strcmp(list[i].label, "stax") && list[i].rounds) {
+            stax = summarize(&list[i]).median;
+            stax_contender = &list[i];
+        }
     char json[8192] = "";
     append(json, sizeof json,
            "{\"case\":\"%s\",\"shape\":[%lld,%lld,%lld],\"rounds\":%d,\"reps\":%d,"
@@ -350,6 +366,7 @@ static void print_case(const bench_case *bc, contender *list, int count, double 
         if (!c->rounds) continue;
         summary s = summarize(c);
         double ratio = stax > 0 && strcmp(c->label, "stax") ? stax / s.median : -1;
+        summary per_round = ratio > 0 ? round_ratios(stax_contender, c) : (summary){-1, -1, -1};
         static const char *const kinds[] = {"backend", "baseline", "baseline", "peer"};
         append(json, sizeof json,
                "%s{\"name\":\"%s\",\"kind\":\"%s\",\"median_ms\":%.4f,"
@@ -361,11 +378,18 @@ static void print_case(const bench_case *bc, contender *list, int count, double 
             append(json, sizeof json, ",\"compile_ms\":%.3f,\"first_call_ms\":%.3f,\"check\":%s",
                    c->compile_s * 1e3, c->first_s * 1e3, c->check[0] ? c->check : "null");
         if (ratio > 0) append(json, sizeof json, ",\"stax_ratio\":%.4f", ratio);
+        if (per_round.median > 0)
+            append(json, sizeof json,
+                   ",\"stax_ratio_per_round\":{\"median\":%.4f,\"min\":%.4f,\"max\":%.4f}",
+                   per_round.median, per_round.low, per_round.high);
         append(json, sizeof json, "}");
         if (!o->json) {
             printf("  %-14s median %9.3f ms [%9.3f .. %9.3f]", c->label, s.median * 1e3,
                    s.low * 1e3, s.high * 1e3);
             if (ratio > 0) printf("  stax/%s %.2f", c->label, ratio);
+            if (per_round.median > 0)
+                printf(" (per round %.2f, %.2f-%.2f)", per_round.median, per_round.low,
+                       per_round.high);
             printf("\n");
             if (c->kind == CONTENDER_BACKEND)
                 printf("  %-14s compile %.2f ms, first call %.3f ms, %s\n", "", c->compile_s * 1e3,
