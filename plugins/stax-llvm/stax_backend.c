@@ -439,7 +439,7 @@ static int32_t rebind(tp_plugin_executable *exe, const tp_plugin_buffer *inputs,
     return TP_PLUGIN_OK;
 }
 
-static void run_step(tp_plugin_executable *exe, const stax_step *step, int64_t threads);
+static int32_t run_step(tp_plugin_executable *exe, const stax_step *step, int64_t threads);
 
 static int32_t stax_run(void *context, tp_plugin_executable *exe, const tp_plugin_buffer *inputs,
                         int32_t num_inputs, tp_plugin_buffer *outputs, int32_t num_outputs) {
@@ -468,20 +468,22 @@ static int32_t stax_run(void *context, tp_plugin_executable *exe, const tp_plugi
     for (int32_t i = 0; i < prog->num_steps; i++) {
         const stax_step *step = &prog->steps[i];
         uint64_t start = tpcommon_kernel_timer_now(&timer);
-        run_step(exe, step, threads);
+        int32_t status = run_step(exe, step, threads);
         if (timer.host) {
             char name[256];
             tpcommon_kernel_timer_report(&timer, step_name(prog, step, name, sizeof name), start);
         }
+        if (status != TP_PLUGIN_OK) return status;
     }
     return TP_PLUGIN_OK;
 }
 
-/* One step: a blocked matmul, or a kernel over its range on the pool. */
-static void run_step(tp_plugin_executable *exe, const stax_step *step, int64_t threads) {
+/* One step: a blocked matmul, or a kernel over its range on the pool; a
+ * kernel that checks indices reports an out-of-range one through set_error. */
+static int32_t run_step(tp_plugin_executable *exe, const stax_step *step, int64_t threads) {
     if (step->kind == STAX_STEP_WINDOW) {
         stax_window_run(exe->host, step, exe->slot_data, exe->workspace, exe->ukernels, threads);
-        return;
+        return TP_PLUGIN_OK;
     }
     if (step->kind == STAX_STEP_GEMM || step->kind == STAX_STEP_PACKED_GEMM) {
         stax_kernel_fn epilogue = step->gemm.epilogue >= 0
@@ -498,14 +500,20 @@ static void run_step(tp_plugin_executable *exe, const stax_step *step, int64_t t
         else
             stax_gemm_run(exe->host, &step->gemm, exe->slot_data, exe->workspace, exe->ukernels,
                           epilogue, threads);
-        return;
+        return TP_PLUGIN_OK;
     }
     kernel_call call = {(stax_kernel_fn)(uintptr_t)exe->kernels[step->kernel], exe->slot_data};
     int64_t grain = stax_grain(exe->host, step->count, step->grain, threads);
+    stax_index_check_arm(step, exe->slot_data);
     if (threads <= 1 || step->count <= grain || !exe->host->parallel_for)
         call.fn(call.slots, 0, step->count);
     else
         exe->host->parallel_for(step->count, grain, kernel_range, &call);
+    if (!step->check.where) return TP_PLUGIN_OK;
+    char error[1024];
+    if (stax_index_check_report(step, exe->slot_data, error, sizeof error) == TP_PLUGIN_OK)
+        return TP_PLUGIN_OK;
+    return run_error(exe->host, error);
 }
 
 static void stax_release(void *context, tp_plugin_executable *exe) {
