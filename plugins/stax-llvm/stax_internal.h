@@ -345,4 +345,21 @@ void stax_gemm_packed_run(const tp_plugin_host *host, const stax_gemm *gemm, voi
                           float *workspace, const stax_gemm_kernels *kernels,
                           stax_kernel_fn epilogue, int64_t threads);
 
+/* How the packed matmul cuts its work between slices (see stax_gemm_packed.c);
+ * AUTO lets the driver pick from the shape and the thread count. */
+typedef enum stax_gemm_split {
+    STAX_GEMM_SPLIT_AUTO = 0,
+    STAX_GEMM_SPLIT_COLUMNS,
+    STAX_GEMM_SPLIT_ROWS,
+    STAX_GEMM_SPLIT_BATCHES,
+} stax_gemm_split;
+
+/* The split AUTO resolves to for `gemm` on `threads` threads of host's pool. */
+stax_gemm_split stax_gemm_packed_default_split(const tp_plugin_host *host, const stax_gemm *gemm,
+                                               const stax_gemm_kernels *kernels, int64_t threads);
+/* stax_gemm_packed_run with the split chosen by the caller (max-autotune). */
+void stax_gemm_packed_run_split(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
+                                float *workspace, const stax_gemm_kernels *kernels,
+                                stax_kernel_fn epilogue, int64_t threads, stax_gemm_split split);
+
 #endif
