@@ -62,6 +62,7 @@ typedef enum stax_step_kind {
     STAX_STEP_GEMM,        /* f32 blocked matmul (stax_gemm.c) + optional epilogue kernel */
     STAX_STEP_WINDOW,      /* f32 conv / conv_transpose / pool (stax_window.c) */
     STAX_STEP_PACKED_GEMM, /* f32 matmul through a micro-kernel family (stax_gemm_packed.c) */
+    STAX_STEP_ATTENTION,   /* f32 softmax(Q.K^T * scale + mask).V, tiled (stax_attention.c) */
 } stax_step_kind;
 
 typedef struct stax_gemm {
@@ -102,12 +103,36 @@ typedef struct stax_window {
     int64_t x_offset, w_offset, b_offset, out_offset;
 } stax_window;
 
+/* One fused attention: per batch index (the batch dims flattened), out =
+ * softmax(Q K^T * scale + mask) V over the key axis; Q [queries, head_dim],
+ * K [keys, head_dim], V [keys, value_dim], mask [queries, keys] (optional),
+ * out [queries, value_dim], each through its strides. The scale is the
+ * product of the f32 scalars in scale_slot[] (divided by where
+ * scale_divides[]), read when the step runs. */
+#define STAX_ATTENTION_MAX_SCALES 3
+typedef struct stax_attention {
+    int64_t batch, queries, keys, head_dim, value_dim;
+    int32_t batch_ndim;
+    int64_t batch_dims[STAX_MAX_DIMS];
+    /* operands: 0 Q, 1 K, 2 V, 3 mask, 4 out */
+    int32_t slot[5]; /* mask: -1 when absent */
+    int64_t offset[5];
+    int64_t batch_strides[5][STAX_MAX_DIMS];
+    int64_t row_stride[5], col_stride[5]; /* K: row = key, col = head dim */
+    int32_t num_scales;
+    int32_t scale_slot[STAX_ATTENTION_MAX_SCALES];
+    int64_t scale_offset[STAX_ATTENTION_MAX_SCALES];
+    bool scale_divides[STAX_ATTENTION_MAX_SCALES];
+    int32_t rows_kernel; /* the softmax-update kernel (stax_emit_attention_rows) */
+} stax_attention;
+
 typedef struct stax_step {
     stax_step_kind kind;
     int32_t kernel;
     int64_t count, grain;
-    stax_gemm gemm;     /* GEMM; WINDOW with a gemm method: one image and group */
-    stax_window window; /* WINDOW */
+    stax_gemm gemm;           /* GEMM; WINDOW with a gemm method: one image and group */
+    stax_window window;       /* WINDOW */
+    stax_attention attention; /* ATTENTION */
 } stax_step;
 
 /* Everything compile derives from the graph and the input metadata. */
@@ -300,5 +325,39 @@ size_t stax_gemm_packed_workspace_bytes(const stax_gemm *gemm, const stax_gemm_k
 void stax_gemm_packed_run(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
                           float *workspace, const stax_gemm_kernels *kernels,
                           stax_kernel_fn epilogue, int64_t threads);
+
+/* ---- fused attention (stax_attention_match.c, stax_attention.c) ---- */
+
+/* The nodes of one attention pattern found in the graph: scores =
+ * matmul(q', k_t') where q' is q or mul(q, scalar) and k_t' likewise;
+ * then optionally mul/div by scalars and an add of `mask`; softmax on the
+ * last axis; output = matmul(softmax, v). `members`: every node the fused
+ * step computes (output last); none but the output is used elsewhere. */
+#define STAX_ATTENTION_MAX_MEMBERS 8
+typedef struct stax_attention_match {
+    int32_t q, k_t, v, mask; /* operand values; mask -1 when absent */
+    int32_t output;          /* the second matmul */
+    int32_t num_scales;
+    int32_t scales[STAX_ATTENTION_MAX_SCALES]; /* f32 scalar values */
+    bool scale_divides[STAX_ATTENTION_MAX_SCALES];
+    int32_t num_members;
+    int32_t members[STAX_ATTENTION_MAX_MEMBERS];
+} stax_attention_match;
+
+/* The attention patterns of `graph` whose intermediates no other node reads
+ * and whose regions hold only pattern nodes (f32, static shapes given by
+ * `values`). *matches is malloc'd (free it); returns the count, -1 when out
+ * of memory. */
+int32_t stax_attention_find(const tp_plugin_graph *graph, const tpcommon_fusion *fusion,
+                            const stax_value *values, stax_attention_match **matches);
+/* The softmax-update kernel for a block of scores (stax_attention.c). */
+void stax_emit_attention_rows(tpcommon_buf *module, const char *name, bool has_mask);
+size_t stax_attention_workspace_bytes(const stax_attention *attention,
+                                      const stax_gemm_kernels *kernels, int64_t threads);
+/* Runs a STAX_STEP_ATTENTION step on at most `threads` threads of the pool;
+ * `rows` is the step's loaded rows_kernel. */
+void stax_attention_run(const tp_plugin_host *host, const stax_attention *attention, void **slots,
+                        float *workspace, const stax_gemm_kernels *kernels, void *rows,
+                        int64_t threads);
 
 #endif
