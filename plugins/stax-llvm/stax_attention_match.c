@@ -63,9 +63,9 @@ static bool add_scale(stax_attention_match *match, int32_t v, bool divides) {
 static int32_t strip_scalar_mul(const matcher *m, int32_t v, stax_attention_match *match) {
     const tp_plugin_value *node = &m->graph->values[v];
     if (op_of(m, v) != TP_PLUGIN_OP_MUL || !is_private(m, v) || node->num_operands != 2) return v;
-    for (int32_t side = 0; side < 2; side++) {
+    for (int32_t side = 1; side >= 0; side--) { /* the scalar second first */
         int32_t scalar = node->operands[side], other = node->operands[1 - side];
-        if (is_scalar(m, scalar) && !is_scalar(m, other) &&
+        if (is_scalar(m, scalar) &&
             tpcommon_same_shape(&m->values[other].type, &m->values[v].type) &&
             match->num_scales < STAX_ATTENTION_MAX_SCALES && add_member(match, v)) {
             add_scale(match, scalar, false);
@@ -80,28 +80,32 @@ static bool is_matrix(const matcher *m, int32_t v) {
     return is_f32(m, v) && m->values[v].type.ndim >= 2 && !tpcommon_fusion_is_inlined(m->fusion, v);
 }
 
-/* Parses `v` as scores (* s | / s)*: the score matmul and its operands. */
+/* Parses `v` as scores (* s | / s)*: the score matmul and its operands.
+ * Either operand of a mul may be the scalar (both, for one-element scores):
+ * each reading is tried. */
 static bool match_scores(const matcher *m, int32_t v, stax_attention_match *match) {
-    for (;;) {
-        if (!is_private(m, v)) return false;
-        const tp_plugin_value *node = &m->graph->values[v];
-        int32_t op = op_of(m, v);
-        if (op == TP_PLUGIN_OP_MATMUL && node->num_operands == 2) {
-            if (!add_member(match, v)) return false;
-            match->q = strip_scalar_mul(m, node->operands[0], match);
-            match->k_t = strip_scalar_mul(m, node->operands[1], match);
-            return is_matrix(m, match->q) && is_matrix(m, match->k_t);
-        }
-        if ((op != TP_PLUGIN_OP_MUL && op != TP_PLUGIN_OP_DIV) || node->num_operands != 2)
-            return false;
-        int32_t side = op == TP_PLUGIN_OP_MUL && is_scalar(m, node->operands[0]) ? 0 : 1;
-        int32_t scalar = node->operands[side], rest = node->operands[1 - side];
-        if (!is_scalar(m, scalar) ||
-            !tpcommon_same_shape(&m->values[rest].type, &m->values[v].type) ||
-            !add_member(match, v) || !add_scale(match, scalar, op == TP_PLUGIN_OP_DIV))
-            return false;
-        v = rest;
+    if (!is_private(m, v)) return false;
+    const tp_plugin_value *node = &m->graph->values[v];
+    int32_t op = op_of(m, v);
+    if (op == TP_PLUGIN_OP_MATMUL && node->num_operands == 2) {
+        if (!add_member(match, v)) return false;
+        match->q = strip_scalar_mul(m, node->operands[0], match);
+        match->k_t = strip_scalar_mul(m, node->operands[1], match);
+        return is_matrix(m, match->q) && is_matrix(m, match->k_t);
     }
+    if ((op != TP_PLUGIN_OP_MUL && op != TP_PLUGIN_OP_DIV) || node->num_operands != 2) return false;
+    for (int32_t side = 1; side >= (op == TP_PLUGIN_OP_MUL ? 0 : 1); side--) {
+        int32_t scalar = node->operands[side], rest = node->operands[1 - side];
+        stax_attention_match attempt = *match;
+        if (is_scalar(m, scalar) &&
+            tpcommon_same_shape(&m->values[rest].type, &m->values[v].type) &&
+            add_member(&attempt, v) && add_scale(&attempt, scalar, op == TP_PLUGIN_OP_DIV) &&
+            match_scores(m, rest, &attempt)) {
+            *match = attempt;
+            return true;
+        }
+    }
+    return false;
 }
 
 /* Parses the softmax's input: scores chain, plus an optional mask. */
