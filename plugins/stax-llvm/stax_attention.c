@@ -189,18 +189,38 @@ static int64_t batch_offset(const stax_attention *at, int which, int64_t batch) 
     return offset;
 }
 
+/* out[c * width + r] = rows[r][c] for r < count, c < length: contiguous
+ * rows into k-major strips, four columns at a time so that each row's reads
+ * and each strip's writes stay in a few cache lines. */
+static void transpose_rows_into(const float *const *rows, int64_t count, int64_t length, float *out,
+                                int64_t width) {
+    int64_t c = 0;
+    for (; c + 4 <= length; c += 4)
+        for (int64_t r = 0; r < count; r++) {
+            const float *x = rows[r] + c;
+            float *o = out + c * width + r;
+            o[0] = x[0], o[width] = x[1], o[2 * width] = x[2], o[3 * width] = x[3];
+        }
+    for (; c < length; c++)
+        for (int64_t r = 0; r < count; r++) out[c * width + r] = rows[r][c];
+}
+
 /* K of one batch index as B panels of S = Q K^T: panel p holds keys
  * [p*nr, p*nr + nr), head_dim rows of nr floats, zeros past the last key. */
 static void pack_keys(const attention_call *call, const float *k, float *out) {
     const stax_attention *at = call->at;
     int64_t nr = call->nr, d = at->head_dim, rs = at->row_stride[1], cs = at->col_stride[1];
+    const float *rows[64]; /* nr: 32 at most (the avx512 family) */
     for (int64_t p = 0; p < call->key_panels; p++, out += d * nr) {
         int64_t j0 = p * nr, cols = at->keys - j0 < nr ? at->keys - j0 : nr;
         if (cols < nr) memset(out, 0, sizeof(float) * (size_t)(d * nr));
-        for (int64_t j = 0; j < cols; j++) {
-            const float *key = k + (j0 + j) * rs;
-            for (int64_t c = 0; c < d; c++) out[c * nr + j] = key[c * cs];
-        }
+        for (int64_t j = 0; j < cols; j++) rows[j] = k + (j0 + j) * rs;
+        /* written in order; the keys are read as cols streams */
+        if (cs == 1 && cols == nr)
+            transpose_rows_into(rows, nr, d, out, nr);
+        else
+            for (int64_t c = 0; c < d; c++)
+                for (int64_t j = 0; j < cols; j++) out[c * nr + j] = rows[j][c * cs];
     }
 }
 
@@ -213,12 +233,12 @@ static void pack_values(const attention_call *call, const float *v, float *out) 
         int64_t c0 = p * nr, cols = at->value_dim - c0 < nr ? at->value_dim - c0 : nr;
         for (int64_t j = 0; j < at->keys; j++, out += nr) {
             const float *row = v + j * rs + c0 * cs;
-            if (cs == 1) {
-                memcpy(out, row, sizeof(float) * (size_t)cols);
-            } else {
+            /* a loop, not memcpy: the rows are one panel wide (16 or 32 floats) */
+            if (cs == 1)
+                for (int64_t c = 0; c < cols; c++) out[c] = row[c];
+            else
                 for (int64_t c = 0; c < cols; c++) out[c] = row[c * cs];
-            }
-            if (cols < nr) memset(out + cols, 0, sizeof(float) * (size_t)(nr - cols));
+            for (int64_t c = cols; c < nr; c++) out[c] = 0.0f;
         }
     }
 }
@@ -232,11 +252,37 @@ static void pack_queries(const attention_call *call, const block_tiles *bt, cons
     for (int32_t t = 0; t < bt->count; t++) {
         int64_t h = heights[bt->kernel[t]];
         float *strip = out + bt->row[t] * d;
-        for (int64_t r = 0; r < h; r++) {
-            const float *row = q + (q0 + bt->row[t] + r) * rs;
-            for (int64_t c = 0; c < d; c++) strip[c * h + r] = row[c * cs];
-        }
+        const float *rows[STAX_GEMM_MAX_TILE_ROWS];
+        for (int64_t r = 0; r < h; r++) rows[r] = q + (q0 + bt->row[t] + r) * rs;
+        if (cs == 1)
+            transpose_rows_into(rows, h, d, strip, h);
+        else
+            for (int64_t c = 0; c < d; c++, strip += h)
+                for (int64_t r = 0; r < h; r++) strip[r] = rows[r][c * cs];
     }
+}
+
+/* rows x cols of `s` (row stride lds) into `out` column by column: the
+ * tile kernels' k-major A strip. Written in order, read as `rows` streams;
+ * the common heights get a loop of their own that the compiler unrolls. */
+static void transpose_rows(const float *s, int64_t lds, int64_t rows, int64_t cols, float *out) {
+#define TRANSPOSE_HEIGHT(h)                                                                        \
+    case h:                                                                                        \
+        for (int64_t k = 0; k < cols; k++, out += h)                                               \
+            for (int64_t r = 0; r < h; r++) out[r] = s[r * lds + k];                               \
+        return;
+    switch (rows) {
+        TRANSPOSE_HEIGHT(1)
+        TRANSPOSE_HEIGHT(2)
+        TRANSPOSE_HEIGHT(4)
+        TRANSPOSE_HEIGHT(6)
+        TRANSPOSE_HEIGHT(8)
+        TRANSPOSE_HEIGHT(12)
+    default:
+        for (int64_t k = 0; k < cols; k++, out += rows)
+            for (int64_t r = 0; r < rows; r++) out[r] = s[r * lds + k];
+    }
+#undef TRANSPOSE_HEIGHT
 }
 
 /* One block of keys [j0, j0 + kb) for the unit's rows. */
@@ -267,8 +313,7 @@ static void key_block(const attention_call *call, const block_tiles *bt, const a
         int64_t h = family->heights[bt->kernel[t]];
         float *strip = w->p + bt->row[t] * ldk;
         const float *s = w->s + bt->row[t] * ldk;
-        for (int64_t r = 0; r < h; r++)
-            for (int64_t k = 0; k < kb; k++) strip[k * h + r] = s[r * ldk + k];
+        transpose_rows(s, ldk, h, kb, strip);
         stax_gemm_tile_fn tile = call->kernels->tile[bt->kernel[t]];
         for (int64_t p = 0; p < call->value_panels; p++) {
             int64_t cols = dv - p * nr < nr ? dv - p * nr : nr;
@@ -298,7 +343,10 @@ static void run_unit(const attention_call *call, const attention_space *w, int64
         float inverse = 1.0f / w->sum[r];
         const float *o = w->o + r * at->value_dim;
         float *row = out + (q0 + r) * rs;
-        for (int64_t c = 0; c < at->value_dim; c++) row[c * cs] = o[c] * inverse;
+        if (cs == 1)
+            for (int64_t c = 0; c < at->value_dim; c++) row[c] = o[c] * inverse;
+        else
+            for (int64_t c = 0; c < at->value_dim; c++) row[c * cs] = o[c] * inverse;
     }
 }
 
