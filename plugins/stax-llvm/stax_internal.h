@@ -145,8 +145,9 @@ typedef struct stax_program {
     char **kernel_names;
     char *ir; /* the LLVM module's text */
     bool uses_gemm;
-    const struct stax_gemm_family *packed_gemm; /* the family of the PACKED_GEMM steps, or NULL */
-    const tp_plugin_host *host;                 /* allocates and frees the SCRATCH/CONST slots */
+    const struct stax_gemm_family
+        *packed_gemm;           /* the family of the PACKED_GEMM and ATTENTION steps, or NULL */
+    const tp_plugin_host *host; /* allocates and frees the SCRATCH/CONST slots */
 } stax_program;
 
 /* Dynamic shapes (stax_dynamic.c). The planner and the emitters take some
