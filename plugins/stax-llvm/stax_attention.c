@@ -26,7 +26,7 @@
 /* Keys per block: S and P of a unit are query block x this many floats. */
 #define ATTENTION_KEY_BLOCK 256
 /* Row tiles of the family's height per query block. */
-#define ATTENTION_TILES_PER_BLOCK 4
+#define ATTENTION_TILES_PER_BLOCK 8
 
 typedef void (*attention_rows_fn)(float *s, int64_t lds, int64_t rows, int64_t cols,
                                   const float *mask, int64_t mask_rs, float scale, float *max,
