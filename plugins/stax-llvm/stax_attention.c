@@ -406,6 +406,9 @@ void stax_attention_run(const tp_plugin_host *host, const stax_attention *at, vo
     for (int i = 0; i < 5; i++)
         call.base[i] = at->slot[i] >= 0 ? (const float *)slots[at->slot[i]] + at->offset[i] : NULL;
     call.grain = stax_grain(host, call.units, 1, call.threads);
+    if (at->batch >= 2 * call.threads) /* slices of whole batch indices: K and V packed once */
+        call.grain = (call.grain + call.blocks_per_batch - 1) / call.blocks_per_batch *
+                     call.blocks_per_batch;
     int64_t slices = (call.units + call.grain - 1) / call.grain;
     if (slices > 1 && call.threads > 1)
         host->parallel_for(slices, 1, slices_range, &call);
