@@ -5,8 +5,8 @@
  * double-precision loop of the unfused math written here: keys past one key
  * block and not a multiple of the tile, odd head dims, with and without a
  * mask, masks broadcast over batch and heads, more batch x heads than
- * threads. The profile's kernel names show whether the fusion fired: once
- * per pattern, not when an intermediate has another user, not for f64, not
+ * threads, every micro-kernel family (STAX_GEMM_KERNEL). The profile's kernel names show whether
+ * the fusion fired: once per pattern, not when an intermediate has another user, not for f64, not
  * with STAX_ATTENTION=off. */
 #include "stax_harness.h"
 #include "tensorplay/profile.h"
@@ -290,6 +290,23 @@ START_TEST(tiny_shapes_match_the_reference) {
 }
 END_TEST
 
+START_TEST(every_micro_kernel_family_matches_the_reference) {
+    stax_test_cache_dir();
+    /* the JIT splits vectors wider than the host's: every family runs here */
+    static const char *const families[] = {"avx512", "avx2", "generic"};
+    attention_shape shapes[] = {{2, 3, 37, 300, 33, 19, MASK_CAUSAL_INF, SCALE_SCORES_MUL},
+                                {1, 2, 101, 64, 64, 40, MASK_PADDING, SCALE_OPERANDS_MUL}};
+    for (int f = 0; f < 3; f++)
+        for (int i = 0; i < 2; i++) {
+            setenv("STAX_GEMM_KERNEL", families[f], 1);
+            char what[128];
+            snprintf(what, sizeof what, "family %s, shape %d", families[f], i);
+            check_fused(&shapes[i], what);
+        }
+    unsetenv("STAX_GEMM_KERNEL");
+}
+END_TEST
+
 START_TEST(a_fully_masked_row_is_nan_as_unfused) {
     stax_test_cache_dir();
     attention_shape s = {1, 2, 9, 40, 8, 8, MASK_ROW_ALL_INF, SCALE_SCORES_MUL};
@@ -380,6 +397,7 @@ TP_TEST_SUITE(stax_attention) {
     tcase_add_test(c, gpt2_shapes_with_a_causal_mask_match_the_reference);
     tcase_add_test(c, a_padding_mask_broadcast_over_heads_and_rows_matches_the_reference);
     tcase_add_test(c, tiny_shapes_match_the_reference);
+    tcase_add_test(c, every_micro_kernel_family_matches_the_reference);
     tcase_add_test(c, a_fully_masked_row_is_nan_as_unfused);
     tcase_add_test(c, softmax_with_another_user_keeps_the_unfused_path);
     tcase_add_test(c, stax_attention_off_keeps_the_unfused_path);
