@@ -5,9 +5,9 @@
  * double-precision loop of the unfused math written here: keys past one key
  * block and not a multiple of the tile, odd head dims, with and without a
  * mask, masks broadcast over batch and heads, more batch x heads than
- * threads, every micro-kernel family (STAX_GEMM_KERNEL). The profile's kernel names show whether
- * the fusion fired: once per pattern, not when an intermediate has another user, not for f64, not
- * with STAX_ATTENTION=off. */
+ * threads, every micro-kernel family (STAX_GEMM_KERNEL). The profile's
+ * kernel names show whether the fusion fired: once per pattern, not when an
+ * intermediate has another user, not for f64, not with STAX_ATTENTION=off. */
 #include "stax_harness.h"
 #include "tensorplay/profile.h"
 
