@@ -467,6 +467,28 @@ static int32_t plan_creation(planner *p, int32_t v) {
 
 /* ---- matmul ---- */
 
+/* A batch of products that share one B (a [seq, batch, in] activation times
+ * a 2-D weight, as ONNX exports of PyTorch's layers write it) is one product
+ * with batch * m rows when A's rows continue from one batch to the next:
+ * the weight is then packed once instead of once per batch. Innermost batch
+ * axes first; C is [batch, m, n] row-major either way. */
+static void fold_broadcast_batches(stax_gemm *gm) {
+    while (gm->batch_ndim > 0) {
+        int32_t d = gm->batch_ndim - 1;
+        if (gm->batch_dims[d] == 1) { /* a size-1 axis: nothing to fold */
+            gm->batch_ndim--;
+            continue;
+        }
+        bool shares_b = gm->b_batch_strides[d] == 0;
+        bool rows_continue = gm->a_rs != 0 && gm->a_batch_strides[d] == gm->m * gm->a_rs;
+        if (!shares_b || !rows_continue) break;
+        gm->m *= gm->batch_dims[d];
+        gm->batch_ndim--;
+    }
+    gm->batch = 1;
+    for (int32_t d = 0; d < gm->batch_ndim; d++) gm->batch *= gm->batch_dims[d];
+}
+
 static void describe_gemm(planner *p, int32_t v) {
     const tp_plugin_value *value = &p->graph->values[v];
     stax_gemm *gm = &p->gemms[v];
@@ -504,6 +526,7 @@ static void describe_gemm(planner *p, int32_t v) {
         gm->b_batch_strides[d] = db >= 0 && size_b != 1 ? b.strides[db] : 0;
         gm->batch *= gm->batch_dims[d];
     }
+    fold_broadcast_batches(gm);
     gm->a_slot = a.slot, gm->a_offset = a.offset;
     gm->b_slot = b.slot, gm->b_offset = b.offset;
     gm->c_slot = p->values[v].raw.slot, gm->c_offset = p->values[v].raw.offset;
