@@ -159,7 +159,8 @@ static int32_t bind_program(tp_plugin_executable *exe) {
         size_t bytes = 64;
         for (int32_t s = 0; s < prog->num_steps; s++) {
             size_t need = 0;
-            if (prog->steps[s].kind == STAX_STEP_PACKED_GEMM)
+            if (prog->steps[s].kind == STAX_STEP_PACKED_GEMM ||
+                (prog->steps[s].kind == STAX_STEP_WINDOW && prog->steps[s].window.packed))
                 need = stax_gemm_packed_workspace_bytes(&prog->steps[s].gemm, &exe->gemm_kernels,
                                                         exe->threads);
             else if (prog->steps[s].kind != STAX_STEP_KERNEL) /* GEMM, WINDOW (gemm or not) */
@@ -452,7 +453,8 @@ static int32_t stax_run(void *context, tp_plugin_executable *exe, const tp_plugi
 /* One step: a blocked matmul, or a kernel over its range on the pool. */
 static void run_step(tp_plugin_executable *exe, const stax_step *step, int64_t threads) {
     if (step->kind == STAX_STEP_WINDOW) {
-        stax_window_run(exe->host, step, exe->slot_data, exe->workspace, exe->ukernels, threads);
+        stax_window_run(exe->host, step, exe->slot_data, exe->workspace, exe->ukernels,
+                        &exe->gemm_kernels, threads);
         return;
     }
     if (step->kind == STAX_STEP_GEMM || step->kind == STAX_STEP_PACKED_GEMM) {

@@ -15,8 +15,13 @@
  *            then the slices split the row tiles;
  *   batches  many small products (attention's batch x heads): a slice runs
  *            whole products, with its own B buffer too.
- * After a product's last k block, the rows (or columns) a slice finished go
- * through the fused epilogue kernel while they are still in cache. */
+ * After a product's last k block, the rows (or columns) a slice finished get
+ * the per-row bias (conv) and go through the fused epilogue kernel while
+ * they are still in cache.
+ *
+ * A caller may supply B's panels itself (stax_gemm_source.pack_b): conv packs
+ * its im2col columns straight into the panel layout, so the unpacked im2col
+ * matrix never exists. */
 #include <string.h>
 
 #include "stax_internal.h"
@@ -57,6 +62,7 @@ typedef struct gemm_call {
     void **slots;
     const stax_gemm_kernels *kernels;
     stax_kernel_fn epilogue;
+    const stax_gemm_source *source; /* never NULL (an empty one: B through its strides) */
     row_tiles rt;
     int64_t nr, kc_max, panels, threads, tiles_per_chunk;
     int64_t grain; /* units (panels, tiles or batches) per slice */
@@ -68,9 +74,9 @@ typedef struct gemm_call {
 /* One k block of one product. */
 typedef struct k_block {
     const gemm_call *call;
-    const float *a, *b; /* A at column pc, B at row pc */
-    float *c, *packed;  /* C of the product; its B panels */
-    int64_t kc, batch;
+    const float *a, *b;    /* A at column pc, B at row pc */
+    float *c, *packed;     /* C of the product; its B panels */
+    int64_t pc, kc, batch; /* B's rows [pc, pc + kc) */
     bool first, last;
 } k_block;
 
@@ -102,6 +108,7 @@ static k_block block_of(const gemm_call *call, int64_t batch, int64_t pc, float 
                      .b = call->b_base + b_off + pc * g->b_rs,
                      .c = call->c_base + batch * g->m * g->n,
                      .packed = packed,
+                     .pc = pc,
                      .kc = kc,
                      .batch = batch,
                      .first = pc == 0,
@@ -114,6 +121,10 @@ static void pack_panel(const k_block *kb, int64_t p) {
     int64_t nr = kb->call->nr, j0 = p * nr, cols = g->n - j0 < nr ? g->n - j0 : nr;
     float *out = kb->packed + p * panel_floats(kb->call);
     const float *b = kb->b + j0 * g->b_cs;
+    if (kb->call->source->pack_b) {
+        kb->call->source->pack_b(kb->call->source->b_context, kb->pc, kb->kc, j0, cols, nr, out);
+        return;
+    }
     if (g->b_cs == 1) {
         for (int64_t k = 0; k < kb->kc; k++) {
             memcpy(out + k * nr, b + k * g->b_rs, sizeof(float) * (size_t)cols);
@@ -168,8 +179,20 @@ static void sweep(const k_block *kb, int64_t t0, int64_t t1, int64_t p0, int64_t
     }
 }
 
+/* C[r][j0..j1) += row_bias[r] for rows [r0, r1) of a product. */
+static void add_row_bias(const gemm_call *call, float *c, int64_t r0, int64_t r1, int64_t j0,
+                         int64_t j1) {
+    const float *bias = call->source->row_bias;
+    if (!bias) return;
+    for (int64_t r = r0; r < r1; r++) {
+        float b = bias[r], *row = c + r * call->g->n;
+        for (int64_t j = j0; j < j1; j++) row[j] += b;
+    }
+}
+
 static void epilogue_rows(const gemm_call *call, int64_t batch, int64_t r0, int64_t r1) {
     int64_t base = batch * call->g->m;
+    add_row_bias(call, call->c_base + batch * call->g->m * call->g->n, r0, r1, 0, call->g->n);
     if (call->epilogue && r1 > r0)
         call->epilogue(call->slots, (base + r0) * call->g->n, (base + r1) * call->g->n);
 }
@@ -246,8 +269,9 @@ static void columns_range(void *context, int64_t begin, int64_t end) {
             pack_range(&kb, p0, p1);
             sweep(&kb, 0, call->rt.count, p0, p1, a_buffer);
         }
-        if (!call->epilogue) continue;
         int64_t j0 = p0 * call->nr, j1 = p1 * call->nr < g->n ? p1 * call->nr : g->n;
+        add_row_bias(call, call->c_base + job->batch * g->m * g->n, 0, g->m, j0, j1);
+        if (!call->epilogue) continue;
         for (int64_t r = 0; r < g->m; r++) {
             int64_t row = (job->batch * g->m + r) * g->n;
             call->epilogue(call->slots, row + j0, row + j1);
@@ -299,19 +323,22 @@ size_t stax_gemm_packed_workspace_bytes(const stax_gemm *gemm, const stax_gemm_k
 void stax_gemm_packed_run(const tp_plugin_host *host, const stax_gemm *g, void **slots,
                           float *workspace, const stax_gemm_kernels *kernels,
                           stax_kernel_fn epilogue, int64_t threads) {
+    static const stax_gemm_source strided = {0};
+    stax_gemm_packed_run_from(host, g, slots, workspace, kernels, epilogue, threads, &strided);
+}
+
+void stax_gemm_packed_run_from(const tp_plugin_host *host, const stax_gemm *g, void **slots,
+                               float *workspace, const stax_gemm_kernels *kernels,
+                               stax_kernel_fn epilogue, int64_t threads,
+                               const stax_gemm_source *source) {
     float *c_base = (float *)slots[g->c_slot] + g->c_offset;
-    if (g->k <= 0) { /* an empty sum (dynamic sizes): zeros, then the epilogue */
-        int64_t total = g->batch * g->m * g->n;
-        if (total > 0) memset(c_base, 0, sizeof(float) * (size_t)total);
-        if (epilogue && total > 0) epilogue(slots, 0, total);
-        return;
-    }
     int64_t most_slices = 4 * (threads > 1 ? threads : 1);
     gemm_call call = {.host = host,
                       .g = g,
                       .slots = slots,
                       .kernels = kernels,
                       .epilogue = epilogue,
+                      .source = source,
                       .rt = split_rows(kernels->family, g->m),
                       .nr = kernels->family->nr,
                       .kc_max = kernels->kc,
@@ -322,6 +349,12 @@ void stax_gemm_packed_run(const tp_plugin_host *host, const stax_gemm *g, void *
                       .b_base = (const float *)slots[g->b_slot] + g->b_offset,
                       .c_base = c_base,
                       .b_space = workspace};
+    if (g->k <= 0) { /* an empty sum (dynamic sizes): zeros, the bias, then the epilogue */
+        int64_t total = g->batch * g->m * g->n;
+        if (total > 0) memset(c_base, 0, sizeof(float) * (size_t)total);
+        for (int64_t batch = 0; batch < g->batch; batch++) epilogue_rows(&call, batch, 0, g->m);
+        return;
+    }
     call.a_space = workspace + most_slices * call.panels * panel_floats(&call);
     double work = (double)g->m * (double)g->n * (double)g->k;
     if (call.threads > 1 && g->batch >= call.threads &&

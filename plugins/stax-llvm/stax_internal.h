@@ -98,6 +98,7 @@ typedef struct stax_window {
     int64_t batch, in_channels, out_channels, group;
     int64_t in[2], out[2], kernel[2], stride[2], dilation[2], pad_begin[2], pad_end[2];
     bool count_include_pad;
+    bool packed; /* gemm methods: on the micro-kernel family, im2col packed into B's panels */
     int32_t x_slot, w_slot, b_slot, out_slot, col_slot; /* -1: absent */
     int64_t x_offset, w_offset, b_offset, out_offset;
 } stax_window;
@@ -271,10 +272,13 @@ void stax_jit_drop_memory_cache(void);
  * host's pool. */
 int64_t stax_grain(const tp_plugin_host *host, int64_t count, int64_t min_grain, int64_t threads);
 size_t stax_gemm_workspace_bytes(const stax_gemm *gemm);
+struct stax_gemm_kernels;
 /* Runs a STAX_STEP_WINDOW step (stax_window.c); `workspace` and `ukernels`
- * serve the gemm methods. */
+ * (or `kernels`, the family's tile kernels, when window.packed) serve the
+ * gemm methods. */
 void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **slots,
-                     float *workspace, const stax_ukernel_fn ukernels[2], int64_t threads);
+                     float *workspace, const stax_ukernel_fn ukernels[2],
+                     const struct stax_gemm_kernels *kernels, int64_t threads);
 /* ukernels: [0] the 6-row micro-kernel, [1] the 4-row one. */
 void stax_gemm_run(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
                    float *workspace, const stax_ukernel_fn ukernels[2], stax_kernel_fn epilogue,
@@ -300,5 +304,24 @@ size_t stax_gemm_packed_workspace_bytes(const stax_gemm *gemm, const stax_gemm_k
 void stax_gemm_packed_run(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
                           float *workspace, const stax_gemm_kernels *kernels,
                           stax_kernel_fn epilogue, int64_t threads);
+
+/* Fills B's rows [k0, k0 + kc) x columns [j0, j0 + cols) as kc rows of nr
+ * floats each, zeros past cols (one panel of one k block). */
+typedef void (*stax_gemm_pack_b_fn)(const void *context, int64_t k0, int64_t kc, int64_t j0,
+                                    int64_t cols, int64_t nr, float *out);
+
+/* Where a packed matmul's B comes from and what is added before the epilogue. */
+typedef struct stax_gemm_source {
+    stax_gemm_pack_b_fn pack_b; /* NULL: B read through the gemm's slot and strides; set: batch 1 */
+    const void *b_context;
+    const float *row_bias; /* C[i][j] += row_bias[i] (per product), or NULL */
+} stax_gemm_source;
+
+/* stax_gemm_packed_run with B packed by source->pack_b (if set) and the row
+ * bias added after each product's last k block, before the epilogue. */
+void stax_gemm_packed_run_from(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
+                               float *workspace, const stax_gemm_kernels *kernels,
+                               stax_kernel_fn epilogue, int64_t threads,
+                               const stax_gemm_source *source);
 
 #endif

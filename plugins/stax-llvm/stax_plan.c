@@ -608,7 +608,7 @@ static void describe_conv_gemm(const stax_window *w, stax_gemm *gemm) {
     gemm->a_rs = gemm->k, gemm->a_cs = 1;
     gemm->b_rs = cols, gemm->b_cs = 1;
     gemm->a_slot = w->w_slot;
-    gemm->b_slot = w->method == STAX_WINDOW_GEMM_IM2COL ? w->col_slot : w->x_slot;
+    gemm->b_slot = w->col_slot >= 0 ? w->col_slot : w->x_slot; /* packed: x, read by the packer */
     gemm->c_slot = w->out_slot;
     gemm->epilogue = -1;
 }
@@ -646,16 +646,22 @@ static int32_t plan_window_region(planner *p, int32_t r) {
     stax_step *step = add_step(p);
     if (!step) return oom(p);
     step->kind = STAX_STEP_WINDOW;
-    if (w.method == STAX_WINDOW_GEMM_IM2COL) {
+    bool gemm_method =
+        w.method == STAX_WINDOW_GEMM_IM2COL || w.method == STAX_WINDOW_GEMM_POINTWISE;
+    w.packed = gemm_method && p->gemm_family;
+    if (w.method == STAX_WINDOW_GEMM_IM2COL && !w.packed) {
         int64_t rows = w.in_channels / w.group * w.kernel[0] * w.kernel[1];
         w.col_slot = add_slot(p, STAX_SLOT_SCRATCH, -1,
                               (size_t)(rows * w.out[0] * w.out[1]) * sizeof(float));
         if (w.col_slot < 0) return oom(p);
         step = &p->program->steps[p->program->num_steps - 1];
     }
-    if (w.method == STAX_WINDOW_GEMM_IM2COL || w.method == STAX_WINDOW_GEMM_POINTWISE) {
+    if (gemm_method) {
         describe_conv_gemm(&w, &step->gemm);
-        p->program->uses_gemm = true;
+        if (w.packed)
+            p->program->packed_gemm = p->gemm_family;
+        else
+            p->program->uses_gemm = true;
     }
     step->window = w;
     return TP_PLUGIN_OK;

@@ -2,12 +2,15 @@
  * max_pool, avg_pool) on f32 NCHW data, 1-D held as height 1. How each is
  * computed was decided by the planner (stax_plan.c, stax_window.method):
  *
- * - regular conv (channels per group > 1): implicit GEMM on the packed
- *   matmul driver (stax_gemm_run, unchanged): per image and group, C[C_out/g,
- *   OH*OW] = W[C_out/g, K] x B[K, OH*OW] with K = C/g * kh * kw. B is the
- *   input plane itself for a 1x1 stride-1 unpadded conv, else an im2col
- *   matrix filled in parallel into a scratch slot (zeros for taps in the
- *   padding). The bias is added per channel afterwards.
+ * - regular conv (channels per group > 1): implicit GEMM, per image and
+ *   group C[C_out/g, OH*OW] = W[C_out/g, K] x B[K, OH*OW] with K = C/g * kh *
+ *   kw. B is the input plane itself for a 1x1 stride-1 unpadded conv, else
+ *   the im2col matrix (zeros for taps in the padding). On a micro-kernel
+ *   family (window.packed) the im2col columns are packed straight into the
+ *   driver's B panels (stax_gemm_packed_run_from), so the matrix is never
+ *   materialised, and the bias is added per output row while the tile is in
+ *   cache. With the legacy 6x16 pair (STAX_GEMM_KERNEL=legacy) the matrix is
+ *   filled in parallel into a scratch slot and the bias added afterwards.
  * - depthwise conv (one input channel per group): a direct loop per output
  *   plane; for every tap the range of output columns whose input column lies
  *   inside the image is computed once, so the inner loop has no branch.
@@ -79,6 +82,83 @@ static void im2col_rows(void *context, int64_t begin, int64_t end) {
             for (int64_t ow = hi; ow < ow_n; ow++) dst[ow] = 0.0f;
         }
     }
+}
+
+/* The im2col source of one image and group for the packed driver. */
+typedef struct im2col_source {
+    const stax_window *w;
+    const float *x_image; /* the image's first channel of the group */
+} im2col_source;
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* B[k][j] for k in [k0, k0 + kc), j in [j0, j0 + cols), as kc rows of nr
+ * floats: row k is input channel k / (kh * kw) at tap (kh, kw), column j the
+ * output pixel (j / OW, j % OW); zero where the tap lies in the padding and
+ * past cols. A panel's columns are runs along output rows. */
+static void pack_im2col_panel(const void *context, int64_t k0, int64_t kc, int64_t j0, int64_t cols,
+                              int64_t nr, float *out) {
+    const im2col_source *source = context;
+    const stax_window *w = source->w;
+    int64_t kh_n = w->kernel[0], kw_n = w->kernel[1], ow_n = w->out[1], s0 = w->stride[0];
+    int64_t s1 = w->stride[1], in_h = w->in[0], in_w = w->in[1];
+    int64_t c = k0 / (kh_n * kw_n), kh = k0 / kw_n % kh_n, kw = k0 % kw_n;
+    for (int64_t k = 0; k < kc; k++, out += nr) {
+        const float *image = source->x_image + c * in_h * in_w;
+        int64_t off_h = kh * w->dilation[0] - w->pad_begin[0];
+        int64_t off_w = kw * w->dilation[1] - w->pad_begin[1], lo, hi;
+        inside_range(ow_n, s1, off_w, in_w, &lo, &hi);
+        for (int64_t j = 0, oh = j0 / ow_n, ow = j0 % ow_n; j < cols; oh++, ow = 0) {
+            int64_t run = ow_n - ow < cols - j ? ow_n - ow : cols - j;
+            int64_t ih = oh * s0 + off_h;
+            float *dst = out + j - ow; /* indexed by output column */
+            j += run;
+            if (ih < 0 || ih >= in_h) {
+                memset(dst + ow, 0, sizeof(float) * (size_t)run);
+                continue;
+            }
+            const float *src = image + ih * in_w + off_w;
+            int64_t z1 = clamp64(lo, ow, ow + run), z2 = clamp64(hi, z1, ow + run);
+            for (int64_t o = ow; o < z1; o++) dst[o] = 0.0f;
+            if (s1 == 1)
+                memcpy(dst + z1, src + z1, sizeof(float) * (size_t)(z2 - z1));
+            else
+                for (int64_t o = z1; o < z2; o++) dst[o] = src[o * s1];
+            for (int64_t o = z2; o < ow + run; o++) dst[o] = 0.0f;
+        }
+        if (cols < nr) memset(out + cols, 0, sizeof(float) * (size_t)(nr - cols));
+        if (++kw == kw_n) {
+            kw = 0;
+            if (++kh == kh_n) kh = 0, c++;
+        }
+    }
+}
+
+/* Per image and group on the micro-kernel family: no im2col matrix, the
+ * bias added by the driver. */
+static void conv_packed(const tp_plugin_host *host, const stax_step *step, void **slots,
+                        float *workspace, const stax_gemm_kernels *kernels, int64_t threads) {
+    const stax_window *w = &step->window;
+    int64_t cin_g = w->in_channels / w->group, cout_g = w->out_channels / w->group;
+    int64_t cols = w->out[0] * w->out[1], in_plane = w->in[0] * w->in[1];
+    const float *bias = slot_f32(slots, w->b_slot, w->b_offset);
+    bool im2col = w->method == STAX_WINDOW_GEMM_IM2COL;
+    for (int64_t n = 0; n < w->batch; n++)
+        for (int64_t g = 0; g < w->group; g++) {
+            int64_t x_channel = (n * w->in_channels + g * cin_g) * in_plane;
+            im2col_source im2col_of = {w, slot_f32(slots, w->x_slot, w->x_offset + x_channel)};
+            stax_gemm_source source = {.pack_b = im2col ? pack_im2col_panel : NULL,
+                                       .b_context = &im2col_of,
+                                       .row_bias = bias ? bias + g * cout_g : NULL};
+            stax_gemm gemm = step->gemm;
+            gemm.a_offset = w->w_offset + g * cout_g * gemm.k;
+            gemm.b_offset = im2col ? 0 : w->x_offset + x_channel; /* 1x1: the image is B */
+            gemm.c_offset = w->out_offset + (n * w->out_channels + g * cout_g) * cols;
+            stax_gemm_packed_run_from(host, &gemm, slots, workspace, kernels, NULL, threads,
+                                      &source);
+        }
 }
 
 static void add_bias_planes(void *context, int64_t begin, int64_t end) {
@@ -256,12 +336,17 @@ STAX_VECTOR_LOOP static void pool_planes(void *context, int64_t begin, int64_t e
 }
 
 void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **slots,
-                     float *workspace, const stax_ukernel_fn ukernels[2], int64_t threads) {
+                     float *workspace, const stax_ukernel_fn ukernels[2],
+                     const stax_gemm_kernels *kernels, int64_t threads) {
     const stax_window *w = &step->window;
     window_task task = {.w = w, .slots = slots};
     switch (w->method) {
     case STAX_WINDOW_GEMM_IM2COL:
     case STAX_WINDOW_GEMM_POINTWISE:
+        if (w->packed) {
+            conv_packed(host, step, slots, workspace, kernels, threads);
+            return;
+        }
         conv_gemm(host, step, slots, workspace, ukernels, threads);
         return;
     case STAX_WINDOW_DEPTHWISE:
