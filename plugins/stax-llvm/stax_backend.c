@@ -159,8 +159,10 @@ static int32_t bind_program(tp_plugin_executable *exe) {
         size_t bytes = 64;
         for (int32_t s = 0; s < prog->num_steps; s++) {
             size_t need = 0;
-            if (prog->steps[s].kind == STAX_STEP_PACKED_GEMM ||
-                (prog->steps[s].kind == STAX_STEP_WINDOW && prog->steps[s].window.packed))
+            if (prog->steps[s].kind == STAX_STEP_WINDOW && prog->steps[s].window.packed)
+                need = stax_window_packed_workspace_bytes(&prog->steps[s], &exe->gemm_kernels,
+                                                          exe->threads);
+            else if (prog->steps[s].kind == STAX_STEP_PACKED_GEMM)
                 need = stax_gemm_packed_workspace_bytes(&prog->steps[s].gemm, &exe->gemm_kernels,
                                                         exe->threads);
             else if (prog->steps[s].kind != STAX_STEP_KERNEL) /* GEMM, WINDOW (gemm or not) */

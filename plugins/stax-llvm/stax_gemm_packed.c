@@ -165,10 +165,14 @@ static void sweep(const k_block *kb, int64_t t0, int64_t t1, int64_t p0, int64_t
     const stax_gemm *g = call->g;
     for (int64_t c0 = t0; c0 < t1; c0 += call->tiles_per_chunk) {
         int64_t c1 = c0 + call->tiles_per_chunk < t1 ? c0 + call->tiles_per_chunk : t1;
-        pack_a(kb, c0, c1, a_buffer);
+        const float *a_chunk = a_buffer;
+        if (call->source->a_packed) /* k block pc: m * kc floats at m * pc, tiles in order */
+            a_chunk = call->source->a_packed + g->m * kb->pc + tile_row(&call->rt, c0) * kb->kc;
+        else
+            pack_a(kb, c0, c1, a_buffer);
         for (int64_t p = p0; p < p1; p++) {
             int64_t j0 = p * call->nr, cols = g->n - j0 < call->nr ? g->n - j0 : call->nr;
-            const float *b = kb->packed + p * panel_floats(call), *a = a_buffer;
+            const float *b = kb->packed + p * panel_floats(call), *a = a_chunk;
             for (int64_t t = c0; t < c1; t++) {
                 int32_t kernel = tile_kernel(&call->rt, t);
                 call->kernels->tile[kernel](a, b, kb->c + tile_row(&call->rt, t) * g->n + j0, g->n,
@@ -298,6 +302,42 @@ static void batches_range(void *context, int64_t begin, int64_t end) {
             epilogue_rows(call, batch, 0, g->m);
         }
     }
+}
+
+/* ---- A packed once for all k blocks ---- */
+
+typedef struct whole_a_job {
+    const gemm_call *call;
+    float *out;
+} whole_a_job;
+
+static void pack_whole_a_range(void *context, int64_t begin, int64_t end) {
+    const whole_a_job *job = context;
+    const gemm_call *call = job->call;
+    for (int64_t pc = 0; pc < call->g->k; pc += call->kc_max) {
+        k_block kb = block_of(call, 0, pc, NULL);
+        pack_a(&kb, begin, end, job->out + call->g->m * pc + tile_row(&call->rt, begin) * kb.kc);
+    }
+}
+
+void stax_gemm_pack_whole_a(const tp_plugin_host *host, const stax_gemm *g, void **slots,
+                            const stax_gemm_kernels *kernels, int64_t threads, float *out) {
+    static const stax_gemm_source strided = {0};
+    gemm_call call = {.host = host,
+                      .g = g,
+                      .kernels = kernels,
+                      .source = &strided,
+                      .rt = split_rows(kernels->family, g->m),
+                      .kc_max = kernels->kc,
+                      .threads = threads > 1 && host && host->parallel_for ? threads : 1,
+                      .a_base = (const float *)slots[g->a_slot] + g->a_offset,
+                      .b_base = (const float *)slots[g->b_slot] + g->b_offset};
+    whole_a_job job = {&call, out};
+    int64_t grain = stax_grain(host, call.rt.count, 1, call.threads);
+    if (call.threads > 1 && call.rt.count > grain)
+        host->parallel_for(call.rt.count, grain, pack_whole_a_range, &job);
+    else
+        pack_whole_a_range(&job, 0, call.rt.count);
 }
 
 /* ---- entry ---- */

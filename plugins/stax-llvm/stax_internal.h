@@ -99,6 +99,8 @@ typedef struct stax_window {
     int64_t in[2], out[2], kernel[2], stride[2], dilation[2], pad_begin[2], pad_end[2];
     bool count_include_pad;
     bool packed; /* gemm methods: on the micro-kernel family, im2col packed into B's panels */
+    int32_t packed_w_slot; /* packed: constant weights packed at compile for k blocks of */
+    int64_t packed_kc;     /* packed_kc (stax_gemm_pack_whole_a per group), or -1 */
     int32_t x_slot, w_slot, b_slot, out_slot, col_slot; /* -1: absent */
     int64_t x_offset, w_offset, b_offset, out_offset;
 } stax_window;
@@ -279,6 +281,13 @@ struct stax_gemm_kernels;
 void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **slots,
                      float *workspace, const stax_ukernel_fn ukernels[2],
                      const struct stax_gemm_kernels *kernels, int64_t threads);
+/* Packs a packed conv step's weights (`weights`: its w slot's data) for
+ * every group into `out` (out_channels * k floats), for `kernels`' blocking. */
+void stax_window_pack_weights(const stax_step *step, const struct stax_gemm_kernels *kernels,
+                              void *weights, float *out);
+/* The workspace a window step on the micro-kernel family needs (window.packed). */
+size_t stax_window_packed_workspace_bytes(const stax_step *step,
+                                          const struct stax_gemm_kernels *kernels, int64_t threads);
 /* ukernels: [0] the 6-row micro-kernel, [1] the 4-row one. */
 void stax_gemm_run(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
                    float *workspace, const stax_ukernel_fn ukernels[2], stax_kernel_fn epilogue,
@@ -315,7 +324,15 @@ typedef struct stax_gemm_source {
     stax_gemm_pack_b_fn pack_b; /* NULL: B read through the gemm's slot and strides; set: batch 1 */
     const void *b_context;
     const float *row_bias; /* C[i][j] += row_bias[i] (per product), or NULL */
+    const float *a_packed; /* A already packed (stax_gemm_pack_whole_a), or NULL */
 } stax_gemm_source;
+
+/* Packs A of a batch-1 `gemm` for all its k blocks into `out` (m * k floats),
+ * in the layout the driver's tiles read: k block pc at m * pc, tiles in row
+ * order. Done once, it serves every product that shares A (a conv's images)
+ * and every thread, instead of each slice packing its own copy. */
+void stax_gemm_pack_whole_a(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
+                            const stax_gemm_kernels *kernels, int64_t threads, float *out);
 
 /* stax_gemm_packed_run with B packed by source->pack_b (if set) and the row
  * bias added after each product's last k block, before the epilogue. */

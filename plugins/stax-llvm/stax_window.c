@@ -136,8 +136,37 @@ static void pack_im2col_panel(const void *context, int64_t k0, int64_t kc, int64
     }
 }
 
-/* Per image and group on the micro-kernel family: no im2col matrix, the
- * bias added by the driver. */
+size_t stax_window_packed_workspace_bytes(const stax_step *step, const stax_gemm_kernels *kernels,
+                                          int64_t threads) {
+    size_t weights = (size_t)(step->window.out_channels * step->gemm.k) * sizeof(float);
+    size_t aligned = (weights + 63) / 64 * 64;
+    return aligned + stax_gemm_packed_workspace_bytes(&step->gemm, kernels, threads);
+}
+
+static void pack_weights_on(const tp_plugin_host *host, const stax_step *step, void **slots,
+                            const stax_gemm_kernels *kernels, int64_t threads, float *out) {
+    const stax_window *w = &step->window;
+    int64_t cout_g = w->out_channels / w->group;
+    for (int64_t g = 0; g < w->group; g++) {
+        stax_gemm gemm = step->gemm;
+        gemm.a_offset = w->w_offset + g * cout_g * gemm.k;
+        gemm.b_slot = gemm.a_slot, gemm.b_offset = 0; /* B is not read */
+        stax_gemm_pack_whole_a(host, &gemm, slots, kernels, threads, out + g * cout_g * gemm.k);
+    }
+}
+
+void stax_window_pack_weights(const stax_step *step, const stax_gemm_kernels *kernels,
+                              void *weights, float *out) {
+    void *slots[STAX_MAX_DIMS + 1] = {0};
+    stax_step one_slot = *step; /* the weights as slot 0 */
+    one_slot.gemm.a_slot = 0;
+    slots[0] = weights;
+    pack_weights_on(NULL, &one_slot, slots, kernels, 1, out);
+}
+
+/* Per image and group on the micro-kernel family: the weights packed at
+ * compile (constants), else once per call at the head of the workspace, for
+ * all images and threads; no im2col matrix; the bias added by the driver. */
 static void conv_packed(const tp_plugin_host *host, const stax_step *step, void **slots,
                         float *workspace, const stax_gemm_kernels *kernels, int64_t threads) {
     const stax_window *w = &step->window;
@@ -145,18 +174,25 @@ static void conv_packed(const tp_plugin_host *host, const stax_step *step, void 
     int64_t cols = w->out[0] * w->out[1], in_plane = w->in[0] * w->in[1];
     const float *bias = slot_f32(slots, w->b_slot, w->b_offset);
     bool im2col = w->method == STAX_WINDOW_GEMM_IM2COL;
+    size_t weights = (size_t)(w->out_channels * step->gemm.k);
+    float *packed_weights = workspace, *driver_space = workspace + (weights + 15) / 16 * 16;
+    if (w->packed_w_slot >= 0 && w->packed_kc == kernels->kc)
+        packed_weights = slots[w->packed_w_slot];
+    else
+        pack_weights_on(host, step, slots, kernels, threads, packed_weights);
     for (int64_t n = 0; n < w->batch; n++)
         for (int64_t g = 0; g < w->group; g++) {
             int64_t x_channel = (n * w->in_channels + g * cin_g) * in_plane;
             im2col_source im2col_of = {w, slot_f32(slots, w->x_slot, w->x_offset + x_channel)};
             stax_gemm_source source = {.pack_b = im2col ? pack_im2col_panel : NULL,
                                        .b_context = &im2col_of,
-                                       .row_bias = bias ? bias + g * cout_g : NULL};
+                                       .row_bias = bias ? bias + g * cout_g : NULL,
+                                       .a_packed = packed_weights + g * cout_g * step->gemm.k};
             stax_gemm gemm = step->gemm;
             gemm.a_offset = w->w_offset + g * cout_g * gemm.k;
             gemm.b_offset = im2col ? 0 : w->x_offset + x_channel; /* 1x1: the image is B */
             gemm.c_offset = w->out_offset + (n * w->out_channels + g * cout_g) * cols;
-            stax_gemm_packed_run_from(host, &gemm, slots, workspace, kernels, NULL, threads,
+            stax_gemm_packed_run_from(host, &gemm, slots, driver_space, kernels, NULL, threads,
                                       &source);
         }
 }

@@ -51,16 +51,29 @@ static double *direct_conv(const conv_case *c, const float *x, const float *w, c
     return y;
 }
 
-/* graph(x, w[, b]) { y = conv(...); relu(y) when asked }, run on stax. */
-static tp_tensor *run_on_stax(const conv_case *c, tp_tensor *const *inputs, int num_inputs) {
+/* graph(x[, w][, b]) { y = conv(x, w[, b]); relu(y) when asked } on stax;
+ * with `constant_weights` w is a constant node of the graph (packed at
+ * compile), else an input. */
+static tp_tensor *run_on_stax(const conv_case *c, tp_tensor *const *operands,
+                              bool constant_weights) {
     tp_graph *g = NULL;
     ck_assert_int_eq(tp_graph_create("conv_packed", &g), TP_OK);
     tp_value_id ids[3], y;
+    tp_tensor *inputs[3];
+    int num_inputs = 0;
     static const char *const names[] = {"x", "w", "b"};
-    for (int i = 0; i < num_inputs; i++) {
-        tp_type type = {.dtype = TP_F32, .ndim = tp_tensor_ndim(inputs[i])};
-        for (int d = 0; d < type.ndim; d++) type.dims[d] = tp_tensor_dim(inputs[i], d);
+    for (int i = 0; i < (c->bias ? 3 : 2); i++) {
+        if (i == 1 && constant_weights) {
+            tp_attrs payload = TP_ATTRS_INIT;
+            payload.data = operands[1];
+            ck_assert_int_eq(tp_graph_add_node(g, "constant", NULL, 0, &payload, "w", &ids[1]),
+                             TP_OK);
+            continue;
+        }
+        tp_type type = {.dtype = TP_F32, .ndim = tp_tensor_ndim(operands[i])};
+        for (int d = 0; d < type.ndim; d++) type.dims[d] = tp_tensor_dim(operands[i], d);
         ck_assert_int_eq(tp_graph_add_input(g, names[i], &type, &ids[i]), TP_OK);
+        inputs[num_inputs++] = operands[i];
     }
     tp_attrs attrs = TP_ATTRS_INIT;
     attrs.group = c->group;
@@ -69,8 +82,8 @@ static tp_tensor *run_on_stax(const conv_case *c, tp_tensor *const *inputs, int 
     memcpy(attrs.pads, c->pads, sizeof c->pads);
     attrs.nstrides = attrs.ndilations = 2;
     attrs.npads = 4;
-    ck_assert_msg(tp_graph_add_node(g, "conv", ids, num_inputs, &attrs, "y", &y) == TP_OK, "%s: %s",
-                  c->what, tp_last_error());
+    ck_assert_msg(tp_graph_add_node(g, "conv", ids, c->bias ? 3 : 2, &attrs, "y", &y) == TP_OK,
+                  "%s: %s", c->what, tp_last_error());
     if (c->relu) {
         tp_value_id conv = y;
         ck_assert_msg(tp_graph_add_node(g, "relu", &conv, 1, NULL, "r", &y) == TP_OK, "%s: %s",
@@ -84,16 +97,15 @@ static tp_tensor *run_on_stax(const conv_case *c, tp_tensor *const *inputs, int 
     return out[0];
 }
 
-static void check_conv(const conv_case *c, const char *family) {
+static void check_conv(const conv_case *c, const char *family, bool constant_weights) {
     int64_t x_shape[4] = {c->batch, c->in_channels, c->in[0], c->in[1]};
     int64_t w_shape[4] = {c->out_channels, c->in_channels / c->group, c->kernel[0], c->kernel[1]};
     int64_t b_shape[1] = {c->out_channels};
     tp_tensor *inputs[3] = {stax_test_random(TP_F32, 4, x_shape, 21),
                             stax_test_random(TP_F32, 4, w_shape, 22),
                             stax_test_random(TP_F32, 1, b_shape, 23)};
-    int num_inputs = c->bias ? 3 : 2;
     if (family) setenv("STAX_GEMM_KERNEL", family, 1);
-    tp_tensor *got = run_on_stax(c, inputs, num_inputs);
+    tp_tensor *got = run_on_stax(c, inputs, constant_weights);
     unsetenv("STAX_GEMM_KERNEL");
     double *want = direct_conv(c, tp_tensor_data(inputs[0]), tp_tensor_data(inputs[1]),
                                tp_tensor_data(inputs[2]));
@@ -107,8 +119,10 @@ static void check_conv(const conv_case *c, const char *family) {
     for (int64_t i = 0; i < tp_tensor_numel(got); i++) {
         double a = tp_tensor_get_f64(got, i);
         ck_assert_msg(fabs(a - want[i]) <= atol + 1e-5 * fabs(want[i]),
-                      "%s (STAX_GEMM_KERNEL=%s): element %lld is %.9g, the direct conv gives %.9g",
-                      c->what, family ? family : "auto", (long long)i, a, want[i]);
+                      "%s (STAX_GEMM_KERNEL=%s, %s weights): element %lld is %.9g, the direct "
+                      "conv gives %.9g",
+                      c->what, family ? family : "auto", constant_weights ? "constant" : "input",
+                      (long long)i, a, want[i]);
     }
     free(want);
     tp_tensor_release(got);
@@ -221,7 +235,16 @@ START_TEST(packed_conv_matches_a_direct_convolution_on_every_family) {
     static const char *const families[] = {NULL, "avx2", "generic", "avx512", "legacy"};
     for (size_t f = 0; f < sizeof families / sizeof *families; f++)
         for (size_t i = 0; i < sizeof gemm_cases / sizeof *gemm_cases; i++)
-            check_conv(&gemm_cases[i], families[f]);
+            check_conv(&gemm_cases[i], families[f], false);
+}
+END_TEST
+
+START_TEST(packed_conv_with_constant_weights_matches_a_direct_convolution) {
+    stax_test_cache_dir();
+    static const char *const families[] = {NULL, "avx2", "generic", "avx512"};
+    for (size_t f = 0; f < sizeof families / sizeof *families; f++)
+        for (size_t i = 0; i < sizeof gemm_cases / sizeof *gemm_cases; i++)
+            check_conv(&gemm_cases[i], families[f], true);
 }
 END_TEST
 
@@ -291,7 +314,7 @@ static const conv_case depthwise_cases[] = {
 START_TEST(depthwise_conv_matches_a_direct_convolution) {
     stax_test_cache_dir();
     for (size_t i = 0; i < sizeof depthwise_cases / sizeof *depthwise_cases; i++)
-        check_conv(&depthwise_cases[i], NULL);
+        check_conv(&depthwise_cases[i], NULL, i % 2 == 1);
 }
 END_TEST
 
@@ -300,6 +323,7 @@ TP_TEST_SUITE(stax_conv_packed) {
     TCase *c = tcase_create("conv_packed");
     tcase_set_timeout(c, 300);
     tcase_add_test(c, packed_conv_matches_a_direct_convolution_on_every_family);
+    tcase_add_test(c, packed_conv_with_constant_weights_matches_a_direct_convolution);
     tcase_add_test(c, depthwise_conv_matches_a_direct_convolution);
     suite_add_tcase(s, c);
     return s;
