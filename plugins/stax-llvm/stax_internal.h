@@ -285,6 +285,9 @@ void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **s
  * every group into `out` (out_channels * k floats), for `kernels`' blocking. */
 void stax_window_pack_weights(const stax_step *step, const struct stax_gemm_kernels *kernels,
                               void *weights, float *out);
+/* A depthwise conv (window.method STAX_WINDOW_DEPTHWISE; stax_depthwise.c). */
+void stax_depthwise_run(const tp_plugin_host *host, const stax_window *w, void **slots,
+                        int64_t threads);
 /* The workspace a window step on the micro-kernel family needs (window.packed). */
 size_t stax_window_packed_workspace_bytes(const stax_step *step,
                                           const struct stax_gemm_kernels *kernels, int64_t threads);

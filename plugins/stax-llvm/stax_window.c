@@ -11,9 +11,7 @@
  *   materialised, and the bias is added per output row while the tile is in
  *   cache. With the legacy 6x16 pair (STAX_GEMM_KERNEL=legacy) the matrix is
  *   filled in parallel into a scratch slot and the bias added afterwards.
- * - depthwise conv (one input channel per group): a direct loop per output
- *   plane; for every tap the range of output columns whose input column lies
- *   inside the image is computed once, so the inner loop has no branch.
+ * - depthwise conv (one input channel per group): stax_depthwise.c.
  * - conv_transpose: per output plane (no write conflicts between threads),
  *   each input element's taps add into that plane.
  * - pools: per plane, window bounds clipped to the image.
@@ -246,41 +244,6 @@ static void conv_gemm(const tp_plugin_host *host, const stax_step *step, void **
 
 /* ---- direct loops over output planes ---- */
 
-STAX_VECTOR_LOOP static void depthwise_planes(void *context, int64_t begin, int64_t end) {
-    const window_task *t = context;
-    const stax_window *w = t->w;
-    const float *x = slot_f32(t->slots, w->x_slot, w->x_offset);
-    const float *weight = slot_f32(t->slots, w->w_slot, w->w_offset);
-    const float *bias = slot_f32(t->slots, w->b_slot, w->b_offset);
-    float *out = (float *)t->slots[w->out_slot] + w->out_offset;
-    int64_t oh_n = w->out[0], ow_n = w->out[1], kh_n = w->kernel[0], kw_n = w->kernel[1];
-    int64_t multiplier = w->out_channels / w->in_channels, s1 = w->stride[1];
-    for (int64_t p = begin; p < end; p++) {
-        int64_t n = p / w->out_channels, co = p % w->out_channels, ci = co / multiplier;
-        const float *image = x + (n * w->in_channels + ci) * w->in[0] * w->in[1];
-        const float *taps = weight + co * kh_n * kw_n;
-        float *plane = out + p * oh_n * ow_n, b = bias ? bias[co] : 0.0f;
-        for (int64_t i = 0; i < oh_n * ow_n; i++) plane[i] = b;
-        for (int64_t oh = 0; oh < oh_n; oh++) {
-            float *row = plane + oh * ow_n;
-            for (int64_t kh = 0; kh < kh_n; kh++) {
-                int64_t ih = oh * w->stride[0] + kh * w->dilation[0] - w->pad_begin[0];
-                if (ih < 0 || ih >= w->in[0]) continue;
-                for (int64_t kw = 0; kw < kw_n; kw++) {
-                    int64_t off = kw * w->dilation[1] - w->pad_begin[1], lo, hi;
-                    inside_range(ow_n, s1, off, w->in[1], &lo, &hi);
-                    const float *src = image + ih * w->in[1] + off;
-                    float tap = taps[kh * kw_n + kw];
-                    if (s1 == 1)
-                        for (int64_t ow = lo; ow < hi; ow++) row[ow] += tap * src[ow];
-                    else
-                        for (int64_t ow = lo; ow < hi; ow++) row[ow] += tap * src[ow * s1];
-                }
-            }
-        }
-    }
-}
-
 STAX_VECTOR_LOOP static void transpose_planes(void *context, int64_t begin, int64_t end) {
     const window_task *t = context;
     const stax_window *w = t->w;
@@ -386,7 +349,7 @@ void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **s
         conv_gemm(host, step, slots, workspace, ukernels, threads);
         return;
     case STAX_WINDOW_DEPTHWISE:
-        parallel(host, w->batch * w->out_channels, 1, threads, depthwise_planes, &task);
+        stax_depthwise_run(host, w, slots, threads);
         return;
     case STAX_WINDOW_TRANSPOSE:
         parallel(host, w->batch * w->out_channels, 1, threads, transpose_planes, &task);
