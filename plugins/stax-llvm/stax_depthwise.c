@@ -6,7 +6,8 @@
  * output row in one pass with all nine taps, which the compiler vectorises
  * along the row (stride 2 as interleaved loads); other shapes add one tap at
  * a time into the row. The bias is the accumulator's start. Planes are split
- * between threads; each range of planes has its own buffer. */
+ * between threads; each range of planes has its own buffer. The bordered
+ * plane (stax_fill_padded_plane) serves the pools too (stax_pool.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,32 +28,30 @@ typedef struct depthwise_task {
     int64_t padded_h, padded_w; /* the zero-bordered input plane */
 } depthwise_task;
 
-/* The rows and columns of the input that some tap of some output reads. */
-static int64_t padded_extent(const stax_window *w, int a) {
-    return (w->out[a] - 1) * w->stride[a] + (w->kernel[a] - 1) * w->dilation[a] + 1;
-}
-
-/* padded[r][c] = image[r - pad_top][c - pad_left], zero outside the image. */
-static void fill_padded(const depthwise_task *t, const float *image, float *padded) {
-    const stax_window *w = t->w;
+void stax_fill_padded_plane(const stax_window *w, const float *image, float fill, int64_t padded_h,
+                            int64_t padded_w, float *padded) {
     int64_t top = w->pad_begin[0], left = w->pad_begin[1];
-    for (int64_t r = 0; r < t->padded_h; r++) {
-        float *dst = padded + r * t->padded_w;
+    for (int64_t r = 0; r < padded_h; r++) {
+        float *dst = padded + r * padded_w;
         int64_t ih = r - top;
         if (ih < 0 || ih >= w->in[0]) {
-            memset(dst, 0, sizeof(float) * (size_t)t->padded_w);
+            for (int64_t c = 0; c < padded_w; c++) dst[c] = fill;
             continue;
         }
         /* columns [lo, hi) of the row come from the image */
         int64_t lo = left < 0 ? 0 : left, hi = left + w->in[1];
-        if (hi > t->padded_w) hi = t->padded_w;
+        if (hi > padded_w) hi = padded_w;
         if (lo > hi) lo = hi;
-        memset(dst, 0, sizeof(float) * (size_t)lo);
+        for (int64_t c = 0; c < lo; c++) dst[c] = fill;
         if (hi > lo)
             memcpy(dst + lo, image + ih * w->in[1] + (lo - left),
                    sizeof(float) * (size_t)(hi - lo));
-        memset(dst + hi, 0, sizeof(float) * (size_t)(t->padded_w - hi));
+        for (int64_t c = hi; c < padded_w; c++) dst[c] = fill;
     }
+}
+
+int64_t stax_padded_extent(const stax_window *w, int a) {
+    return (w->out[a] - 1) * w->stride[a] + (w->kernel[a] - 1) * w->dilation[a] + 1;
 }
 
 /* One output row of a 3x3 kernel, dilation 1, stride S (a constant in each
@@ -118,7 +117,8 @@ static void depthwise_range(void *context, int64_t begin, int64_t end) {
         const float *image = t->x + (n * w->in_channels + ci) * w->in[0] * w->in[1];
         float b = t->bias ? t->bias[co] : 0.0f, *plane = t->out + p * w->out[0] * w->out[1];
         /* the multiplier's output channels of one input plane share its buffer */
-        if (p == begin || co % multiplier == 0) fill_padded(t, image, padded);
+        if (p == begin || co % multiplier == 0)
+            stax_fill_padded_plane(w, image, 0.0f, t->padded_h, t->padded_w, padded);
         if (dense)
             plane_3x3(padded, t->padded_w, t->weight + co * taps, b, w->stride[0], w->out[0],
                       w->out[1], plane);
@@ -136,8 +136,8 @@ void stax_depthwise_run(const tp_plugin_host *host, const stax_window *w, void *
                         .bias =
                             w->b_slot >= 0 ? (const float *)slots[w->b_slot] + w->b_offset : NULL,
                         .out = (float *)slots[w->out_slot] + w->out_offset,
-                        .padded_h = padded_extent(w, 0),
-                        .padded_w = padded_extent(w, 1)};
+                        .padded_h = stax_padded_extent(w, 0),
+                        .padded_w = stax_padded_extent(w, 1)};
     int64_t planes = w->batch * w->out_channels;
     if (planes <= 0 || w->out[0] * w->out[1] <= 0) return;
     int64_t grain = stax_grain(host, planes, 1, threads);

@@ -285,6 +285,16 @@ void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **s
  * every group into `out` (out_channels * k floats), for `kernels`' blocking. */
 void stax_window_pack_weights(const stax_step *step, const struct stax_gemm_kernels *kernels,
                               void *weights, float *out);
+/* The input rows (a = 0) or columns (a = 1) that some tap of some output of
+ * `w` reads, from the first padding row or column on. */
+int64_t stax_padded_extent(const stax_window *w, int a);
+/* padded[r][c] = image[r - pad_top][c - pad_left] for padded_h x padded_w,
+ * `fill` outside the image (the padding made real, so window loops need no
+ * bounds checks). */
+void stax_fill_padded_plane(const stax_window *w, const float *image, float fill, int64_t padded_h,
+                            int64_t padded_w, float *padded);
+/* A max_pool / avg_pool (window.method STAX_WINDOW_POOL; stax_pool.c). */
+void stax_pool_run(const tp_plugin_host *host, const stax_window *w, void **slots, int64_t threads);
 /* A depthwise conv (window.method STAX_WINDOW_DEPTHWISE; stax_depthwise.c). */
 void stax_depthwise_run(const tp_plugin_host *host, const stax_window *w, void **slots,
                         int64_t threads);

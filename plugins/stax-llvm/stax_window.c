@@ -14,7 +14,7 @@
  * - depthwise conv (one input channel per group): stax_depthwise.c.
  * - conv_transpose: per output plane (no write conflicts between threads),
  *   each input element's taps add into that plane.
- * - pools: per plane, window bounds clipped to the image.
+ * - pools: stax_pool.c.
  * Planes are split between threads with host->parallel_for. */
 #include <math.h>
 #include <string.h>
@@ -283,57 +283,6 @@ STAX_VECTOR_LOOP static void transpose_planes(void *context, int64_t begin, int6
     }
 }
 
-/* Taps of window `o` along axis `a` inside [lo_bound, hi_bound). */
-static int64_t taps_within(const stax_window *w, int a, int64_t o, int64_t lo_bound,
-                           int64_t hi_bound) {
-    int64_t first = o * w->stride[a] - w->pad_begin[a], count = 0;
-    for (int64_t i = 0; i < w->kernel[a]; i++) {
-        int64_t position = first + i * w->dilation[a];
-        count += position >= lo_bound && position < hi_bound;
-    }
-    return count;
-}
-
-STAX_VECTOR_LOOP static void pool_planes(void *context, int64_t begin, int64_t end) {
-    const window_task *t = context;
-    const stax_window *w = t->w;
-    const float *x = slot_f32(t->slots, w->x_slot, w->x_offset);
-    float *out = (float *)t->slots[w->out_slot] + w->out_offset;
-    bool is_max = w->kind == STAX_WINDOW_MAX_POOL;
-    for (int64_t p = begin; p < end; p++) {
-        const float *image = x + p * w->in[0] * w->in[1];
-        float *dst = out + p * w->out[0] * w->out[1];
-        for (int64_t oh = 0; oh < w->out[0]; oh++) {
-            int64_t rows_inside = taps_within(w, 0, oh, 0, w->in[0]);
-            int64_t rows_padded = taps_within(w, 0, oh, -w->pad_begin[0], w->in[0] + w->pad_end[0]);
-            for (int64_t ow = 0; ow < w->out[1]; ow++) {
-                float best = -INFINITY, sum = 0.0f;
-                for (int64_t kh = 0; kh < w->kernel[0]; kh++) {
-                    int64_t ih = oh * w->stride[0] + kh * w->dilation[0] - w->pad_begin[0];
-                    if (ih < 0 || ih >= w->in[0]) continue;
-                    const float *row = image + ih * w->in[1];
-                    for (int64_t kw = 0; kw < w->kernel[1]; kw++) {
-                        int64_t iw = ow * w->stride[1] + kw * w->dilation[1] - w->pad_begin[1];
-                        if (iw < 0 || iw >= w->in[1]) continue;
-                        float v = row[iw];
-                        if (v > best || v != v) best = v;
-                        sum += v;
-                    }
-                }
-                if (is_max) {
-                    *dst++ = best;
-                    continue;
-                }
-                int64_t count = w->count_include_pad
-                                    ? rows_padded * taps_within(w, 1, ow, -w->pad_begin[1],
-                                                                w->in[1] + w->pad_end[1])
-                                    : rows_inside * taps_within(w, 1, ow, 0, w->in[1]);
-                *dst++ = sum / (float)count;
-            }
-        }
-    }
-}
-
 void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **slots,
                      float *workspace, const stax_ukernel_fn ukernels[2],
                      const stax_gemm_kernels *kernels, int64_t threads) {
@@ -355,7 +304,7 @@ void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **s
         parallel(host, w->batch * w->out_channels, 1, threads, transpose_planes, &task);
         return;
     case STAX_WINDOW_POOL:
-        parallel(host, w->batch * w->in_channels, 1, threads, pool_planes, &task);
+        stax_pool_run(host, w, slots, threads);
         return;
     }
 }
