@@ -74,8 +74,9 @@ typedef struct gemm_call {
 /* One k block of one product. */
 typedef struct k_block {
     const gemm_call *call;
-    const float *a, *b;    /* A at column pc, B at row pc */
-    float *c, *packed;     /* C of the product; its B panels */
+    const float *a, *b; /* A at column pc, B at row pc */
+    float *c, *packed;  /* C of the product; its B panels from panel0 on */
+    int64_t panel0;
     int64_t pc, kc, batch; /* B's rows [pc, pc + kc) */
     bool first, last;
 } k_block;
@@ -119,10 +120,11 @@ static k_block block_of(const gemm_call *call, int64_t batch, int64_t pc, float 
 static void pack_panel(const k_block *kb, int64_t p) {
     const stax_gemm *g = kb->call->g;
     int64_t nr = kb->call->nr, j0 = p * nr, cols = g->n - j0 < nr ? g->n - j0 : nr;
-    float *out = kb->packed + p * panel_floats(kb->call);
+    float *out = kb->packed + (p - kb->panel0) * panel_floats(kb->call);
     const float *b = kb->b + j0 * g->b_cs;
     if (kb->call->source->pack_b) {
-        kb->call->source->pack_b(kb->call->source->b_context, kb->pc, kb->kc, j0, cols, nr, out);
+        kb->call->source->pack_b(kb->call->source->b_context, kb->batch, kb->pc, kb->kc, j0, cols,
+                                 nr, out);
         return;
     }
     if (g->b_cs == 1) {
@@ -172,7 +174,7 @@ static void sweep(const k_block *kb, int64_t t0, int64_t t1, int64_t p0, int64_t
             pack_a(kb, c0, c1, a_buffer);
         for (int64_t p = p0; p < p1; p++) {
             int64_t j0 = p * call->nr, cols = g->n - j0 < call->nr ? g->n - j0 : call->nr;
-            const float *b = kb->packed + p * panel_floats(call), *a = a_chunk;
+            const float *b = kb->packed + (p - kb->panel0) * panel_floats(call), *a = a_chunk;
             for (int64_t t = c0; t < c1; t++) {
                 int32_t kernel = tile_kernel(&call->rt, t);
                 call->kernels->tile[kernel](a, b, kb->c + tile_row(&call->rt, t) * g->n + j0, g->n,
@@ -260,25 +262,57 @@ typedef struct columns_job {
     int64_t batch;
 } columns_job;
 
+/* Bias and epilogue of columns [p0, p1) panels of product `batch`, all rows. */
+static void finish_columns(const gemm_call *call, int64_t batch, int64_t p0, int64_t p1) {
+    const stax_gemm *g = call->g;
+    int64_t j0 = p0 * call->nr, j1 = p1 * call->nr < g->n ? p1 * call->nr : g->n;
+    add_row_bias(call, call->c_base + batch * g->m * g->n, 0, g->m, j0, j1);
+    if (!call->epilogue) return;
+    for (int64_t r = 0; r < g->m; r++) {
+        int64_t row = (batch * g->m + r) * g->n;
+        call->epilogue(call->slots, row + j0, row + j1);
+    }
+}
+
+/* Panels [p0, p1) of product `batch` over all rows, B packed into `panels`. */
+static void columns_of(const gemm_call *call, int64_t batch, int64_t p0, int64_t p1, float *panels,
+                       float *a_buffer) {
+    for (int64_t pc = 0; pc < call->g->k; pc += call->kc_max) {
+        k_block kb = block_of(call, batch, pc, panels);
+        kb.panel0 = p0;
+        pack_range(&kb, p0, p1);
+        sweep(&kb, 0, call->rt.count, p0, p1, a_buffer);
+    }
+    finish_columns(call, batch, p0, p1);
+}
+
 static void columns_range(void *context, int64_t begin, int64_t end) {
     const columns_job *job = context;
     const gemm_call *call = job->call;
-    const stax_gemm *g = call->g;
     for (int64_t s = begin; s < end; s++) {
         int64_t p0, p1;
         slice_units(call, s, call->panels, &p0, &p1);
-        float *a_buffer = call->a_space + s * chunk_floats(call);
-        for (int64_t pc = 0; pc < g->k; pc += call->kc_max) {
-            k_block kb = block_of(call, job->batch, pc, call->b_space);
-            pack_range(&kb, p0, p1);
-            sweep(&kb, 0, call->rt.count, p0, p1, a_buffer);
-        }
-        int64_t j0 = p0 * call->nr, j1 = p1 * call->nr < g->n ? p1 * call->nr : g->n;
-        add_row_bias(call, call->c_base + job->batch * g->m * g->n, 0, g->m, j0, j1);
-        if (!call->epilogue) continue;
-        for (int64_t r = 0; r < g->m; r++) {
-            int64_t row = (job->batch * g->m + r) * g->n;
-            call->epilogue(call->slots, row + j0, row + j1);
+        columns_of(call, job->batch, p0, p1, call->b_space + p0 * panel_floats(call),
+                   call->a_space + s * chunk_floats(call));
+    }
+}
+
+/* A packed before the call (no slice packs it): the units are the panels of
+ * every product, batch-major, split in one pass over the pool; a slice's
+ * units that span products run as one piece per product. Each slice packs
+ * into its own `panels` panels of B space. */
+static void product_columns_range(void *context, int64_t begin, int64_t end) {
+    const gemm_call *call = context;
+    int64_t units = call->g->batch * call->panels;
+    for (int64_t s = begin; s < end; s++) {
+        int64_t u0, u1;
+        slice_units(call, s, units, &u0, &u1);
+        float *panels = call->b_space + s * call->panels * panel_floats(call);
+        for (int64_t u = u0; u < u1;) {
+            int64_t batch = u / call->panels, p0 = u % call->panels;
+            int64_t p1 = p0 + (u1 - u) < call->panels ? p0 + (u1 - u) : call->panels;
+            columns_of(call, batch, p0, p1, panels, call->a_space + s * chunk_floats(call));
+            u += p1 - p0;
         }
     }
 }
@@ -401,6 +435,14 @@ void stax_gemm_packed_run_from(const tp_plugin_host *host, const stax_gemm *g, v
         (work <= (double)(1 << 24) || call.rt.count < 2 * call.threads)) {
         call.grain = stax_grain(host, g->batch, 1, call.threads);
         run_slices(&call, slices_of(&call, g->batch), batches_range, &call);
+        return;
+    }
+    if (call.threads > 1 && source->a_packed && g->batch * call.panels >= 2 * call.threads) {
+        int64_t units = g->batch * call.panels;
+        call.grain = stax_grain(host, units, 1, call.threads);
+        if (call.grain < (units + most_slices - 1) / most_slices) /* within the B space */
+            call.grain = (units + most_slices - 1) / most_slices;
+        run_slices(&call, slices_of(&call, units), product_columns_range, &call);
         return;
     }
     if (call.threads > 1 && call.panels >= 2 * call.threads) {

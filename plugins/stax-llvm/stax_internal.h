@@ -327,17 +327,18 @@ void stax_gemm_packed_run(const tp_plugin_host *host, const stax_gemm *gemm, voi
                           float *workspace, const stax_gemm_kernels *kernels,
                           stax_kernel_fn epilogue, int64_t threads);
 
-/* Fills B's rows [k0, k0 + kc) x columns [j0, j0 + cols) as kc rows of nr
- * floats each, zeros past cols (one panel of one k block). */
-typedef void (*stax_gemm_pack_b_fn)(const void *context, int64_t k0, int64_t kc, int64_t j0,
-                                    int64_t cols, int64_t nr, float *out);
+/* Fills rows [k0, k0 + kc) x columns [j0, j0 + cols) of product `batch`'s
+ * B as kc rows of nr floats each, zeros past cols (one panel of one k block). */
+typedef void (*stax_gemm_pack_b_fn)(const void *context, int64_t batch, int64_t k0, int64_t kc,
+                                    int64_t j0, int64_t cols, int64_t nr, float *out);
 
 /* Where a packed matmul's B comes from and what is added before the epilogue. */
 typedef struct stax_gemm_source {
-    stax_gemm_pack_b_fn pack_b; /* NULL: B read through the gemm's slot and strides; set: batch 1 */
+    stax_gemm_pack_b_fn pack_b; /* NULL: B read through the gemm's slot and strides */
     const void *b_context;
     const float *row_bias; /* C[i][j] += row_bias[i] (per product), or NULL */
-    const float *a_packed; /* A already packed (stax_gemm_pack_whole_a), or NULL */
+    const float *a_packed; /* A already packed (stax_gemm_pack_whole_a; one A for every
+                            * product), or NULL */
 } stax_gemm_source;
 
 /* Packs A of a batch-1 `gemm` for all its k blocks into `out` (m * k floats),

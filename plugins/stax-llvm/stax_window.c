@@ -85,7 +85,7 @@ static void im2col_rows(void *context, int64_t begin, int64_t end) {
 /* The im2col source of one image and group for the packed driver. */
 typedef struct im2col_source {
     const stax_window *w;
-    const float *x_image; /* the image's first channel of the group */
+    const float *x_image; /* image 0's first channel of the group */
 } im2col_source;
 
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
@@ -96,15 +96,15 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
  * floats: row k is input channel k / (kh * kw) at tap (kh, kw), column j the
  * output pixel (j / OW, j % OW); zero where the tap lies in the padding and
  * past cols. A panel's columns are runs along output rows. */
-static void pack_im2col_panel(const void *context, int64_t k0, int64_t kc, int64_t j0, int64_t cols,
-                              int64_t nr, float *out) {
+static void pack_im2col_panel(const void *context, int64_t batch, int64_t k0, int64_t kc,
+                              int64_t j0, int64_t cols, int64_t nr, float *out) {
     const im2col_source *source = context;
     const stax_window *w = source->w;
     int64_t kh_n = w->kernel[0], kw_n = w->kernel[1], ow_n = w->out[1], s0 = w->stride[0];
     int64_t s1 = w->stride[1], in_h = w->in[0], in_w = w->in[1];
     int64_t c = k0 / (kh_n * kw_n), kh = k0 / kw_n % kh_n, kw = k0 % kw_n;
     for (int64_t k = 0; k < kc; k++, out += nr) {
-        const float *image = source->x_image + c * in_h * in_w;
+        const float *image = source->x_image + (batch * w->in_channels + c) * in_h * in_w;
         int64_t off_h = kh * w->dilation[0] - w->pad_begin[0];
         int64_t off_w = kw * w->dilation[1] - w->pad_begin[1], lo, hi;
         inside_range(ow_n, s1, off_w, in_w, &lo, &hi);
@@ -178,7 +178,10 @@ static void conv_packed(const tp_plugin_host *host, const stax_step *step, void 
         packed_weights = slots[w->packed_w_slot];
     else
         pack_weights_on(host, step, slots, kernels, threads, packed_weights);
-    for (int64_t n = 0; n < w->batch; n++)
+    /* one batched product over all images when their outputs are m x n
+     * apart (one group), else one product per image and group */
+    int64_t images = w->group == 1 ? w->batch : 1;
+    for (int64_t n = 0; n < w->batch; n += images)
         for (int64_t g = 0; g < w->group; g++) {
             int64_t x_channel = (n * w->in_channels + g * cin_g) * in_plane;
             im2col_source im2col_of = {w, slot_f32(slots, w->x_slot, w->x_offset + x_channel)};
@@ -187,6 +190,8 @@ static void conv_packed(const tp_plugin_host *host, const stax_step *step, void 
                                        .row_bias = bias ? bias + g * cout_g : NULL,
                                        .a_packed = packed_weights + g * cout_g * step->gemm.k};
             stax_gemm gemm = step->gemm;
+            gemm.batch = images, gemm.batch_ndim = 1, gemm.batch_dims[0] = images;
+            gemm.a_batch_strides[0] = 0, gemm.b_batch_strides[0] = w->in_channels * in_plane;
             gemm.a_offset = w->w_offset + g * cout_g * gemm.k;
             gemm.b_offset = im2col ? 0 : w->x_offset + x_channel; /* 1x1: the image is B */
             gemm.c_offset = w->out_offset + (n * w->out_channels + g * cout_g) * cols;
