@@ -128,9 +128,13 @@ static void pack_panel(const k_block *kb, int64_t p) {
         return;
     }
     if (g->b_cs == 1) {
+        /* rows of nr floats: plain loops (a memcpy call per 64 bytes costs
+         * more than the copy) */
         for (int64_t k = 0; k < kb->kc; k++) {
-            memcpy(out + k * nr, b + k * g->b_rs, sizeof(float) * (size_t)cols);
-            memset(out + k * nr + cols, 0, sizeof(float) * (size_t)(nr - cols));
+            const float *src = b + k * g->b_rs;
+            float *dst = out + k * nr;
+            for (int64_t j = 0; j < cols; j++) dst[j] = src[j];
+            for (int64_t j = cols; j < nr; j++) dst[j] = 0.0f;
         }
         return;
     }

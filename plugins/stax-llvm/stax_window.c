@@ -120,8 +120,8 @@ static void pack_im2col_panel(const void *context, int64_t batch, int64_t k0, in
             const float *src = image + ih * in_w + off_w;
             int64_t z1 = clamp64(lo, ow, ow + run), z2 = clamp64(hi, z1, ow + run);
             for (int64_t o = ow; o < z1; o++) dst[o] = 0.0f;
-            if (s1 == 1)
-                memcpy(dst + z1, src + z1, sizeof(float) * (size_t)(z2 - z1));
+            if (s1 == 1) /* at most a panel's width: a loop, not a memcpy call */
+                for (int64_t o = z1; o < z2; o++) dst[o] = src[o];
             else
                 for (int64_t o = z1; o < z2; o++) dst[o] = src[o * s1];
             for (int64_t o = z2; o < ow + run; o++) dst[o] = 0.0f;
