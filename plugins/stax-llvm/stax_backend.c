@@ -31,6 +31,7 @@ struct tp_plugin_executable {
     const tp_plugin_host *host; /* the compiling context's */
     stax_program program;
     stax_module *module;
+    stax_gemm_library gemm_library; /* the matmul micro-kernels' module */
     void **kernels;
     stax_ukernel_fn ukernels[2];    /* 6-row, 4-row */
     stax_gemm_kernels gemm_kernels; /* the packed matmul's tile kernels */
@@ -107,6 +108,7 @@ static void *alloc_aligned(const tp_plugin_host *host, size_t bytes) {
 static void release_executable(tp_plugin_executable *exe) {
     if (!exe) return;
     stax_module_release(exe->module);
+    stax_module_release(exe->gemm_library.module);
     stax_program_free(&exe->program);
     free(exe->kernels);
     free(exe->slot_mem);
@@ -308,43 +310,27 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
                                     stax_jit_features(), NULL, &exe->program, error, error_size);
     stax_program *prog = &exe->program;
     const stax_gemm_family *family = status == TP_PLUGIN_OK ? prog->packed_gemm : NULL;
-    int32_t legacy_names = prog->uses_gemm ? 2 : 0;
-    int32_t num_names = prog->num_kernels + legacy_names + (family ? family->num_heights : 0);
-    char tile_names[STAX_GEMM_MAX_HEIGHTS][96];
-    const char **names = NULL;
     if (status == TP_PLUGIN_OK) {
-        names = calloc((size_t)num_names + 1, sizeof *names);
-        exe->kernels = calloc((size_t)num_names + 1, sizeof *exe->kernels);
-        if (!names || !exe->kernels)
-            status = tpcommon_error(error, error_size, "stax: out of memory");
+        exe->kernels = calloc((size_t)prog->num_kernels + 1, sizeof *exe->kernels);
+        if (!exe->kernels) status = tpcommon_error(error, error_size, "stax: out of memory");
     }
-    if (status == TP_PLUGIN_OK) {
-        for (int32_t k = 0; k < prog->num_kernels; k++) names[k] = prog->kernel_names[k];
-        if (prog->uses_gemm) {
-            names[prog->num_kernels] = STAX_GEMM_KERNEL_NAME;
-            names[prog->num_kernels + 1] = STAX_GEMM_KERNEL4_NAME;
-        }
-        for (int32_t i = 0; family && i < family->num_heights; i++) {
-            stax_gemm_family_kernel_name(family, family->heights[i], tile_names[i],
-                                         sizeof tile_names[i]);
-            names[prog->num_kernels + legacy_names + i] = tile_names[i];
-        }
-        status = stax_jit_load(template_ir ? template_ir : prog->ir, &jit, names, num_names,
+    if (status == TP_PLUGIN_OK)
+        status = stax_jit_load(template_ir ? template_ir : prog->ir, &jit,
+                               (const char *const *)prog->kernel_names, prog->num_kernels,
                                exe->kernels, &exe->module, &exe->cache_hit, error, error_size);
-    }
+    if (status == TP_PLUGIN_OK)
+        status = stax_gemm_library_load(host, prog->uses_gemm, family, jit.dump_ir,
+                                        &exe->gemm_library, error, error_size);
     if (status == TP_PLUGIN_OK && prog->uses_gemm)
-        for (int i = 0; i < 2; i++)
-            exe->ukernels[i] = (stax_ukernel_fn)(uintptr_t)exe->kernels[prog->num_kernels + i];
+        for (int i = 0; i < 2; i++) exe->ukernels[i] = exe->gemm_library.ukernels[i];
     if (status == TP_PLUGIN_OK && family) {
         exe->gemm_kernels.family = family;
         for (int32_t i = 0; i < family->num_heights; i++)
-            exe->gemm_kernels.tile[i] =
-                (stax_gemm_tile_fn)(uintptr_t)exe->kernels[prog->num_kernels + legacy_names + i];
+            exe->gemm_kernels.tile[i] = exe->gemm_library.tiles[i];
         stax_gemm_family_blocking(host, family, &exe->gemm_kernels.kc, &exe->gemm_kernels.mc);
     }
     if (status == TP_PLUGIN_OK && bind_program(exe) != TP_PLUGIN_OK)
         status = tpcommon_error(error, error_size, "stax: out of memory");
-    free(names);
     free(template_ir);
     if (status == TP_PLUGIN_OK) log_steps(host, graph, prog);
     if (status == TP_PLUGIN_OK) {

@@ -319,6 +319,23 @@ typedef struct stax_gemm_kernels {
     int64_t kc, mc;
 } stax_gemm_kernels;
 
+/* The matmul micro-kernels of a program, compiled once per process and
+ * family in a module of their own (stax_gemm_library.c). */
+typedef struct stax_gemm_library {
+    stax_module *module;                            /* NULL when the program has no matmul */
+    stax_ukernel_fn ukernels[2];                    /* legacy: 6-row, 4-row */
+    stax_gemm_tile_fn tiles[STAX_GEMM_MAX_HEIGHTS]; /* family->heights[i] rows */
+    int cache_hit;                                  /* as stax_jit_load's */
+} stax_gemm_library;
+
+/* Loads the legacy pair (`legacy`) and/or `family`'s tile kernels; a module
+ * reference goes to out->module (stax_module_release drops it). With the
+ * graph's dump_ir path, the library's optimised IR goes next to it, with
+ * ".gemm" before the extension. */
+int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
+                               const stax_gemm_family *family, const char *graph_dump_ir,
+                               stax_gemm_library *out, char *error, size_t error_size);
+
 size_t stax_gemm_packed_workspace_bytes(const stax_gemm *gemm, const stax_gemm_kernels *kernels,
                                         int64_t threads);
 /* The matmul `gemm` (then its epilogue) on at most `threads` threads of the

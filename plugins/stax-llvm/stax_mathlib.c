@@ -144,7 +144,8 @@ const char *const stax_mathlib_ir =
     "  %t = call float @stax_expf(float %na)\n"
     "  %d = fadd float %t, 1.000000e+00\n"
     "  %r = fdiv float 1.000000e+00, %d\n"
-    "  %tr = fdiv float %t, %d\n"
+    /* t / d as t * (1 / d): one division per element, not two */
+    "  %tr = fmul float %t, %r\n"
     "  %pos = fcmp oge float %x, 0.000000e+00\n"
     "  %nan = fcmp uno float %x, %x\n"
     "  %v = select i1 %pos, float %r, float %tr\n"

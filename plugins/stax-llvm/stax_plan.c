@@ -787,8 +787,7 @@ static int32_t plan_all(planner *p, const tp_plugin_tensor_meta *inputs, int32_t
         status = plan_region(p, r);
     if (status == TP_PLUGIN_OK) status = plan_outputs(p);
     if (status != TP_PLUGIN_OK) return status;
-    if (p->program->uses_gemm) stax_emit_gemm_microkernel(&p->module);
-    if (p->program->packed_gemm) stax_emit_gemm_family_kernels(&p->module, p->program->packed_gemm);
+    /* the matmul micro-kernels are a library module of their own (stax_gemm_library.c) */
     tpcommon_buf_printf(
         &p->module,
         "attributes #0 = { nounwind \"target-cpu\"=\"%s\" \"target-features\"=\"%s\" }\n"

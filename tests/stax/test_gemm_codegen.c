@@ -35,7 +35,7 @@ static void strip_target_attributes(char *ir) {
         }
 }
 
-/* The IR of a matmul module compiled with STAX_GEMM_KERNEL=family. */
+/* The IR of the matmul micro-kernels compiled with STAX_GEMM_KERNEL=family. */
 static char *family_ir(const char *family) {
     tp_graph *g = NULL;
     ck_assert_int_eq(tp_graph_create("codegen", &g), TP_OK);
@@ -60,6 +60,8 @@ static char *family_ir(const char *family) {
     tp_tensor_release(inputs[0]);
     tp_tensor_release(inputs[1]);
     tp_graph_destroy(g);
+    /* the tile kernels are the micro-kernel library's module, dumped next to the graph's */
+    snprintf(path, sizeof path, "%s/%s.gemm.ll", tp_test_temp_dir(), family);
     return read_text(path);
 }
 

@@ -1,0 +1,83 @@
+/* stax-llvm — the matmul micro-kernels as a library module of their own.
+ *
+ * The tile kernels of a family (and the legacy 6x16 pair) are the same for
+ * every graph, and the matmul driver calls them through pointers, never
+ * inlined. Compiling them into each graph's module made every compile of a
+ * graph with a matmul pay for optimising and emitting them again. They are
+ * compiled here once per process and family instead (the JIT's memory cache
+ * then hands every executable the same module, and its disk cache keeps the
+ * object across processes), always at O3: a graph compiled with opt_level=0
+ * for debugging still multiplies at full speed. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stax_internal.h"
+
+static char *library_ir(bool legacy, const stax_gemm_family *family, const char *cpu,
+                        const char *features) {
+    tpcommon_buf m;
+    tpcommon_buf_init(&m);
+    /* the legacy kernel and the 8-wide families use the <8 x float> fma */
+    tpcommon_buf_append(
+        &m, "declare <8 x float> @llvm.fma.v8f32(<8 x float>, <8 x float>, <8 x float>)\n\n");
+    if (legacy) stax_emit_gemm_microkernel(&m);
+    if (family) stax_emit_gemm_family_kernels(&m, family);
+    tpcommon_buf_printf(&m,
+                        "attributes #0 = { nounwind \"target-cpu\"=\"%s\" "
+                        "\"target-features\"=\"%s\" }\n",
+                        cpu, features);
+    return tpcommon_buf_take(&m);
+}
+
+/* dump_ir=DIR/NAME.ll puts the library's IR in DIR/NAME.gemm.ll (NAME.gemm
+ * appended when the path has no extension). */
+static char *library_dump_path(const char *graph_dump) {
+    const char *slash = strrchr(graph_dump, '/');
+    const char *dot = strrchr(graph_dump, '.');
+    if (dot && slash && dot < slash) dot = NULL;
+    size_t stem = dot ? (size_t)(dot - graph_dump) : strlen(graph_dump);
+    size_t length = strlen(graph_dump) + sizeof ".gemm";
+    char *path = malloc(length);
+    if (path) snprintf(path, length, "%.*s.gemm%s", (int)stem, graph_dump, dot ? dot : "");
+    return path;
+}
+
+int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
+                               const stax_gemm_family *family, const char *graph_dump_ir,
+                               stax_gemm_library *out, char *error, size_t error_size) {
+    memset(out, 0, sizeof *out);
+    if (!legacy && !family) return TP_PLUGIN_OK;
+    char *ir = library_ir(legacy, family, stax_jit_cpu(), stax_jit_features());
+    if (!ir) return tpcommon_error(error, error_size, "stax: out of memory");
+    char tile_names[STAX_GEMM_MAX_HEIGHTS][96];
+    const char *names[2 + STAX_GEMM_MAX_HEIGHTS];
+    void *addresses[2 + STAX_GEMM_MAX_HEIGHTS] = {0};
+    int32_t count = 0;
+    if (legacy) {
+        names[count++] = STAX_GEMM_KERNEL_NAME;
+        names[count++] = STAX_GEMM_KERNEL4_NAME;
+    }
+    for (int32_t i = 0; family && i < family->num_heights; i++) {
+        stax_gemm_family_kernel_name(family, family->heights[i], tile_names[i],
+                                     sizeof tile_names[i]);
+        names[count++] = tile_names[i];
+    }
+    stax_jit_options jit = {3, NULL, NULL, host};
+    char *dump = graph_dump_ir && *graph_dump_ir ? library_dump_path(graph_dump_ir) : NULL;
+    jit.dump_ir = dump;
+    int cache_hit = 0;
+    int32_t status = stax_jit_load(ir, &jit, names, count, addresses, &out->module, &cache_hit,
+                                   error, error_size);
+    free(dump);
+    free(ir);
+    if (status != TP_PLUGIN_OK) return status;
+    int32_t at = 0;
+    if (legacy)
+        for (int i = 0; i < 2; i++) out->ukernels[i] = (stax_ukernel_fn)(uintptr_t)addresses[at++];
+    for (int32_t i = 0; family && i < family->num_heights; i++)
+        out->tiles[i] = (stax_gemm_tile_fn)(uintptr_t)addresses[at++];
+    out->cache_hit = cache_hit;
+    return TP_PLUGIN_OK;
+}
