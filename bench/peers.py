@@ -73,6 +73,7 @@ NUMPY = {
     "sgemm-2048": lambda i: i["a"] @ i["b"],
     "softmax": lambda i: softmax(i["x"]),
     "layer_norm": lambda i: layer_norm(i["x"]),
+    "embedding": lambda i: i["table"][i["ids"]],
 }
 
 
@@ -101,6 +102,7 @@ def torch_function(name):
         "sgemm-2048": lambda i: i["a"] @ i["b"],
         "softmax": lambda i: torch.softmax(i["x"], -1),
         "layer_norm": lambda i: torch.nn.functional.layer_norm(i["x"], i["x"].shape[-1:], eps=1e-5),
+        "embedding": lambda i: torch.nn.functional.embedding(i["ids"], i["table"]),
     }
     return table[name]
 
@@ -150,6 +152,8 @@ def onnx_model(name, inputs):
         y = node("MatMul", "a", "b")
     elif name == "softmax":
         y = node("Softmax", "x", axis=-1)
+    elif name == "embedding":
+        y = node("Gather", "table", "ids", axis=0)
     elif name == "layer_norm":
         width = inputs["x"].shape[-1]
         y = node("LayerNormalization", "x", const(np.ones(width, np.float32), shape=1), axis=-1, epsilon=1e-5)
@@ -157,7 +161,8 @@ def onnx_model(name, inputs):
         raise KeyError(name)
     graph = helper.make_graph(
         nodes, name,
-        [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in inputs.items()],
+        [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
+         for k, v in inputs.items()],
         [helper.make_tensor_value_info(y, TensorProto.FLOAT, None)], initializer=inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8

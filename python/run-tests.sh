@@ -11,6 +11,10 @@
 # checkout with no TENSORPLAY_LIBRARY, `import tensorplay` compiling and
 # running a small model on stax with NumPy inputs (python/tests/installed_smoke.py);
 # TP_PYTHON_SKIP_INSTALL_CHECK=1 skips that step.
+# The suite runs twice when the build made the C extension
+# (BUILD_DIR/tensorplay/tensorplay_speedups.abi3.so): with it (TENSORPLAY_EXPECT_SPEEDUPS=1:
+# test_speedups.py fails if it does not load) and with TENSORPLAY_NO_SPEEDUPS=1
+# (the ctypes path alone); once, ctypes only, without it.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../build}
@@ -61,10 +65,18 @@ if [ "${TP_PYTHON_SKIP_INSTALL_CHECK:-0}" != 1 ]; then
         echo "FAIL: pip install $here into $installed failed; see $log"; exit 1; }
     require=""
     [ -e "$build/plugins/stax-llvm.so" ] && require=--require-stax
+    [ -e "$build/tensorplay/tensorplay_speedups.abi3.so" ] && require="$require --require-speedups"
     (cd "${TMPDIR:-/tmp}" && env -u TENSORPLAY_LIBRARY "$installed/bin/python" \
         "$here/tests/installed_smoke.py" "$installed" $require) || {
         echo "FAIL: the installed package did not compile and run a model (above; $log)"; exit 1; }
 fi
 
 cd "$here/tests"
-TENSORPLAY_LIBRARY="$build/libtensorplay.so" exec "$venv/bin/python" -m pytest -q "$@" .
+export TENSORPLAY_LIBRARY="$build/libtensorplay.so"
+if [ -e "$build/tensorplay/tensorplay_speedups.abi3.so" ]; then
+    echo "pytest with the C extension tensorplay._speedups:"
+    TENSORPLAY_EXPECT_SPEEDUPS=1 "$venv/bin/python" -m pytest -q "$@" . || {
+        echo "FAIL: the suite with the C extension (above)"; exit 1; }
+    echo "pytest without it (TENSORPLAY_NO_SPEEDUPS=1, the ctypes path):"
+fi
+TENSORPLAY_NO_SPEEDUPS=1 exec "$venv/bin/python" -m pytest -q "$@" .

@@ -6,6 +6,8 @@
 #   scripts/test.sh clang    Debug build with clang in build-clang/
 # TP_TEST_BUILD_ONLY=1 builds without running the suite. Every flavour
 # builds with -Werror (TP_WERROR=ON); a user's build does not.
+# TP_WITH_PYTHON_EXT (default AUTO; CI sets ON) is passed to CMake: the
+# Python package's C extension (python/ext).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 flavour=${1:-plain}
@@ -19,7 +21,8 @@ clang)
     ;;
 *) echo "usage: $0 [plain|asan|release|clang]" >&2; exit 2 ;;
 esac
-cmake -S "$here" -B "$build" -DTP_WERROR=ON "${flags[@]}"
+cmake -S "$here" -B "$build" -DTP_WERROR=ON -DTP_WITH_PYTHON_EXT="${TP_WITH_PYTHON_EXT:-AUTO}" \
+    "${flags[@]}"
 cmake --build "$build" -j"$(nproc)"
 if [ "${TP_TEST_BUILD_ONLY:-0}" = 1 ]; then
     echo "built $flavour in $build (TP_TEST_BUILD_ONLY=1: suite not run)"

@@ -6,6 +6,7 @@
  * instead of the view itself. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "registry_internal.h"
@@ -72,9 +73,12 @@ static int32_t eager_run(void *context, tp_plugin_executable *executable,
     tp_tensor **in = calloc((size_t)num_inputs + 1, sizeof *in);
     tp_tensor **out = calloc((size_t)num_outputs + 1, sizeof *out);
     tp_status status = in && out ? TP_OK : TP_ERR_OUT_OF_MEMORY;
+    /* The inputs are wrapped, not copied: the reference kernels only read
+     * their operands, and nothing keeps a reference past this call (a
+     * fallback region's input can be a 94 MB embedding table). */
     for (int i = 0; i < num_inputs && status == TP_OK; i++)
-        status = tp_tensor_from_data((tp_dtype)inputs[i].dtype, inputs[i].ndim, inputs[i].dims,
-                                     inputs[i].data, &in[i]);
+        status = tp_tensor_wrap((tp_dtype)inputs[i].dtype, inputs[i].ndim, inputs[i].dims,
+                                (void *)(uintptr_t)inputs[i].data, NULL, NULL, &in[i]);
     if (status == TP_OK) status = tp_graph_run(executable->graph, in, num_inputs, out);
     for (int i = 0; i < num_outputs && status == TP_OK; i++) {
         if (tp_tensor_nbytes(out[i]) != outputs[i].nbytes) {

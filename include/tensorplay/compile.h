@@ -148,8 +148,10 @@ typedef struct tp_compile_options {
      * tp_compile: an unknown name fails there, with suggestions. Nodes it
      * does not claim run on fallback_backend (below). */
     const char *backend;
-    /* Either a mode ("default", "max-autotune", ... as the backend knows them)
-     * or key=value options, never both. Both reach the backend untouched. */
+    /* Either a mode ("default", "max-autotune", ... as the backend knows them;
+     * stax's max-autotune measures its matmul choices at compile time and
+     * caches them per machine, docs/stax.md) or key=value options, never
+     * both. Both reach the backend untouched. */
     const char *mode;
     const char *const *options;
     int num_options;

@@ -5,7 +5,10 @@
  * thread pool; kernel times for the core's profile when it asks), release,
  * reset, shutdown. Options: threads=N (at most N threads per kernel; default
  * the core pool's size), opt_level=0..3 (default 3), dump_ir=PATH (optimised LLVM IR),
- * dump_asm=PATH (assembly).
+ * dump_asm=PATH (assembly), mode=default|max-autotune (tp_compile's mode:
+ * max-autotune measures each packed matmul's choices, stax_autotune.c),
+ * autotune_budget_ms=N (max-autotune's measuring time per compile, default
+ * 3000).
  *
  * Dynamic shapes: when the graph has symbolic dimensions, the executable is
  * compiled once with the sizes as kernel arguments (stax_dynamic.c) and
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stax_autotune.h"
 #include "stax_dynamic.h"
 #include "tpcommon_profile.h"
 
@@ -45,10 +49,12 @@ struct tp_plugin_executable {
     void **scratch;    /* dynamic: per slot, owned here */
     size_t *scratch_bytes;
     int32_t scratch_count;
-    int64_t *bind; /* dynamic: symbols bound by the current call */
+    int64_t *bind;          /* dynamic: symbols bound by the current call */
+    stax_autotune autotune; /* max-autotune: per-step choices (steps NULL otherwise) */
 };
 
-static const char *const known_options[] = {"threads", "opt_level", "dump_ir", "dump_asm"};
+static const char *const known_options[] = {"threads",  "opt_level", "dump_ir",
+                                            "dump_asm", "mode",      "autotune_budget_ms"};
 
 static int32_t stax_init(const tp_plugin_host *host, void **context) {
     *context = NULL;
@@ -107,6 +113,7 @@ static void *alloc_aligned(const tp_plugin_host *host, size_t bytes) {
 
 static void release_executable(tp_plugin_executable *exe) {
     if (!exe) return;
+    stax_autotune_free(&exe->autotune);
     stax_module_release(exe->module);
     stax_module_release(exe->gemm_library.module);
     stax_program_free(&exe->program);
@@ -161,12 +168,14 @@ static int32_t bind_program(tp_plugin_executable *exe) {
         size_t bytes = 64;
         for (int32_t s = 0; s < prog->num_steps; s++) {
             size_t need = 0;
+            const stax_gemm_tuned *tuned = exe->autotune.steps ? &exe->autotune.steps[s] : NULL;
             if (prog->steps[s].kind == STAX_STEP_WINDOW && prog->steps[s].window.packed)
                 need = stax_window_packed_workspace_bytes(&prog->steps[s], &exe->gemm_kernels,
                                                           exe->threads);
             else if (prog->steps[s].kind == STAX_STEP_PACKED_GEMM)
-                need = stax_gemm_packed_workspace_bytes(&prog->steps[s].gemm, &exe->gemm_kernels,
-                                                        exe->threads);
+                need = stax_gemm_packed_workspace_bytes(
+                    &prog->steps[s].gemm, tuned ? &tuned->kernels : &exe->gemm_kernels,
+                    tuned ? tuned->threads : exe->threads);
             else if (prog->steps[s].kind != STAX_STEP_KERNEL) /* GEMM, WINDOW (gemm or not) */
                 need = stax_gemm_workspace_bytes(&prog->steps[s].gemm);
             if (need > bytes) bytes = need;
@@ -233,13 +242,22 @@ static int32_t compile_dynamic(tp_plugin_executable *exe, const tp_plugin_graph 
 }
 
 static int32_t read_options(const tp_plugin_option *options, int32_t count, int64_t *threads,
-                            stax_jit_options *jit, char *error, size_t size) {
-    int32_t status = tpcommon_options_check(options, count, known_options, 4, error, size);
+                            stax_jit_options *jit, bool *autotune, int64_t *budget_ms, char *error,
+                            size_t size) {
+    int32_t status = tpcommon_options_check(options, count, known_options, 6, error, size);
     if (status != TP_PLUGIN_OK) return status;
+    const char *mode = tpcommon_option_get(options, count, "mode");
+    *autotune = mode && strcmp(mode, "max-autotune") == 0;
+    if (mode && !*autotune && strcmp(mode, "default") != 0)
+        return tpcommon_error(error, size, "unknown mode '%s' (known modes: default, max-autotune)",
+                              mode);
     int64_t opt_level = 3;
     status = tpcommon_option_int(options, count, "threads", 1, 4096, threads, error, size);
     if (status == TP_PLUGIN_OK)
         status = tpcommon_option_int(options, count, "opt_level", 0, 3, &opt_level, error, size);
+    if (status == TP_PLUGIN_OK)
+        status = tpcommon_option_int(options, count, "autotune_budget_ms", 1, 3600000, budget_ms,
+                                     error, size);
     jit->opt_level = (int)opt_level;
     jit->dump_ir = tpcommon_option_get(options, count, "dump_ir");
     jit->dump_asm = tpcommon_option_get(options, count, "dump_asm");
@@ -288,6 +306,25 @@ static void log_steps(const tp_plugin_host *host, const tp_plugin_graph *graph,
     host->log(host, TP_PLUGIN_LOG_DEBUG, line);
 }
 
+/* max-autotune: measured choices per packed matmul step, then the workspace
+ * they need. A dynamic graph keeps the defaults (its sizes change per call). */
+static int32_t autotune_program(tp_plugin_executable *exe, int64_t budget_ms, char *error,
+                                size_t error_size) {
+    if (exe->dyn) {
+        if (exe->host->log)
+            exe->host->log(exe->host, TP_PLUGIN_LOG_INFO,
+                           "max-autotune: a dynamic graph keeps the default matmul choices");
+        return TP_PLUGIN_OK;
+    }
+    int32_t status =
+        stax_autotune_program(exe->host, &exe->program, exe->slot_data, exe->kernels,
+                              exe->program.packed_gemm ? &exe->gemm_kernels : NULL, exe->threads,
+                              budget_ms, &exe->autotune, error, error_size);
+    if (status == TP_PLUGIN_OK && bind_program(exe) != TP_PLUGIN_OK)
+        status = tpcommon_error(error, error_size, "stax: out of memory");
+    return status;
+}
+
 static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *graph,
                              const tp_plugin_tensor_meta *inputs, int32_t num_inputs,
                              const tp_plugin_option *options, int32_t num_options,
@@ -295,7 +332,10 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
     *executable = NULL;
     int64_t threads = host->num_threads ? host->num_threads() : 1;
     stax_jit_options jit = {3, NULL, NULL, host};
-    int32_t status = read_options(options, num_options, &threads, &jit, error, error_size);
+    bool autotune = false;
+    int64_t budget_ms = STAX_AUTOTUNE_DEFAULT_BUDGET_MS;
+    int32_t status = read_options(options, num_options, &threads, &jit, &autotune, &budget_ms,
+                                  error, error_size);
     if (status != TP_PLUGIN_OK) return status;
     tp_plugin_executable *exe = calloc(1, sizeof *exe);
     if (!exe) return tpcommon_error(error, error_size, "stax: out of memory");
@@ -331,6 +371,8 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
     }
     if (status == TP_PLUGIN_OK && bind_program(exe) != TP_PLUGIN_OK)
         status = tpcommon_error(error, error_size, "stax: out of memory");
+    if (status == TP_PLUGIN_OK && autotune)
+        status = autotune_program(exe, budget_ms, error, error_size);
     free(template_ir);
     if (status == TP_PLUGIN_OK) log_steps(host, graph, prog);
     if (status == TP_PLUGIN_OK) {
@@ -400,7 +442,7 @@ static int32_t rebind(tp_plugin_executable *exe, const tp_plugin_buffer *inputs,
     return TP_PLUGIN_OK;
 }
 
-static void run_step(tp_plugin_executable *exe, const stax_step *step, int64_t threads);
+static int32_t run_step(tp_plugin_executable *exe, const stax_step *step, int64_t threads);
 
 static int32_t stax_run(void *context, tp_plugin_executable *exe, const tp_plugin_buffer *inputs,
                         int32_t num_inputs, tp_plugin_buffer *outputs, int32_t num_outputs) {
@@ -429,40 +471,53 @@ static int32_t stax_run(void *context, tp_plugin_executable *exe, const tp_plugi
     for (int32_t i = 0; i < prog->num_steps; i++) {
         const stax_step *step = &prog->steps[i];
         uint64_t start = tpcommon_kernel_timer_now(&timer);
-        run_step(exe, step, threads);
+        int32_t status = run_step(exe, step, threads);
         if (timer.host) {
             char name[256];
             tpcommon_kernel_timer_report(&timer, step_name(prog, step, name, sizeof name), start);
         }
+        if (status != TP_PLUGIN_OK) return status;
     }
     return TP_PLUGIN_OK;
 }
 
-/* One step: a blocked matmul, or a kernel over its range on the pool. */
-static void run_step(tp_plugin_executable *exe, const stax_step *step, int64_t threads) {
+/* One step: a blocked matmul, or a kernel over its range on the pool; a
+ * kernel that checks indices reports an out-of-range one through set_error. */
+static int32_t run_step(tp_plugin_executable *exe, const stax_step *step, int64_t threads) {
     if (step->kind == STAX_STEP_WINDOW) {
         stax_window_run(exe->host, step, exe->slot_data, exe->workspace, exe->ukernels,
                         &exe->gemm_kernels, threads);
-        return;
+        return TP_PLUGIN_OK;
     }
     if (step->kind == STAX_STEP_GEMM || step->kind == STAX_STEP_PACKED_GEMM) {
         stax_kernel_fn epilogue = step->gemm.epilogue >= 0
                                       ? (stax_kernel_fn)(uintptr_t)exe->kernels[step->gemm.epilogue]
                                       : NULL;
-        if (step->kind == STAX_STEP_PACKED_GEMM)
+        const stax_gemm_tuned *tuned =
+            exe->autotune.steps ? &exe->autotune.steps[step - exe->program.steps] : NULL;
+        if (step->kind == STAX_STEP_PACKED_GEMM && tuned)
+            stax_gemm_packed_run_split(exe->host, &step->gemm, exe->slot_data, exe->workspace,
+                                       &tuned->kernels, epilogue, tuned->threads, tuned->split);
+        else if (step->kind == STAX_STEP_PACKED_GEMM)
             stax_gemm_packed_run(exe->host, &step->gemm, exe->slot_data, exe->workspace,
                                  &exe->gemm_kernels, epilogue, threads);
         else
             stax_gemm_run(exe->host, &step->gemm, exe->slot_data, exe->workspace, exe->ukernels,
                           epilogue, threads);
-        return;
+        return TP_PLUGIN_OK;
     }
     kernel_call call = {(stax_kernel_fn)(uintptr_t)exe->kernels[step->kernel], exe->slot_data};
     int64_t grain = stax_grain(exe->host, step->count, step->grain, threads);
+    stax_index_check_arm(step, exe->slot_data);
     if (threads <= 1 || step->count <= grain || !exe->host->parallel_for)
         call.fn(call.slots, 0, step->count);
     else
         exe->host->parallel_for(step->count, grain, kernel_range, &call);
+    if (!step->check.where) return TP_PLUGIN_OK;
+    char error[1024];
+    if (stax_index_check_report(step, exe->slot_data, error, sizeof error) == TP_PLUGIN_OK)
+        return TP_PLUGIN_OK;
+    return run_error(exe->host, error);
 }
 
 static void stax_release(void *context, tp_plugin_executable *exe) {

@@ -8,7 +8,8 @@
  * them keeps a graph stax takes whole compiling to the kernels it always did.
  * pad, cumsum, topk, topk_indices and resize have kernels of their own
  * (stax_emit_dedicated.c); batch_norm is refused, so the core decomposes it
- * into pointwise ops that stax fuses. */
+ * into pointwise ops that stax fuses. gather and gather_elements copy the
+ * elements an index tensor picks, for every dtype (f16/bf16 as their bits). */
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -21,8 +22,9 @@ static bool lowers(int32_t op, int32_t dtype) {
     switch (tpcommon_op_kind(op)) {
     case TPCOMMON_KIND_UNKNOWN:
     case TPCOMMON_KIND_INPUT:
-    case TPCOMMON_KIND_INDEXING: /* no lowering yet: the fallback backend runs them */
         return false;
+    case TPCOMMON_KIND_INDEXING: /* stax_emit_dedicated.c: copies bits, f16/bf16 included */
+        return dtype >= TP_PLUGIN_F32 && dtype <= TP_PLUGIN_BF16;
     case TPCOMMON_KIND_WINDOW: /* stax_window.c: f32 */
         return dtype == TP_PLUGIN_F32;
     case TPCOMMON_KIND_DEDICATED: /* stax_emit_dedicated.c; batch_norm decomposes */
@@ -84,6 +86,8 @@ static bool lowers_storage_float(const tp_plugin_graph *graph, const tp_plugin_v
     case TPCOMMON_KIND_SHAPE:
     case TPCOMMON_KIND_REDUCTION:
         break;
+    case TPCOMMON_KIND_INDEXING: /* a copy of the elements' bits: nothing to round */
+        return true;
     default:
         return false;
     }

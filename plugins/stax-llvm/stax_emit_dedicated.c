@@ -1,5 +1,6 @@
 /* stax-llvm — kernels for the ops that are neither fused nor views: pad,
- * cumsum, topk / topk_indices and resize, one function per node over the
+ * cumsum, topk / topk_indices, resize, gather and gather_elements (which
+ * check their run-time indices: stax_index_check.c), one function per node over the
  * flat output index (pad, resize) or over the lines along the op's axis
  * (cumsum, topk). The operand is read through its strided view, the result
  * written into its contiguous home. Numerics follow the reference kernels
@@ -364,6 +365,148 @@ static int32_t emit_resize(stax_emit_graph *g, const char *name, int32_t v, int6
     store_at(&f, &info->view, flat, result);
     loop_close(&f, loop);
     return finish(&f, name);
+}
+
+/* ---- gather, gather_elements ---- */
+
+/* An element of `view` at the current indices as its bits: no widening, so
+ * a copy keeps every f16/bf16 (NaN payloads included) exactly. */
+static ir_val load_bits(fn_ctx *f, const stax_view *view, int32_t dtype) {
+    ir_val index = view_index(f, view);
+    ir_val p = slot_gep(f, view->slot, dtype, index.s);
+    ir_val r = fresh(f, dtype);
+    emit(f, "  %s = load %s, ptr %s", r.s, stax_ty(dtype), p.s);
+    return r;
+}
+
+/* The index of `indices` at the current iteration indices, wrapped as the
+ * op's rule says (negative counts from the end of an axis of `length`) and
+ * made safe to address with (0 when out of range); a bad one lowers the
+ * running minimum `first_bad` to `position`. */
+static ir_val checked_index(fn_ctx *f, const stax_value *indices, int64_t length, ir_val position,
+                            ir_val first_bad) {
+    ir_val raw = conv(f, load_view(f, &indices->view, indices->type.dtype), TP_PLUGIN_I64);
+    ir_val wrapped = sel(f, cmp(f, "icmp slt", raw, i64(0)), bin(f, "add", raw, i64(length)), raw);
+    ir_val ok = cmp(f, "icmp ult", wrapped, i64(length));
+    ir_val bad_at = sel(f, ok, i64(-1), position); /* -1: u64 max, above every position */
+    ir_val lowest = var_get(f, first_bad);
+    var_set(f, first_bad, sel(f, cmp(f, "icmp ult", bad_at, lowest), bad_at, lowest));
+    return sel(f, ok, wrapped, i64(0));
+}
+
+/* After the loop: the chunk's lowest bad position into the status word. */
+static void report_first_bad(fn_ctx *f, int32_t status_slot, ir_val first_bad) {
+    ir_val lowest = var_get(f, first_bad);
+    ir_val p = slot_gep(f, status_slot, TP_PLUGIN_I64, "0");
+    ir_val old = fresh(f, TP_PLUGIN_I64);
+    emit(f, "  %s = atomicrmw umin ptr %s, i64 %s monotonic", old.s, p.s, lowest.s);
+}
+
+/* The data with its axes after `axis` merged into one when its view walks
+ * them contiguously: a row is then one stride-1 loop, without a division
+ * per element. */
+static void merge_inner_axes(stax_emit_graph *g, const stax_value *data, int32_t axis,
+                             stax_view *view, tp_plugin_type *type) {
+    *view = data->view;
+    *type = data->type;
+    int32_t rank = type->ndim;
+    if (rank - axis - 1 < 2 || view->ndim != rank) return;
+    bool contiguous = true;
+    int64_t expect = 1;
+    for (int32_t d = rank - 1; d > axis; d--) {
+        if (type->dims[d] != 1 && view->strides[d] != expect) contiguous = false;
+        expect *= type->dims[d];
+    }
+    if (!stax_decide(g, contiguous)) return;
+    type->dims[axis + 1] = view->dims[axis + 1] = expect;
+    view->strides[axis + 1] = 1;
+    type->ndim = view->ndim = axis + 2;
+}
+
+/* Rows (o, j) over outer x indices: row j of the data's axis picked by index
+ * j, its inner elements copied in an inner loop (contiguous for a
+ * contiguous table: an embedding row is one vectorised copy). */
+static int32_t emit_gather_rows(stax_emit_graph *g, const char *name, int32_t v,
+                                int32_t status_slot, int64_t *count) {
+    const tp_plugin_value *value = &g->graph->values[v];
+    const stax_value *info = &g->values[v], *data = &g->values[value->operands[0]];
+    const stax_value *indices = &g->values[value->operands[1]];
+    int32_t rank = data->type.ndim, dtype = info->type.dtype;
+    int64_t axis = tpcommon_attr_int(value, "axis", 0);
+    if (axis < 0) axis += rank;
+    int64_t outer = 1, inner = 1, length = data->type.dims[axis];
+    int64_t positions = tpcommon_numel(&indices->type);
+    for (int32_t d = 0; d < rank; d++) {
+        if (d < axis) outer *= data->type.dims[d];
+        if (d > axis) inner *= data->type.dims[d];
+    }
+    *count = outer * positions;
+    fn_ctx f;
+    fn_init(&f, g);
+    ir_val first_bad = var_new(&f, TP_PLUGIN_I64, i64(-1));
+    char row_index[32], element_index[32], inner_text[32];
+    int rows = loop_open(&f, "%begin", "%end", row_index);
+    ir_val row = index_value(row_index);
+    ir_val o = bin(&f, "udiv", row, i64(positions)), j = bin(&f, "urem", row, i64(positions));
+    use_space(&f, &indices->type);
+    split_flat(&f, j, indices->type.dims, 0, indices->type.ndim);
+    ir_val picked = checked_index(&f, indices, length, j, first_bad);
+    stax_view table;
+    tp_plugin_type table_type;
+    merge_inner_axes(g, data, (int32_t)axis, &table, &table_type);
+    use_space(&f, &table_type);
+    split_flat(&f, o, table_type.dims, 0, (int32_t)axis);
+    set_index(&f, (int32_t)axis, picked);
+    ir_val row_start = bin(&f, "mul", row, i64(inner));
+    snprintf(inner_text, sizeof inner_text, "%lld", (long long)inner);
+    int elements = loop_open(&f, "0", inner_text, element_index);
+    ir_val e = index_value(element_index);
+    split_flat(&f, e, table_type.dims, (int32_t)axis + 1, table_type.ndim);
+    store_at(&f, &info->view, bin(&f, "add", row_start, e), load_bits(&f, &table, dtype));
+    loop_close(&f, elements);
+    loop_close(&f, rows);
+    report_first_bad(&f, status_slot, first_bad);
+    return finish(&f, name);
+}
+
+/* One element per index: the data at the index's own position with the
+ * axis coordinate replaced by the index. */
+static int32_t emit_gather_elements(stax_emit_graph *g, const char *name, int32_t v,
+                                    int32_t status_slot, int64_t *count) {
+    const tp_plugin_value *value = &g->graph->values[v];
+    const stax_value *info = &g->values[v], *data = &g->values[value->operands[0]];
+    const stax_value *indices = &g->values[value->operands[1]];
+    int32_t rank = data->type.ndim, dtype = info->type.dtype;
+    int64_t axis = tpcommon_attr_int(value, "axis", 0);
+    if (axis < 0) axis += rank;
+    *count = tpcommon_numel(&info->type);
+    fn_ctx f;
+    fn_init(&f, g);
+    ir_val first_bad = var_new(&f, TP_PLUGIN_I64, i64(-1));
+    char loop_index[32];
+    int loop = loop_open(&f, "%begin", "%end", loop_index);
+    ir_val flat = index_value(loop_index);
+    use_space(&f, &indices->type);
+    split_flat(&f, flat, indices->type.dims, 0, rank);
+    ir_val picked = checked_index(&f, indices, data->type.dims[axis], flat, first_bad);
+    set_index(&f, (int32_t)axis, picked);
+    store_at(&f, &info->view, flat, load_bits(&f, &data->view, dtype));
+    loop_close(&f, loop);
+    report_first_bad(&f, status_slot, first_bad);
+    return finish(&f, name);
+}
+
+int32_t stax_emit_gather(stax_emit_graph *g, const char *name, int32_t v, int32_t status_slot,
+                         int64_t *count) {
+    switch (tpcommon_op_of(g->graph, &g->graph->values[v])) {
+    case TP_PLUGIN_OP_GATHER:
+        return emit_gather_rows(g, name, v, status_slot, count);
+    case TP_PLUGIN_OP_GATHER_ELEMENTS:
+        return emit_gather_elements(g, name, v, status_slot, count);
+    default:
+        return tpcommon_error(g->error, g->error_size, "stax: op '%s' is not an indexing op",
+                              g->graph->values[v].op);
+    }
 }
 
 int32_t stax_emit_dedicated(stax_emit_graph *g, const char *name, int32_t v, int64_t *count) {

@@ -398,17 +398,49 @@ size_t stax_gemm_packed_workspace_bytes(const stax_gemm *gemm, const stax_gemm_k
     return (size_t)(slices * (a + b)) * sizeof(float);
 }
 
+static bool parallel_host(const tp_plugin_host *host, int64_t threads) {
+    return threads > 1 && host && host->parallel_for;
+}
+
+stax_gemm_split stax_gemm_packed_default_split(const tp_plugin_host *host, const stax_gemm *g,
+                                               const stax_gemm_kernels *kernels, int64_t threads) {
+    if (!parallel_host(host, threads)) return STAX_GEMM_SPLIT_ROWS;
+    int64_t row_tiles = split_rows(kernels->family, g->m).count;
+    double work = (double)g->m * (double)g->n * (double)g->k;
+    if (g->batch >= threads && (work <= (double)(1 << 24) || row_tiles < 2 * threads))
+        return STAX_GEMM_SPLIT_BATCHES;
+    if (panels_of(g, kernels) >= 2 * threads) return STAX_GEMM_SPLIT_COLUMNS;
+    return STAX_GEMM_SPLIT_ROWS;
+}
+
 void stax_gemm_packed_run(const tp_plugin_host *host, const stax_gemm *g, void **slots,
                           float *workspace, const stax_gemm_kernels *kernels,
                           stax_kernel_fn epilogue, int64_t threads) {
+    stax_gemm_packed_run_split(host, g, slots, workspace, kernels, epilogue, threads,
+                               STAX_GEMM_SPLIT_AUTO);
+}
+
+static void run_packed(const tp_plugin_host *host, const stax_gemm *g, void **slots,
+                       float *workspace, const stax_gemm_kernels *kernels, stax_kernel_fn epilogue,
+                       int64_t threads, stax_gemm_split split, const stax_gemm_source *source);
+
+void stax_gemm_packed_run_split(const tp_plugin_host *host, const stax_gemm *g, void **slots,
+                                float *workspace, const stax_gemm_kernels *kernels,
+                                stax_kernel_fn epilogue, int64_t threads, stax_gemm_split split) {
     static const stax_gemm_source strided = {0};
-    stax_gemm_packed_run_from(host, g, slots, workspace, kernels, epilogue, threads, &strided);
+    run_packed(host, g, slots, workspace, kernels, epilogue, threads, split, &strided);
 }
 
 void stax_gemm_packed_run_from(const tp_plugin_host *host, const stax_gemm *g, void **slots,
                                float *workspace, const stax_gemm_kernels *kernels,
                                stax_kernel_fn epilogue, int64_t threads,
                                const stax_gemm_source *source) {
+    run_packed(host, g, slots, workspace, kernels, epilogue, threads, STAX_GEMM_SPLIT_AUTO, source);
+}
+
+static void run_packed(const tp_plugin_host *host, const stax_gemm *g, void **slots,
+                       float *workspace, const stax_gemm_kernels *kernels, stax_kernel_fn epilogue,
+                       int64_t threads, stax_gemm_split split, const stax_gemm_source *source) {
     float *c_base = (float *)slots[g->c_slot] + g->c_offset;
     int64_t most_slices = 4 * (threads > 1 ? threads : 1);
     gemm_call call = {.host = host,
@@ -421,7 +453,7 @@ void stax_gemm_packed_run_from(const tp_plugin_host *host, const stax_gemm *g, v
                       .nr = kernels->family->nr,
                       .kc_max = kernels->kc,
                       .panels = panels_of(g, kernels),
-                      .threads = threads > 1 && host && host->parallel_for ? threads : 1,
+                      .threads = parallel_host(host, threads) ? threads : 1,
                       .tiles_per_chunk = tiles_per_chunk(kernels),
                       .a_base = (const float *)slots[g->a_slot] + g->a_offset,
                       .b_base = (const float *)slots[g->b_slot] + g->b_offset,
@@ -434,14 +466,15 @@ void stax_gemm_packed_run_from(const tp_plugin_host *host, const stax_gemm *g, v
         return;
     }
     call.a_space = workspace + most_slices * call.panels * panel_floats(&call);
-    double work = (double)g->m * (double)g->n * (double)g->k;
-    if (call.threads > 1 && g->batch >= call.threads &&
-        (work <= (double)(1 << 24) || call.rt.count < 2 * call.threads)) {
+    bool automatic = split == STAX_GEMM_SPLIT_AUTO;
+    if (automatic) split = stax_gemm_packed_default_split(host, g, kernels, threads);
+    if (split == STAX_GEMM_SPLIT_BATCHES) {
         call.grain = stax_grain(host, g->batch, 1, call.threads);
         run_slices(&call, slices_of(&call, g->batch), batches_range, &call);
         return;
     }
-    if (call.threads > 1 && source->a_packed && g->batch * call.panels >= 2 * call.threads) {
+    if (automatic && call.threads > 1 && source->a_packed &&
+        g->batch * call.panels >= 2 * call.threads) {
         int64_t units = g->batch * call.panels;
         call.grain = stax_grain(host, units, 1, call.threads);
         if (call.grain < (units + most_slices - 1) / most_slices) /* within the B space */
@@ -449,7 +482,7 @@ void stax_gemm_packed_run_from(const tp_plugin_host *host, const stax_gemm *g, v
         run_slices(&call, slices_of(&call, units), product_columns_range, &call);
         return;
     }
-    if (call.threads > 1 && call.panels >= 2 * call.threads) {
+    if (split == STAX_GEMM_SPLIT_COLUMNS) {
         /* one slice per thread: each slice packs all of A */
         call.grain = (call.panels + call.threads - 1) / call.threads;
         for (int64_t batch = 0; batch < g->batch; batch++) {

@@ -105,13 +105,35 @@ typedef struct stax_window {
     int64_t x_offset, w_offset, b_offset, out_offset;
 } stax_window;
 
+/* A kernel step that reads run-time indices (gather, gather_elements): the
+ * kernel lowers the u64 status word in status_slot to the first position
+ * (in C order over the indices) whose index is out of range; run arms the
+ * word before the step and reports it after (stax_index_check.c). */
+typedef struct stax_index_check {
+    char *where; /* "graph 'G', %node (gather)"; NULL: the step checks nothing */
+    int32_t status_slot;
+    int32_t indices_dtype; /* TP_PLUGIN_I32 or TP_PLUGIN_I64 */
+    stax_view indices;
+    int64_t axis, length; /* the data axis the indices address, and its size */
+} stax_index_check;
+
 typedef struct stax_step {
     stax_step_kind kind;
     int32_t kernel;
     int64_t count, grain;
-    stax_gemm gemm;     /* GEMM; WINDOW with a gemm method: one image and group */
-    stax_window window; /* WINDOW */
+    stax_gemm gemm;         /* GEMM; WINDOW with a gemm method: one image and group */
+    stax_window window;     /* WINDOW */
+    stax_index_check check; /* KERNEL of gather / gather_elements */
 } stax_step;
+
+#define STAX_INDEX_STATUS_CLEAR UINT64_MAX /* no index out of range */
+
+/* Arms the status word of a step with an index check (before the step). */
+void stax_index_check_arm(const stax_step *step, void **slots);
+/* After the step: TP_PLUGIN_OK, or TP_PLUGIN_ERROR with a message naming the
+ * node, the index, its position and the valid range in error[0..size). */
+int32_t stax_index_check_report(const stax_step *step, void *const *slots, char *error,
+                                size_t size);
 
 /* Everything compile derives from the graph and the input metadata. */
 typedef struct stax_program {
@@ -197,6 +219,11 @@ int32_t stax_emit_matmul_generic(stax_emit_graph *g, const char *name, int32_t v
 /* Kernel for pad, cumsum, topk, topk_indices or resize at `value` writing
  * its home (stax_emit_dedicated.c); *count: the step's index count. */
 int32_t stax_emit_dedicated(stax_emit_graph *g, const char *name, int32_t value, int64_t *count);
+/* Kernel for gather or gather_elements at `value` writing its home, over
+ * output rows (gather: one index each) or elements (gather_elements); an
+ * out-of-range index lowers the u64 at `status_slot` to its position. */
+int32_t stax_emit_gather(stax_emit_graph *g, const char *name, int32_t value, int32_t status_slot,
+                         int64_t *count);
 /* The f32 micro-kernel used by stax_gemm.c (one per module that needs it). */
 void stax_emit_gemm_microkernel(tpcommon_buf *module);
 #define STAX_GEMM_MR           6
@@ -343,6 +370,23 @@ size_t stax_gemm_packed_workspace_bytes(const stax_gemm *gemm, const stax_gemm_k
 void stax_gemm_packed_run(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
                           float *workspace, const stax_gemm_kernels *kernels,
                           stax_kernel_fn epilogue, int64_t threads);
+
+/* How the packed matmul cuts its work between slices (see stax_gemm_packed.c);
+ * AUTO lets the driver pick from the shape and the thread count. */
+typedef enum stax_gemm_split {
+    STAX_GEMM_SPLIT_AUTO = 0,
+    STAX_GEMM_SPLIT_COLUMNS,
+    STAX_GEMM_SPLIT_ROWS,
+    STAX_GEMM_SPLIT_BATCHES,
+} stax_gemm_split;
+
+/* The split AUTO resolves to for `gemm` on `threads` threads of host's pool. */
+stax_gemm_split stax_gemm_packed_default_split(const tp_plugin_host *host, const stax_gemm *gemm,
+                                               const stax_gemm_kernels *kernels, int64_t threads);
+/* stax_gemm_packed_run with the split chosen by the caller (max-autotune). */
+void stax_gemm_packed_run_split(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
+                                float *workspace, const stax_gemm_kernels *kernels,
+                                stax_kernel_fn epilogue, int64_t threads, stax_gemm_split split);
 
 /* Fills rows [k0, k0 + kc) x columns [j0, j0 + cols) of product `batch`'s
  * B as kc rows of nr floats each, zeros past cols (one panel of one k block). */

@@ -255,12 +255,44 @@ static int32_t plan_dedicated(planner *p, int32_t region, int32_t v) {
     return stax_decide(&p->eg, count > 0) ? kernel_step(p, kernel, count, 1024) : TP_PLUGIN_OK;
 }
 
+/* gather, gather_elements: a home, the op's kernel, and a status word the
+ * kernel lowers when an index is out of range (reported by run). */
+static int32_t plan_indexing(planner *p, int32_t region, int32_t v) {
+    const tp_plugin_value *value = &p->graph->values[v];
+    int32_t status = home_for(p, v, &p->values[v].view);
+    if (status != TP_PLUGIN_OK) return status;
+    if (stax_decide(&p->eg, tpcommon_numel(&p->values[v].type) == 0)) return TP_PLUGIN_OK;
+    int32_t status_slot = add_slot(p, STAX_SLOT_SCRATCH, -1, sizeof(uint64_t));
+    int32_t kernel = status_slot < 0 ? -1 : add_kernel(p, region, NULL);
+    if (kernel < 0) return oom(p);
+    int64_t count = 0;
+    status = stax_emit_gather(&p->eg, p->program->kernel_names[kernel], v, status_slot, &count);
+    if (status != TP_PLUGIN_OK) return status;
+    const stax_value *data = &p->values[value->operands[0]];
+    int64_t per_index = count > 0 ? tpcommon_numel(&p->values[v].type) / count : 1;
+    status = kernel_step(p, kernel, count, per_index >= 4096 ? 1 : 4096 / per_index);
+    if (status != TP_PLUGIN_OK) return status;
+    stax_index_check *check = &p->program->steps[p->program->num_steps - 1].check;
+    int64_t axis = tpcommon_attr_int(value, "axis", 0);
+    check->axis = axis < 0 ? axis + data->type.ndim : axis;
+    check->length = data->type.dims[check->axis];
+    check->status_slot = status_slot;
+    check->indices = p->values[value->operands[1]].view;
+    check->indices_dtype = p->values[value->operands[1]].type.dtype;
+    char where[512];
+    snprintf(where, sizeof where, "graph '%s', %%%s (%s)", p->graph->name ? p->graph->name : "?",
+             value->name ? value->name : "?", value->op);
+    check->where = strdup(where);
+    return check->where ? TP_PLUGIN_OK : oom(p);
+}
+
 /* Views of the shape ops (concat copies). */
 static int32_t plan_shape(planner *p, int32_t region, int32_t v) {
     const tp_plugin_value *value = &p->graph->values[v];
     stax_value *info = &p->values[v];
     int32_t op = tpcommon_op_of(p->graph, value);
     if (tpcommon_op_kind(op) == TPCOMMON_KIND_DEDICATED) return plan_dedicated(p, region, v);
+    if (tpcommon_op_kind(op) == TPCOMMON_KIND_INDEXING) return plan_indexing(p, region, v);
     int32_t x = value->operands[0];
     stax_view in = p->values[x].view;
     const tp_plugin_type *type = &info->type;
@@ -847,6 +879,7 @@ void stax_program_free(stax_program *program) {
                 free(program->slots[s].data);
         }
     for (int32_t k = 0; k < program->num_kernels; k++) free(program->kernel_names[k]);
+    for (int32_t s = 0; s < program->num_steps; s++) free(program->steps[s].check.where);
     free(program->slots);
     free(program->steps);
     free(program->kernel_names);

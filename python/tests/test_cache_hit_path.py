@@ -128,6 +128,7 @@ def test_a_hit_is_one_prepared_call_and_a_miss_goes_to_tp_call(backend, monkeypa
     monkeypatch.setattr(_compile, "_tp_prepared_call_run", counting_prepared)
     monkeypatch.setattr(_compile, "_tp_call_packed", counting_tp_call)
     compiled = tp.compile(lambda x: x * 3.0, backend=backend)
+    compiled._speedups = None  # the ctypes path (test_speedups.py has the extension's)
     x = np.arange(4, dtype=np.float32)
     compiled(x)  # the first call: tp_call compiles
     assert counts == {"prepared": 0, "tp_call": 1}

@@ -137,27 +137,30 @@ START_TEST(test_mode_reaches_the_backend_as_an_option) {
 }
 END_TEST
 
-static void check_unknown_mode_is_named_by(const char *backend) {
+static void check_unknown_mode_is_named_by(const char *backend, const char *mode,
+                                           const char *known) {
     tp_compile_options options = fixture_options("f", xw, 2);
     options.backend = backend;
     options.fallback_backend = "none";
-    options.mode = "max-autotune";
+    options.mode = mode;
     tp_compiled *compiled = NULL;
     ck_assert_int_eq(tp_compile(add_fn, &options, &compiled), TP_OK);
     tp_tensor *x = fixture_ramp(2, 0, 1);
     tp_arg args[] = {tp_arg_tensor(x), tp_arg_tensor(x)};
     tp_tensor *y = NULL;
     ck_assert_int_ne(tp_call(compiled, args, 2, &y), TP_OK);
-    ck_assert_msg(strstr(tp_last_error(), "unknown mode 'max-autotune' (known modes: default)"),
-                  "%s: %s", backend, tp_last_error());
+    char expected[256];
+    snprintf(expected, sizeof expected, "unknown mode '%s' (known modes: %s)", mode, known);
+    ck_assert_msg(strstr(tp_last_error(), expected), "%s: %s", backend, tp_last_error());
     tp_tensor_release(x);
     tp_compiled_free(compiled);
 }
 
 START_TEST(test_a_backend_refusing_a_mode_names_it_and_lists_its_modes) {
-    check_unknown_mode_is_named_by("eager");
+    check_unknown_mode_is_named_by("eager", "max-autotune", "default");
     tp_backend *stax;
-    if (tp_backend_lookup("stax", &stax) == TP_OK) check_unknown_mode_is_named_by("stax");
+    if (tp_backend_lookup("stax", &stax) == TP_OK)
+        check_unknown_mode_is_named_by("stax", "reduce-overhead", "default, max-autotune");
 }
 END_TEST
 

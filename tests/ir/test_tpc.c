@@ -205,6 +205,25 @@ START_TEST(run_passes_options_to_the_backend_which_rejects_unknown_ones) {
 }
 END_TEST
 
+START_TEST(run_passes_the_mode_to_the_backend_which_names_the_modes_it_knows) {
+    const char *x = write_npy("x.npy", 3, (const float[]){1, 2, 3});
+    char arg[4200];
+    snprintf(arg, sizeof arg, "x=%s", x);
+    ck_assert_int_eq(run_tpc((const char *[]){"run", write_graph(), "--backend", "eager", "--mode",
+                                              "turbo", "--arg", arg, NULL}),
+                     1);
+    ck_assert_msg(strstr(err_text, "unknown mode 'turbo' (known modes: default)"), "%s", err_text);
+}
+END_TEST
+
+START_TEST(run_with_a_mode_and_options_is_a_usage_error) {
+    ck_assert_int_eq(run_tpc((const char *[]){"run", write_graph(), "--mode", "max-autotune",
+                                              "--option", "threads=1", NULL}),
+                     2);
+    ck_assert_msg(strstr(err_text, "pass --option mode=max-autotune instead"), "%s", err_text);
+}
+END_TEST
+
 START_TEST(run_with_a_malformed_arg_is_a_usage_error) {
     ck_assert_int_eq(run_tpc((const char *[]){"run", write_graph(), "--arg", "x", NULL}), 2);
     ck_assert_ptr_nonnull(strstr(err_text, "--arg takes NAME=FILE.npy"));
@@ -229,6 +248,8 @@ TP_TEST_SUITE(ir_tpc) {
     tcase_add_test(tc, run_with_an_unknown_arg_name_is_a_usage_error);
     tcase_add_test(tc, run_with_a_wrong_shape_fails_naming_the_input);
     tcase_add_test(tc, run_with_a_malformed_arg_is_a_usage_error);
+    tcase_add_test(tc, run_passes_the_mode_to_the_backend_which_names_the_modes_it_knows);
+    tcase_add_test(tc, run_with_a_mode_and_options_is_a_usage_error);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -96,7 +96,7 @@ START_TEST(unknown_option_is_an_error_naming_it_and_the_known_ones) {
     tp_status status = tp_backend_compile(stax_test_backend("stax"), g, NULL, 0, options, 2, &exe);
     ck_assert_int_ne(status, TP_OK);
     ck_assert_msg(strstr(tp_last_error(), "unknown option 'frobnicate' (known: threads, opt_level, "
-                                          "dump_ir, dump_asm)"),
+                                          "dump_ir, dump_asm, mode, autotune_budget_ms)"),
                   "%s", tp_last_error());
     const char *bad[] = {"opt_level=7"};
     status = tp_backend_compile(stax_test_backend("stax"), g, NULL, 0, bad, 1, &exe);

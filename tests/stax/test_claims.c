@@ -101,9 +101,9 @@ START_TEST(supports_claims_the_row_composites_and_linear) {
 }
 END_TEST
 
-/* The window ops are claimed at f32 only; the indexing ops not at all (the
- * fallback runs them). */
-START_TEST(supports_claims_f32_window_ops_and_no_indexing_op) {
+/* The window ops are claimed at f32 only; the indexing ops at every dtype,
+ * the storage floats included (their kernel copies bits). */
+START_TEST(supports_claims_f32_window_ops_and_the_indexing_ops_at_every_dtype) {
     stax_direct d;
     stax_open_direct(&d, host_parallel_for, host_threads);
     static const char *const windows[] = {"conv", "conv_transpose", "max_pool", "avg_pool"};
@@ -115,11 +115,15 @@ START_TEST(supports_claims_f32_window_ops_and_no_indexing_op) {
         ck_assert_msg(supports(&d, &b, 2) == TP_PLUGIN_UNSUPPORTED, "%s f64 claimed", windows[i]);
     }
     static const char *const indexing[] = {"gather", "gather_elements"};
-    for (size_t i = 0; i < sizeof indexing / sizeof indexing[0]; i++) {
-        binary_view b;
-        make_binary_view(&b, indexing[i], TP_PLUGIN_F32);
-        ck_assert_msg(supports(&d, &b, 2) == TP_PLUGIN_UNSUPPORTED, "%s claimed", indexing[i]);
-    }
+    static const int32_t dtypes[] = {TP_PLUGIN_F32,  TP_PLUGIN_F64, TP_PLUGIN_I32, TP_PLUGIN_I64,
+                                     TP_PLUGIN_BOOL, TP_PLUGIN_F16, TP_PLUGIN_BF16};
+    for (size_t i = 0; i < sizeof indexing / sizeof indexing[0]; i++)
+        for (size_t t = 0; t < sizeof dtypes / sizeof dtypes[0]; t++) {
+            binary_view b;
+            make_binary_view(&b, indexing[i], dtypes[t]);
+            ck_assert_msg(supports(&d, &b, 2) == TP_PLUGIN_OK, "%s dtype %d: %s", indexing[i],
+                          (int)dtypes[t], stax_direct_error);
+        }
     stax_close_direct(&d);
 }
 END_TEST
@@ -200,7 +204,7 @@ TP_TEST_SUITE(stax_claims) {
     tcase_add_test(c, supports_refuses_an_op_id_newer_than_stax_with_a_reason);
     tcase_add_test(c, supports_refuses_a_dtype_stax_does_not_lower_with_a_reason);
     tcase_add_test(c, supports_claims_the_row_composites_and_linear);
-    tcase_add_test(c, supports_claims_f32_window_ops_and_no_indexing_op);
+    tcase_add_test(c, supports_claims_f32_window_ops_and_the_indexing_ops_at_every_dtype);
     tcase_add_test(c, compile_refuses_an_unknown_op_as_unsupported_naming_it);
     tcase_add_test(c, two_contexts_from_two_inits_work_independently);
     suite_add_tcase(s, c);

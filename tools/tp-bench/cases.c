@@ -25,6 +25,7 @@ const bench_case bench_cases[] = {
     {"sgemm-2048", BENCH_SGEMM, 2048, 0, 0},
     {"softmax", BENCH_GRAPH, 4096, 4096, 0},
     {"layer_norm", BENCH_GRAPH, 4096, 1024, 0},
+    {"embedding", BENCH_GRAPH, 8, 128, 768}, /* BERT's 30,522-word table, 8x128 token ids */
     {"encoder", BENCH_MODEL, 8, 128, 256},
     {"gpt2-block", BENCH_MODEL, 1, 128, 768},
     {"resnet18-b1", BENCH_MODEL, 1, 3, 224},
@@ -109,6 +110,12 @@ tp_graph *bench_build_graph(const bench_case *c) {
         y = op(g, "mul", unary(g, "tanh", affine), x, NULL);
     } else if (!strcmp(n, "add")) {
         y = op(g, "add", in(g, "a", 1, c->b, 0), in(g, "b", 1, c->b, 0), NULL);
+    } else if (!strcmp(n, "embedding")) {
+        tp_type ids = {.dtype = TP_I64, .ndim = 2, .dims = {c->b, c->f}};
+        tp_value_id ids_id = TP_NO_VALUE;
+        tp_value_id table = in(g, "table", 2, BENCH_EMBEDDING_VOCABULARY, c->h);
+        tp_graph_add_input(g, "ids", &ids, &ids_id);
+        y = op(g, "gather", table, ids_id, NULL);
     } else if (!strcmp(n, "softmax") || !strcmp(n, "layer_norm")) {
         tp_attrs a = TP_ATTRS_INIT;
         a.axis = -1;
@@ -129,6 +136,12 @@ tp_tensor **bench_make_inputs(const tp_graph *g, int *count) {
     for (int i = 0; inputs && i < *count; i++) {
         const tp_type *t = tp_graph_value_type(g, tp_graph_input(g, i));
         tp_tensor_create(t->dtype, t->ndim, t->dims, &inputs[i]);
+        if (t->dtype == TP_I64) { /* token ids: spread over the embedding table */
+            int64_t *ids = tp_tensor_data_mut(inputs[i]);
+            for (int64_t k = 0; k < tp_tensor_numel(inputs[i]); k++)
+                ids[k] = (k * 7919 + 104729) % BENCH_EMBEDDING_VOCABULARY;
+            continue;
+        }
         float *d = tp_tensor_data_mut(inputs[i]);
         for (int64_t k = 0; k < tp_tensor_numel(inputs[i]); k++)
             d[k] = (float)((k * 7919 + i * 104729) % 2001 - 1000) * 1e-3f;

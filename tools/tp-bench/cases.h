@@ -23,6 +23,9 @@ typedef struct bench_case {
     int64_t b, f, h; /* batch, features, hidden (or sizes) */
 } bench_case;
 
+/* Rows of the embedding case's table (BERT's WordPiece vocabulary). */
+#define BENCH_EMBEDDING_VOCABULARY 30522
+
 extern const bench_case bench_cases[];
 extern const int bench_num_cases;
 

@@ -202,7 +202,7 @@ static int run_gemm_case(const gemm_case *c, const openblas *blas, int reps, int
         random_fill(inputs[i], 1 + (uint64_t)i);
     }
     const tp_type *yt = tp_graph_value_type(g, tp_graph_output(g, 0));
-    contender who[4];
+    contender who[5];
     int count = 0;
     static const char *const families[] = {"avx512", "avx2", "legacy"};
     bool runnable[3] = {__builtin_cpu_supports("avx512f"),
@@ -228,6 +228,15 @@ static int run_gemm_case(const gemm_case *c, const openblas *blas, int reps, int
         count++;
     }
     unsetenv("STAX_GEMM_KERNEL");
+    /* the host's family with the choices max-autotune measured (docs/stax.md) */
+    const char *tuned_options[2] = {option, "mode=max-autotune"};
+    contender *tuned = &who[count];
+    memset(tuned, 0, sizeof *tuned);
+    tuned->label = "autotuned";
+    if (tp_backend_compile(stax, g, inputs, 2, tuned_options, 2, &tuned->exe) == TP_OK)
+        count++;
+    else
+        fprintf(stderr, "tp-bench: max-autotune: %s\n", tp_last_error());
     if (blas->sgemm) {
         contender *w = &who[count++];
         memset(w, 0, sizeof *w);

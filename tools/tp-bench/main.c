@@ -112,6 +112,18 @@ static summary summarize(const contender *c) {
     return (summary){median, sorted[0], sorted[c->rounds - 1]};
 }
 
+/* stax's time over c's round by round (both measured in the same round):
+ * median, lowest, highest; median -1 unless both have every round. */
+static summary round_ratios(const contender *stax, const contender *c) {
+    double ratios[MAX_ROUNDS];
+    int n = 0;
+    for (int r = 0; stax && stax->rounds == c->rounds && r < c->rounds; r++)
+        if (c->medians[r] > 0) ratios[n++] = stax->medians[r] / c->medians[r];
+    if (n == 0) return (summary){-1, -1, -1};
+    double median = bench_median(ratios, n);
+    return (summary){median, ratios[0], ratios[n - 1]};
+}
+
 /* `text` as the inside of a JSON string (quotes, backslashes and control
  * characters escaped), into `out`. */
 static const char *json_escaped(const char *text, char *out, size_t size) {
@@ -282,17 +294,25 @@ static bool save_inputs(const tp_graph *g, tp_tensor **inputs, int n, const char
     return true;
 }
 
+/* `name` is a backend, or BACKEND:MODE (stax:max-autotune): that backend
+ * compiled with the option mode=MODE, measured as a contender of its own. */
 static bool compile_backend(contender *c, const char *name, const tp_graph *g, tp_tensor **inputs,
                             int n) {
     tp_backend *backend;
     snprintf(c->label, sizeof c->label, "%s", name);
     c->kind = CONTENDER_BACKEND;
-    if (tp_backend_lookup(name, &backend) != TP_OK) {
+    char backend_name[128], mode_option[160];
+    const char *colon = strchr(name, ':');
+    snprintf(backend_name, sizeof backend_name, "%.*s",
+             colon ? (int)(colon - name) : (int)strlen(name), name);
+    snprintf(mode_option, sizeof mode_option, "mode=%s", colon ? colon + 1 : "");
+    const char *options[] = {mode_option};
+    if (tp_backend_lookup(backend_name, &backend) != TP_OK) {
         fprintf(stderr, "tp-bench: %s\n", tp_last_error());
         return false;
     }
     double t0 = bench_now();
-    if (tp_backend_compile(backend, g, inputs, n, NULL, 0, &c->exe) != TP_OK) {
+    if (tp_backend_compile(backend, g, inputs, n, options, colon ? 1 : 0, &c->exe) != TP_OK) {
         fprintf(stderr, "tp-bench: %s: compile: %s\n", name, tp_last_error());
         return false;
     }
@@ -326,8 +346,12 @@ static int add_peers(contender *list, int count, const char *ready) {
 static void print_case(const bench_case *bc, contender *list, int count, double triad,
                        helper_process *helper, const options *o) {
     double stax = -1;
+    const contender *stax_contender = NULL;
     for (int i = 0; i < count; i++)
-        if (!strcmp(list[i].label, "stax") && list[i].rounds) stax = summarize(&list[i]).median;
+        if (!strcmp(list[i].label, "stax") && list[i].rounds) {
+            stax = summarize(&list[i]).median;
+            stax_contender = &list[i];
+        }
     char json[8192] = "";
     append(json, sizeof json,
            "{\"case\":\"%s\",\"shape\":[%lld,%lld,%lld],\"rounds\":%d,\"reps\":%d,"
@@ -342,6 +366,7 @@ static void print_case(const bench_case *bc, contender *list, int count, double 
         if (!c->rounds) continue;
         summary s = summarize(c);
         double ratio = stax > 0 && strcmp(c->label, "stax") ? stax / s.median : -1;
+        summary per_round = ratio > 0 ? round_ratios(stax_contender, c) : (summary){-1, -1, -1};
         static const char *const kinds[] = {"backend", "baseline", "baseline", "peer"};
         append(json, sizeof json,
                "%s{\"name\":\"%s\",\"kind\":\"%s\",\"median_ms\":%.4f,"
@@ -353,11 +378,18 @@ static void print_case(const bench_case *bc, contender *list, int count, double 
             append(json, sizeof json, ",\"compile_ms\":%.3f,\"first_call_ms\":%.3f,\"check\":%s",
                    c->compile_s * 1e3, c->first_s * 1e3, c->check[0] ? c->check : "null");
         if (ratio > 0) append(json, sizeof json, ",\"stax_ratio\":%.4f", ratio);
+        if (per_round.median > 0)
+            append(json, sizeof json,
+                   ",\"stax_ratio_per_round\":{\"median\":%.4f,\"min\":%.4f,\"max\":%.4f}",
+                   per_round.median, per_round.low, per_round.high);
         append(json, sizeof json, "}");
         if (!o->json) {
             printf("  %-14s median %9.3f ms [%9.3f .. %9.3f]", c->label, s.median * 1e3,
                    s.low * 1e3, s.high * 1e3);
             if (ratio > 0) printf("  stax/%s %.2f", c->label, ratio);
+            if (per_round.median > 0)
+                printf(" (per round %.2f, %.2f-%.2f)", per_round.median, per_round.low,
+                       per_round.high);
             printf("\n");
             if (c->kind == CONTENDER_BACKEND)
                 printf("  %-14s compile %.2f ms, first call %.3f ms, %s\n", "", c->compile_s * 1e3,
@@ -481,7 +513,8 @@ static void print_usage(FILE *out) {
         "                [--peers[=LIST]] [--python PATH] [--models DIR] [--json]\n"
         "                [--plot FILE.png] [--list]\n"
         "       tp-bench --help\n\n"
-        "  --backends a,b   backends to measure (default stax,eager)\n"
+        "  --backends a,b   backends to measure (default stax,eager); BACKEND:MODE\n"
+        "                   compiles with mode=MODE (stax:max-autotune)\n"
         "  --reps N         timed repetitions per contender per round (default 5)\n"
         "  --rounds N       interleaved rounds; figures are the median of the rounds'\n"
         "                   medians with their range (default 5)\n"

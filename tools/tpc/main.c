@@ -28,8 +28,9 @@
 
 static const char usage_text[] =
     "usage: tpc run G.tpir|M.onnx [--arg NAME=FILE.npy ...] [--args FILE.npz] [--cast]\n"
-    "               [--out DIR] [--backend NAME] [--option KEY=VALUE ...] [--dynamic]\n"
-    "               [--fullgraph] [--isolate] [--profile] [--repeat N] [--profile-json FILE]\n"
+    "               [--out DIR] [--backend NAME] [--option KEY=VALUE ...] [--mode NAME]\n"
+    "               [--dynamic] [--fullgraph] [--isolate] [--profile] [--repeat N]\n"
+    "               [--profile-json FILE]\n"
     "       tpc print [--passes] G.tpir|M.onnx\n"
     "       tpc print --partition [--backend NAME] [--fallback NAME] G.tpir|M.onnx\n"
     "       tpc dot [--passes] [--backend NAME] [--fallback NAME] [--max-nodes N]\n"
@@ -43,8 +44,10 @@ static const char usage_text[] =
     "  or with every character outside [A-Za-z0-9_] written as '_').\n"
     "  run     compiles the graph with a backend (--backend NAME; default: the\n"
     "          default backend, see 'tp-backends list') and runs it. --option\n"
-    "          passes KEY=VALUE to the backend; --dynamic compiles for any sizes\n"
-    "          of the inputs' ranks. Nodes the backend does not claim run on the\n"
+    "          passes KEY=VALUE to the backend; --mode NAME is tp_compile's mode\n"
+    "          (default, max-autotune, ... as the backend knows them; not with\n"
+    "          --option: pass --option mode=NAME then); --dynamic compiles for\n"
+    "          any sizes of the inputs' ranks. Nodes the backend does not claim run on the\n"
     "          fallback backend (config fallback_backend); --fullgraph refuses\n"
     "          that split and lists them. --isolate runs it in a child process, so a\n"
     "          crashing backend is reported instead of ending tpc. A crash in\n"
@@ -328,7 +331,8 @@ static int parse_run(int argc, char **argv, run_request *request) {
                                    value);
             request->options.repeat = (int)count;
         } else if (strcmp(arg, "--arg") == 0 || strcmp(arg, "--out") == 0 ||
-                   strcmp(arg, "--backend") == 0 || strcmp(arg, "--option") == 0) {
+                   strcmp(arg, "--backend") == 0 || strcmp(arg, "--option") == 0 ||
+                   strcmp(arg, "--mode") == 0) {
             if (i + 1 >= argc) return usage_error("%s needs a value", arg);
             const char *value = argv[++i];
             if (strcmp(arg, "--out") == 0) {
@@ -337,6 +341,10 @@ static int parse_run(int argc, char **argv, run_request *request) {
             }
             if (strcmp(arg, "--backend") == 0) {
                 request->options.backend = value;
+                continue;
+            }
+            if (strcmp(arg, "--mode") == 0) {
+                request->options.mode = value;
                 continue;
             }
             if (strcmp(arg, "--option") == 0) {
@@ -361,6 +369,9 @@ static int parse_run(int argc, char **argv, run_request *request) {
         }
     }
     if (!request->graph_path) return usage_error("%s", "run needs a graph file");
+    if (request->options.mode && request->options.num_options > 0)
+        return usage_error("--mode cannot be combined with --option; pass --option mode=%s instead",
+                           request->options.mode);
     return EXIT_SUCCESS;
 }
 

@@ -30,6 +30,7 @@ tp_status tpc_run_graph(const tpc_run_options *options, const tp_graph *graph,
                         tp_tensor *const *inputs, int num_inputs, tp_tensor **outputs) {
     tp_compile_options compile_options = TP_COMPILE_OPTIONS_INIT;
     compile_options.backend = options->backend;
+    compile_options.mode = options->mode;
     compile_options.options = options->options;
     compile_options.num_options = options->num_options;
     compile_options.dynamic = options->dynamic ? TP_DYNAMIC_DYNAMIC : TP_DYNAMIC_STATIC;

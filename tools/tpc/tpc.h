@@ -23,6 +23,7 @@ int tpc_profile_finish(tpc_profile *profile, const char *json_path);
 
 typedef struct tpc_run_options {
     const char *backend;  /* --backend NAME; NULL: the default backend */
+    const char *mode;     /* --mode NAME: tp_compile's mode (default, max-autotune, ...) */
     const char **options; /* --option KEY=VALUE, passed to the backend */
     int num_options;
     bool dynamic;         /* --dynamic: compile for any sizes of these ranks */

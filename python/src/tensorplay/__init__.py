@@ -1,7 +1,9 @@
 """TensorPlay from Python: tensors shared with NumPy, the op table as
 :mod:`tensorplay.ops`, :func:`compile` over the C frontend, the backend
 registry, and model loading. A ctypes layer over libtensorplay (see
-``tensorplay._lib`` for where the library is found)."""
+``tensorplay._lib`` for where the library is found), with the optional C
+extension ``tensorplay._speedups`` for compiled functions' cache hits
+(:func:`speedups_status`)."""
 from __future__ import annotations
 
 import atexit as _atexit
@@ -13,6 +15,7 @@ from ._errors import (BackendError, CompileOutputCountError, DTypeError, FileErr
                       OutOfMemory, ParseError, ShapeError, StateError, TensorPlayError,
                       Unsupported, UnsupportedFormat)
 from ._graph import Graph, load
+from ._native import SpeedupsStatus, speedups_status
 from ._ops import build_module as _build_ops, install_operators as _install_operators
 from ._registry import (Backend, backend_info, get_default_backend, list_backends,
                         register_backend_library, set_default_backend)
@@ -38,9 +41,9 @@ _atexit.register(_drop_c_references_to_python_memory)
 __all__ = [
     "BF16", "Backend", "BackendError", "CompileOutputCountError", "CompiledFunction", "DTYPES",
     "DTypeError", "FileError", "Graph", "InternalError", "InvalidArgument", "InvalidBackend",
-    "InvalidGraph", "NotFound", "OutOfMemory", "ParseError", "ShapeError", "StateError",
+    "InvalidGraph", "NotFound", "OutOfMemory", "ParseError", "ShapeError", "SpeedupsStatus", "StateError",
     "Tensor", "TensorPlayError", "Unsupported", "UnsupportedFormat", "backend_info",
     "compile", "from_numpy", "get_default_backend", "library_path", "list_backends", "load",
     "load_npy", "ops", "register_backend_library", "reset", "save_npy",
-    "set_default_backend", "tensor",
+    "set_default_backend", "speedups_status", "tensor",
 ]

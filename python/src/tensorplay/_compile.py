@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _context, _errors, _lib
+from . import _context, _errors, _lib, _native
 from ._tensor import _CODE_OF_NUMPY, Tensor, _data_address, _wrap_array
 
 lib = _lib.lib
@@ -176,7 +176,11 @@ def _parameter_names(fn: Callable[..., Any]) -> Optional[List[str]]:
     return names
 
 
-class CompiledFunction:
+# The C extension's callable base: its tp_call runs cache hits in C.
+_CallBase: Any = _native.speedups.CompiledCallBase if _native.speedups is not None else object
+
+
+class CompiledFunction(_CallBase):  # type: ignore[misc, valid-type]
     """The result of :func:`tensorplay.compile`: call it like the original function.
 
     Arguments may be Tensors, NumPy arrays (C-contiguous ones are shared
@@ -209,6 +213,10 @@ class CompiledFunction:
         self._output_count = 1
         self._lock = threading.Lock()
         self._prepared: Dict[int, _PreparedCall] = {}  # per thread (threading.get_ident)
+        # The C extension's cache hit (tensorplay._speedups), made after the
+        # first call that succeeds; None: the ctypes prepared call above.
+        self._speedups = _native.speedups
+        self._fast: Any = None
         self._callback = _lib.FN(self._run_body)  # kept alive as long as the handle
         self._create(1)
         functools.update_wrapper(self, fn)  # type: ignore[arg-type]
@@ -239,6 +247,7 @@ class CompiledFunction:
         self._handle_arg = c_void_p(self._handle)
         self._outputs_type = c_void_p * num_outputs
         self._drop_prepared()
+        self._fast = None
         if old:
             lib.tp_compiled_free(old)
 
@@ -252,6 +261,7 @@ class CompiledFunction:
         if handle:
             self._handle = None
             try:
+                self._fast = None  # its prepared calls go before the wrapper
                 self._drop_prepared()
                 lib.tp_compiled_free(handle)
             except Exception:
@@ -279,6 +289,8 @@ class CompiledFunction:
             results = tuple(result) if isinstance(result, (tuple, list)) else (result,)
             self._returns_tuple = isinstance(result, (tuple, list))
             self._single_output = num_outputs == 1 and not self._returns_tuple
+            if self._fast is not None:
+                self._fast.single_output = self._single_output
             if len(results) != num_outputs:
                 capture.output_count = len(results)
                 return
@@ -300,14 +312,19 @@ class CompiledFunction:
     _last_capture = threading.local()
 
     # ---- calling -------------------------------------------------------------------
-    def __call__(self, *args: Any, **kwargs: Any) -> Union[Tensor, Tuple[Tensor, ...]]:
+    # With the C extension, calling a CompiledFunction is _CallBase's tp_call
+    # (python/ext/speedups_compiled_base.c): a cache hit through self._fast in C, anything
+    # else self._call_slow(*args, **kwargs). Without it, _call_slow is __call__.
+    def _call_slow(self, *args: Any, **kwargs: Any) -> Union[Tensor, Tuple[Tensor, ...]]:
         """Runs the compiled function (tp_call); arguments bind like the original's."""
         if not kwargs and len(args) == self._arity:
-            # A cache hit takes one foreign call (tp_prepared_call_run) on this
-            # thread's prepared call, once a first call has settled the output
-            # count. What is not a hit (nothing ran) goes on to tp_call.
+            # Without the extension a cache hit takes one foreign call
+            # (tp_prepared_call_run) on this thread's prepared call, once a
+            # first call has settled the output count. What is not a hit
+            # (nothing ran) goes on to tp_call. With it (self._fast), this
+            # is a call the extension did not take: straight to tp_call.
             prepared = self._prepared.get(_get_ident()) if self._succeeded else None
-            if prepared is None and self._succeeded:
+            if prepared is None and self._succeeded and self._fast is None:
                 prepared = self._new_prepared()
             if prepared is not None and not prepared.busy:
                 prepared.busy = True  # per thread: only a re-entrant call can see it
@@ -336,6 +353,9 @@ class CompiledFunction:
             else:
                 return self._call(packed, self._arity)
         return self._call_general(args, kwargs)
+
+    if _CallBase is object:
+        __call__ = _call_slow
 
     def _new_prepared(self) -> Optional[_PreparedCall]:
         """This thread's prepared call (None past _MAX_PREPARED_THREADS threads)."""
@@ -412,6 +432,9 @@ class CompiledFunction:
                 raise error from _errors.error_for(status, message)
             raise _errors.error_for(status, message)
         self._succeeded = True
+        if self._fast is None and self._speedups is not None and self._arity >= 0:
+            self._fast = self._speedups.PreparedCall(self._handle, self._arity, num_outputs,
+                                                     self._single_output)
         if num_outputs == 1 and not self._returns_tuple:
             result = _new_tensor(Tensor)
             result._ptr, result._base, result._capture = outputs[0], None, None

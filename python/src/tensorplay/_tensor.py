@@ -10,7 +10,7 @@ from typing import Any, Dict, Optional, Tuple, Union
 
 import numpy as np
 
-from . import _context, _errors, _lib
+from . import _context, _errors, _lib, _native
 
 lib = _lib.lib
 
@@ -114,7 +114,12 @@ class _Buffer:
             self.__array_interface__["descr"] = dtype.descr
 
 
-class Tensor:
+# With the C extension, Tensor's three attributes live in its C base, which
+# releases the handle when a Tensor dies; without it, slots and __del__.
+_TensorBase: Any = _native.speedups.TensorBase if _native.speedups is not None else object
+
+
+class Tensor(_TensorBase):  # type: ignore[misc, valid-type]
     """A dense, C-order TensorPlay tensor (a reference to a C ``tp_tensor``).
 
     Make one with :func:`from_numpy` (shares the array's memory), an op of
@@ -125,7 +130,8 @@ class Tensor:
     (as ``tp_item_bool``/``tp_item_i64``/``tp_item_f64`` in C).
     """
 
-    __slots__ = ("_ptr", "_base", "_capture", "__weakref__")
+    __slots__ = (("_ptr", "_base", "_capture", "__weakref__") if _TensorBase is object
+                 else ("__weakref__",))
 
     def __init__(self) -> None:
         raise TypeError("make tensors with tensorplay.from_numpy(), tensorplay.ops or load_npy()")
@@ -142,16 +148,17 @@ class Tensor:
             capture.wrappers.append(tensor)
         return tensor
 
-    def __del__(self) -> None:
-        # Every result of a compiled call ends here: kept to a slot read and
-        # one foreign call.
-        try:
-            pointer = self._ptr
-            if pointer:
-                self._ptr = None
-                _release(pointer)
-        except Exception:  # no _ptr yet, or interpreter shutdown: nothing to do
-            pass
+    if _TensorBase is object:
+        def __del__(self) -> None:
+            # Every result of a compiled call ends here: kept to a slot read and
+            # one foreign call.
+            try:
+                pointer = self._ptr
+                if pointer:
+                    self._ptr = None
+                    _release(pointer)
+            except Exception:  # no _ptr yet, or interpreter shutdown: nothing to do
+                pass
 
     # ---- metadata ----------------------------------------------------------------
     def _c_shape(self) -> Tuple[int, ...]:
@@ -308,3 +315,7 @@ def save_npy(path: Union[str, os.PathLike], value: Union[Tensor, np.ndarray]) ->
     """Writes a Tensor (or a NumPy array, shared without a copy) as .npy with the C writer (tp_npy_save)."""
     tensor_value = value if isinstance(value, Tensor) else from_numpy(np.asarray(value))
     _errors.check(lib.tp_npy_save(os.fsencode(path), tensor_value._ptr))
+
+
+# The C extension's cache hit makes Tensors of this class (a no-op without it).
+_native.bind_python(Tensor, _CODE_OF_NUMPY)
