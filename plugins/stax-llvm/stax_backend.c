@@ -169,7 +169,10 @@ static int32_t bind_program(tp_plugin_executable *exe) {
         for (int32_t s = 0; s < prog->num_steps; s++) {
             size_t need = 0;
             const stax_gemm_tuned *tuned = exe->autotune.steps ? &exe->autotune.steps[s] : NULL;
-            if (prog->steps[s].kind == STAX_STEP_PACKED_GEMM)
+            if (prog->steps[s].kind == STAX_STEP_WINDOW && prog->steps[s].window.packed)
+                need = stax_window_packed_workspace_bytes(&prog->steps[s], &exe->gemm_kernels,
+                                                          exe->threads);
+            else if (prog->steps[s].kind == STAX_STEP_PACKED_GEMM)
                 need = stax_gemm_packed_workspace_bytes(
                     &prog->steps[s].gemm, tuned ? &tuned->kernels : &exe->gemm_kernels,
                     tuned ? tuned->threads : exe->threads);
@@ -491,7 +494,8 @@ static int32_t stax_run(void *context, tp_plugin_executable *exe, const tp_plugi
  * kernel that checks indices reports an out-of-range one through set_error. */
 static int32_t run_step(tp_plugin_executable *exe, const stax_step *step, int64_t threads) {
     if (step->kind == STAX_STEP_WINDOW) {
-        stax_window_run(exe->host, step, exe->slot_data, exe->workspace, exe->ukernels, threads);
+        stax_window_run(exe->host, step, exe->slot_data, exe->workspace, exe->ukernels,
+                        &exe->gemm_kernels, threads);
         return TP_PLUGIN_OK;
     }
     if (step->kind == STAX_STEP_ATTENTION) {

@@ -99,6 +99,9 @@ typedef struct stax_window {
     int64_t batch, in_channels, out_channels, group;
     int64_t in[2], out[2], kernel[2], stride[2], dilation[2], pad_begin[2], pad_end[2];
     bool count_include_pad;
+    bool packed; /* gemm methods: on the micro-kernel family, im2col packed into B's panels */
+    int32_t packed_w_slot; /* packed: constant weights packed at compile for k blocks of */
+    int64_t packed_kc;     /* packed_kc (stax_gemm_pack_whole_a per group), or -1 */
     int32_t x_slot, w_slot, b_slot, out_slot, col_slot; /* -1: absent */
     int64_t x_offset, w_offset, b_offset, out_offset;
 } stax_window;
@@ -324,10 +327,33 @@ void stax_jit_drop_memory_cache(void);
  * host's pool. */
 int64_t stax_grain(const tp_plugin_host *host, int64_t count, int64_t min_grain, int64_t threads);
 size_t stax_gemm_workspace_bytes(const stax_gemm *gemm);
+struct stax_gemm_kernels;
 /* Runs a STAX_STEP_WINDOW step (stax_window.c); `workspace` and `ukernels`
- * serve the gemm methods. */
+ * (or `kernels`, the family's tile kernels, when window.packed) serve the
+ * gemm methods. */
 void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **slots,
-                     float *workspace, const stax_ukernel_fn ukernels[2], int64_t threads);
+                     float *workspace, const stax_ukernel_fn ukernels[2],
+                     const struct stax_gemm_kernels *kernels, int64_t threads);
+/* Packs a packed conv step's weights (`weights`: its w slot's data) for
+ * every group into `out` (out_channels * k floats), for `kernels`' blocking. */
+void stax_window_pack_weights(const stax_step *step, const struct stax_gemm_kernels *kernels,
+                              void *weights, float *out);
+/* The input rows (a = 0) or columns (a = 1) that some tap of some output of
+ * `w` reads, from the first padding row or column on. */
+int64_t stax_padded_extent(const stax_window *w, int a);
+/* padded[r][c] = image[r - pad_top][c - pad_left] for padded_h x padded_w,
+ * `fill` outside the image (the padding made real, so window loops need no
+ * bounds checks). */
+void stax_fill_padded_plane(const stax_window *w, const float *image, float fill, int64_t padded_h,
+                            int64_t padded_w, float *padded);
+/* A max_pool / avg_pool (window.method STAX_WINDOW_POOL; stax_pool.c). */
+void stax_pool_run(const tp_plugin_host *host, const stax_window *w, void **slots, int64_t threads);
+/* A depthwise conv (window.method STAX_WINDOW_DEPTHWISE; stax_depthwise.c). */
+void stax_depthwise_run(const tp_plugin_host *host, const stax_window *w, void **slots,
+                        int64_t threads);
+/* The workspace a window step on the micro-kernel family needs (window.packed). */
+size_t stax_window_packed_workspace_bytes(const stax_step *step,
+                                          const struct stax_gemm_kernels *kernels, int64_t threads);
 /* ukernels: [0] the 6-row micro-kernel, [1] the 4-row one. */
 void stax_gemm_run(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
                    float *workspace, const stax_ukernel_fn ukernels[2], stax_kernel_fn epilogue,
@@ -421,5 +447,33 @@ stax_gemm_split stax_gemm_packed_default_split(const tp_plugin_host *host, const
 void stax_gemm_packed_run_split(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
                                 float *workspace, const stax_gemm_kernels *kernels,
                                 stax_kernel_fn epilogue, int64_t threads, stax_gemm_split split);
+
+/* Fills rows [k0, k0 + kc) x columns [j0, j0 + cols) of product `batch`'s
+ * B as kc rows of nr floats each, zeros past cols (one panel of one k block). */
+typedef void (*stax_gemm_pack_b_fn)(const void *context, int64_t batch, int64_t k0, int64_t kc,
+                                    int64_t j0, int64_t cols, int64_t nr, float *out);
+
+/* Where a packed matmul's B comes from and what is added before the epilogue. */
+typedef struct stax_gemm_source {
+    stax_gemm_pack_b_fn pack_b; /* NULL: B read through the gemm's slot and strides */
+    const void *b_context;
+    const float *row_bias; /* C[i][j] += row_bias[i] (per product), or NULL */
+    const float *a_packed; /* A already packed (stax_gemm_pack_whole_a; one A for every
+                            * product), or NULL */
+} stax_gemm_source;
+
+/* Packs A of a batch-1 `gemm` for all its k blocks into `out` (m * k floats),
+ * in the layout the driver's tiles read: k block pc at m * pc, tiles in row
+ * order. Done once, it serves every product that shares A (a conv's images)
+ * and every thread, instead of each slice packing its own copy. */
+void stax_gemm_pack_whole_a(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
+                            const stax_gemm_kernels *kernels, int64_t threads, float *out);
+
+/* stax_gemm_packed_run with B packed by source->pack_b (if set) and the row
+ * bias added after each product's last k block, before the epilogue. */
+void stax_gemm_packed_run_from(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
+                               float *workspace, const stax_gemm_kernels *kernels,
+                               stax_kernel_fn epilogue, int64_t threads,
+                               const stax_gemm_source *source);
 
 #endif

@@ -736,7 +736,7 @@ static void describe_window(planner *p, int32_t v, int32_t op, stax_window *w) {
     window_list(value, "dilations", spatial, 1, w->dilation, NULL);
     window_list(value, "pads", spatial, 0, w->pad_begin, w->pad_end);
     w->count_include_pad = tpcommon_attr_int(value, "count_include_pad", 0) != 0;
-    w->x_slot = w->w_slot = w->b_slot = w->col_slot = -1;
+    w->x_slot = w->w_slot = w->b_slot = w->col_slot = w->packed_w_slot = -1;
 }
 
 /* The implicit-GEMM shape of one image and group of a conv. */
@@ -750,7 +750,7 @@ static void describe_conv_gemm(const stax_window *w, stax_gemm *gemm) {
     gemm->a_rs = gemm->k, gemm->a_cs = 1;
     gemm->b_rs = cols, gemm->b_cs = 1;
     gemm->a_slot = w->w_slot;
-    gemm->b_slot = w->method == STAX_WINDOW_GEMM_IM2COL ? w->col_slot : w->x_slot;
+    gemm->b_slot = w->col_slot >= 0 ? w->col_slot : w->x_slot; /* packed: x, read by the packer */
     gemm->c_slot = w->out_slot;
     gemm->epilogue = -1;
 }
@@ -762,6 +762,24 @@ static stax_window_method conv_method(const stax_window *w) {
         pointwise = pointwise && w->kernel[a] == 1 && w->stride[a] == 1 && w->pad_begin[a] == 0 &&
                     w->pad_end[a] == 0;
     return pointwise ? STAX_WINDOW_GEMM_POINTWISE : STAX_WINDOW_GEMM_IM2COL;
+}
+
+/* A packed conv's weights that are a constant: packed now, into a constant
+ * slot of their own, so that no call packs them again. */
+static int32_t pack_constant_weights(planner *p, int32_t s) {
+    stax_window *w = &p->program->steps[s].window;
+    w->packed_w_slot = -1, w->packed_kc = -1;
+    if (p->program->slots[w->w_slot].kind != STAX_SLOT_CONST) return TP_PLUGIN_OK;
+    stax_gemm_kernels kernels = {.family = p->gemm_family};
+    stax_gemm_family_blocking(p->program->host, p->gemm_family, &kernels.kc, &kernels.mc);
+    int64_t floats = w->out_channels * p->program->steps[s].gemm.k;
+    int32_t slot = add_slot(p, STAX_SLOT_CONST, -1, (size_t)floats * sizeof(float));
+    if (slot < 0) return oom(p);
+    const stax_step *step = &p->program->steps[s]; /* after add_slot: steps did not move */
+    stax_window_pack_weights(step, &kernels, p->program->slots[step->window.w_slot].data,
+                             p->program->slots[slot].data);
+    w->packed_w_slot = slot, w->packed_kc = kernels.kc;
+    return TP_PLUGIN_OK;
 }
 
 static int32_t plan_window_region(planner *p, int32_t r) {
@@ -788,19 +806,25 @@ static int32_t plan_window_region(planner *p, int32_t r) {
     stax_step *step = add_step(p);
     if (!step) return oom(p);
     step->kind = STAX_STEP_WINDOW;
-    if (w.method == STAX_WINDOW_GEMM_IM2COL) {
+    bool gemm_method =
+        w.method == STAX_WINDOW_GEMM_IM2COL || w.method == STAX_WINDOW_GEMM_POINTWISE;
+    w.packed = gemm_method && p->gemm_family;
+    if (w.method == STAX_WINDOW_GEMM_IM2COL && !w.packed) {
         int64_t rows = w.in_channels / w.group * w.kernel[0] * w.kernel[1];
         w.col_slot = add_slot(p, STAX_SLOT_SCRATCH, -1,
                               (size_t)(rows * w.out[0] * w.out[1]) * sizeof(float));
         if (w.col_slot < 0) return oom(p);
         step = &p->program->steps[p->program->num_steps - 1];
     }
-    if (w.method == STAX_WINDOW_GEMM_IM2COL || w.method == STAX_WINDOW_GEMM_POINTWISE) {
+    if (gemm_method) {
         describe_conv_gemm(&w, &step->gemm);
-        p->program->uses_gemm = true;
+        if (w.packed)
+            p->program->packed_gemm = p->gemm_family;
+        else
+            p->program->uses_gemm = true;
     }
     step->window = w;
-    return TP_PLUGIN_OK;
+    return w.packed ? pack_constant_weights(p, p->program->num_steps - 1) : TP_PLUGIN_OK;
 }
 
 /* ---- regions ---- */
