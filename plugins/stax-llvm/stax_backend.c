@@ -169,10 +169,16 @@ static int32_t bind_program(tp_plugin_executable *exe) {
         for (int32_t s = 0; s < prog->num_steps; s++) {
             size_t need = 0;
             const stax_gemm_tuned *tuned = exe->autotune.steps ? &exe->autotune.steps[s] : NULL;
-            if (prog->steps[s].kind == STAX_STEP_PACKED_GEMM)
+            if (prog->steps[s].kind == STAX_STEP_WINDOW && prog->steps[s].window.packed)
+                need = stax_window_packed_workspace_bytes(&prog->steps[s], &exe->gemm_kernels,
+                                                          exe->threads);
+            else if (prog->steps[s].kind == STAX_STEP_PACKED_GEMM)
                 need = stax_gemm_packed_workspace_bytes(
                     &prog->steps[s].gemm, tuned ? &tuned->kernels : &exe->gemm_kernels,
                     tuned ? tuned->threads : exe->threads);
+            else if (prog->steps[s].kind == STAX_STEP_ATTENTION)
+                need = stax_attention_workspace_bytes(&prog->steps[s].attention, &exe->gemm_kernels,
+                                                      exe->threads);
             else if (prog->steps[s].kind != STAX_STEP_KERNEL) /* GEMM, WINDOW (gemm or not) */
                 need = stax_gemm_workspace_bytes(&prog->steps[s].gemm);
             if (need > bytes) bytes = need;
@@ -278,6 +284,12 @@ static const char *step_name(const stax_program *prog, const stax_step *step, ch
         snprintf(buffer, size, "%s_%s_%lldx%lldx%lldx%lld", kinds[w->kind], methods[w->method],
                  (long long)w->batch, (long long)w->out_channels, (long long)w->out[0],
                  (long long)w->out[1]);
+        return buffer;
+    }
+    if (step->kind == STAX_STEP_ATTENTION) {
+        const stax_attention *at = &step->attention;
+        snprintf(buffer, size, "attention_%lldx%lldx%lldx%lld", (long long)at->batch,
+                 (long long)at->queries, (long long)at->keys, (long long)at->head_dim);
         return buffer;
     }
     if (step->kind != STAX_STEP_GEMM && step->kind != STAX_STEP_PACKED_GEMM)
@@ -482,7 +494,13 @@ static int32_t stax_run(void *context, tp_plugin_executable *exe, const tp_plugi
  * kernel that checks indices reports an out-of-range one through set_error. */
 static int32_t run_step(tp_plugin_executable *exe, const stax_step *step, int64_t threads) {
     if (step->kind == STAX_STEP_WINDOW) {
-        stax_window_run(exe->host, step, exe->slot_data, exe->workspace, exe->ukernels, threads);
+        stax_window_run(exe->host, step, exe->slot_data, exe->workspace, exe->ukernels,
+                        &exe->gemm_kernels, threads);
+        return TP_PLUGIN_OK;
+    }
+    if (step->kind == STAX_STEP_ATTENTION) {
+        stax_attention_run(exe->host, &step->attention, exe->slot_data, exe->workspace,
+                           &exe->gemm_kernels, exe->kernels[step->attention.rows_kernel], threads);
         return TP_PLUGIN_OK;
     }
     if (step->kind == STAX_STEP_GEMM || step->kind == STAX_STEP_PACKED_GEMM) {

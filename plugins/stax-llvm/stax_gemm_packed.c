@@ -15,8 +15,13 @@
  *            then the slices split the row tiles;
  *   batches  many small products (attention's batch x heads): a slice runs
  *            whole products, with its own B buffer too.
- * After a product's last k block, the rows (or columns) a slice finished go
- * through the fused epilogue kernel while they are still in cache. */
+ * After a product's last k block, the rows (or columns) a slice finished get
+ * the per-row bias (conv) and go through the fused epilogue kernel while
+ * they are still in cache.
+ *
+ * A caller may supply B's panels itself (stax_gemm_source.pack_b): conv packs
+ * its im2col columns straight into the panel layout, so the unpacked im2col
+ * matrix never exists. */
 #include <string.h>
 
 #include "stax_internal.h"
@@ -58,6 +63,7 @@ typedef struct gemm_call {
     void **slots;
     const stax_gemm_kernels *kernels;
     stax_kernel_fn epilogue;
+    const stax_gemm_source *source; /* never NULL (an empty one: B through its strides) */
     row_tiles rt;
     int64_t nr, kc_max, panels, threads, tiles_per_chunk;
     int64_t grain;                   /* units (panels, tiles or batches) per slice */
@@ -71,9 +77,10 @@ typedef struct gemm_call {
 typedef struct k_block {
     const gemm_call *call;
     const float *a, *b; /* A at column pc, B at row pc */
-    float *c, *packed;  /* C of the product; its B panels */
-    int64_t kc, batch;
-    int64_t a_at, b_at; /* element offsets of a and b (f16/bf16 operands) */
+    float *c, *packed;  /* C of the product; its B panels from panel0 on */
+    int64_t panel0;
+    int64_t pc, kc, batch; /* B's rows [pc, pc + kc) */
+    int64_t a_at, b_at;    /* element offsets of a and b (f16/bf16 operands) */
     bool first, last;
 } k_block;
 
@@ -108,6 +115,7 @@ static k_block block_of(const gemm_call *call, int64_t batch, int64_t pc, float 
                      .b_at = b_at,
                      .c = call->c_base + batch * g->m * g->n,
                      .packed = packed,
+                     .pc = pc,
                      .kc = kc,
                      .batch = batch,
                      .first = pc == 0,
@@ -147,16 +155,25 @@ static void pack_a_tile_storage_float(const k_block *kb, int64_t row, int64_t h,
 static void pack_panel(const k_block *kb, int64_t p) {
     const stax_gemm *g = kb->call->g;
     int64_t nr = kb->call->nr, j0 = p * nr, cols = g->n - j0 < nr ? g->n - j0 : nr;
-    float *out = kb->packed + p * panel_floats(kb->call);
+    float *out = kb->packed + (p - kb->panel0) * panel_floats(kb->call);
     if (g->b_dtype != TP_PLUGIN_F32) {
         pack_panel_storage_float(kb, p, out);
         return;
     }
     const float *b = kb->b + j0 * g->b_cs;
+    if (kb->call->source->pack_b) {
+        kb->call->source->pack_b(kb->call->source->b_context, kb->batch, kb->pc, kb->kc, j0, cols,
+                                 nr, out);
+        return;
+    }
     if (g->b_cs == 1) {
+        /* rows of nr floats: plain loops (a memcpy call per 64 bytes costs
+         * more than the copy) */
         for (int64_t k = 0; k < kb->kc; k++) {
-            memcpy(out + k * nr, b + k * g->b_rs, sizeof(float) * (size_t)cols);
-            memset(out + k * nr + cols, 0, sizeof(float) * (size_t)(nr - cols));
+            const float *src = b + k * g->b_rs;
+            float *dst = out + k * nr;
+            for (int64_t j = 0; j < cols; j++) dst[j] = src[j];
+            for (int64_t j = cols; j < nr; j++) dst[j] = 0.0f;
         }
         return;
     }
@@ -198,10 +215,14 @@ static void sweep(const k_block *kb, int64_t t0, int64_t t1, int64_t p0, int64_t
     const stax_gemm *g = call->g;
     for (int64_t c0 = t0; c0 < t1; c0 += call->tiles_per_chunk) {
         int64_t c1 = c0 + call->tiles_per_chunk < t1 ? c0 + call->tiles_per_chunk : t1;
-        pack_a(kb, c0, c1, a_buffer);
+        const float *a_chunk = a_buffer;
+        if (call->source->a_packed) /* k block pc: m * kc floats at m * pc, tiles in order */
+            a_chunk = call->source->a_packed + g->m * kb->pc + tile_row(&call->rt, c0) * kb->kc;
+        else
+            pack_a(kb, c0, c1, a_buffer);
         for (int64_t p = p0; p < p1; p++) {
             int64_t j0 = p * call->nr, cols = g->n - j0 < call->nr ? g->n - j0 : call->nr;
-            const float *b = kb->packed + p * panel_floats(call), *a = a_buffer;
+            const float *b = kb->packed + (p - kb->panel0) * panel_floats(call), *a = a_chunk;
             for (int64_t t = c0; t < c1; t++) {
                 int32_t kernel = tile_kernel(&call->rt, t);
                 call->kernels->tile[kernel](a, b, kb->c + tile_row(&call->rt, t) * g->n + j0, g->n,
@@ -212,8 +233,20 @@ static void sweep(const k_block *kb, int64_t t0, int64_t t1, int64_t p0, int64_t
     }
 }
 
+/* C[r][j0..j1) += row_bias[r] for rows [r0, r1) of a product. */
+static void add_row_bias(const gemm_call *call, float *c, int64_t r0, int64_t r1, int64_t j0,
+                         int64_t j1) {
+    const float *bias = call->source->row_bias;
+    if (!bias) return;
+    for (int64_t r = r0; r < r1; r++) {
+        float b = bias[r], *row = c + r * call->g->n;
+        for (int64_t j = j0; j < j1; j++) row[j] += b;
+    }
+}
+
 static void epilogue_rows(const gemm_call *call, int64_t batch, int64_t r0, int64_t r1) {
     int64_t base = batch * call->g->m;
+    add_row_bias(call, call->c_base + batch * call->g->m * call->g->n, r0, r1, 0, call->g->n);
     if (call->epilogue && r1 > r0)
         call->epilogue(call->slots, (base + r0) * call->g->n, (base + r1) * call->g->n);
 }
@@ -277,24 +310,57 @@ typedef struct columns_job {
     int64_t batch;
 } columns_job;
 
+/* Bias and epilogue of columns [p0, p1) panels of product `batch`, all rows. */
+static void finish_columns(const gemm_call *call, int64_t batch, int64_t p0, int64_t p1) {
+    const stax_gemm *g = call->g;
+    int64_t j0 = p0 * call->nr, j1 = p1 * call->nr < g->n ? p1 * call->nr : g->n;
+    add_row_bias(call, call->c_base + batch * g->m * g->n, 0, g->m, j0, j1);
+    if (!call->epilogue) return;
+    for (int64_t r = 0; r < g->m; r++) {
+        int64_t row = (batch * g->m + r) * g->n;
+        call->epilogue(call->slots, row + j0, row + j1);
+    }
+}
+
+/* Panels [p0, p1) of product `batch` over all rows, B packed into `panels`. */
+static void columns_of(const gemm_call *call, int64_t batch, int64_t p0, int64_t p1, float *panels,
+                       float *a_buffer) {
+    for (int64_t pc = 0; pc < call->g->k; pc += call->kc_max) {
+        k_block kb = block_of(call, batch, pc, panels);
+        kb.panel0 = p0;
+        pack_range(&kb, p0, p1);
+        sweep(&kb, 0, call->rt.count, p0, p1, a_buffer);
+    }
+    finish_columns(call, batch, p0, p1);
+}
+
 static void columns_range(void *context, int64_t begin, int64_t end) {
     const columns_job *job = context;
     const gemm_call *call = job->call;
-    const stax_gemm *g = call->g;
     for (int64_t s = begin; s < end; s++) {
         int64_t p0, p1;
         slice_units(call, s, call->panels, &p0, &p1);
-        float *a_buffer = call->a_space + s * chunk_floats(call);
-        for (int64_t pc = 0; pc < g->k; pc += call->kc_max) {
-            k_block kb = block_of(call, job->batch, pc, call->b_space);
-            pack_range(&kb, p0, p1);
-            sweep(&kb, 0, call->rt.count, p0, p1, a_buffer);
-        }
-        if (!call->epilogue) continue;
-        int64_t j0 = p0 * call->nr, j1 = p1 * call->nr < g->n ? p1 * call->nr : g->n;
-        for (int64_t r = 0; r < g->m; r++) {
-            int64_t row = (job->batch * g->m + r) * g->n;
-            call->epilogue(call->slots, row + j0, row + j1);
+        columns_of(call, job->batch, p0, p1, call->b_space + p0 * panel_floats(call),
+                   call->a_space + s * chunk_floats(call));
+    }
+}
+
+/* A packed before the call (no slice packs it): the units are the panels of
+ * every product, batch-major, split in one pass over the pool; a slice's
+ * units that span products run as one piece per product. Each slice packs
+ * into its own `panels` panels of B space. */
+static void product_columns_range(void *context, int64_t begin, int64_t end) {
+    const gemm_call *call = context;
+    int64_t units = call->g->batch * call->panels;
+    for (int64_t s = begin; s < end; s++) {
+        int64_t u0, u1;
+        slice_units(call, s, units, &u0, &u1);
+        float *panels = call->b_space + s * call->panels * panel_floats(call);
+        for (int64_t u = u0; u < u1;) {
+            int64_t batch = u / call->panels, p0 = u % call->panels;
+            int64_t p1 = p0 + (u1 - u) < call->panels ? p0 + (u1 - u) : call->panels;
+            columns_of(call, batch, p0, p1, panels, call->a_space + s * chunk_floats(call));
+            u += p1 - p0;
         }
     }
 }
@@ -318,6 +384,42 @@ static void batches_range(void *context, int64_t begin, int64_t end) {
             epilogue_rows(call, batch, 0, g->m);
         }
     }
+}
+
+/* ---- A packed once for all k blocks ---- */
+
+typedef struct whole_a_job {
+    const gemm_call *call;
+    float *out;
+} whole_a_job;
+
+static void pack_whole_a_range(void *context, int64_t begin, int64_t end) {
+    const whole_a_job *job = context;
+    const gemm_call *call = job->call;
+    for (int64_t pc = 0; pc < call->g->k; pc += call->kc_max) {
+        k_block kb = block_of(call, 0, pc, NULL);
+        pack_a(&kb, begin, end, job->out + call->g->m * pc + tile_row(&call->rt, begin) * kb.kc);
+    }
+}
+
+void stax_gemm_pack_whole_a(const tp_plugin_host *host, const stax_gemm *g, void **slots,
+                            const stax_gemm_kernels *kernels, int64_t threads, float *out) {
+    static const stax_gemm_source strided = {0};
+    gemm_call call = {.host = host,
+                      .g = g,
+                      .kernels = kernels,
+                      .source = &strided,
+                      .rt = split_rows(kernels->family, g->m),
+                      .kc_max = kernels->kc,
+                      .threads = threads > 1 && host && host->parallel_for ? threads : 1,
+                      .a_base = (const float *)slots[g->a_slot] + g->a_offset,
+                      .b_base = (const float *)slots[g->b_slot] + g->b_offset};
+    whole_a_job job = {&call, out};
+    int64_t grain = stax_grain(host, call.rt.count, 1, call.threads);
+    if (call.threads > 1 && call.rt.count > grain)
+        host->parallel_for(call.rt.count, grain, pack_whole_a_range, &job);
+    else
+        pack_whole_a_range(&job, 0, call.rt.count);
 }
 
 /* ---- entry ---- */
@@ -370,22 +472,35 @@ void stax_gemm_packed_run(const tp_plugin_host *host, const stax_gemm *g, void *
                                STAX_GEMM_SPLIT_AUTO);
 }
 
+static void run_packed(const tp_plugin_host *host, const stax_gemm *g, void **slots,
+                       float *workspace, const stax_gemm_kernels *kernels, stax_kernel_fn epilogue,
+                       int64_t threads, stax_gemm_split split, const stax_gemm_source *source);
+
 void stax_gemm_packed_run_split(const tp_plugin_host *host, const stax_gemm *g, void **slots,
                                 float *workspace, const stax_gemm_kernels *kernels,
                                 stax_kernel_fn epilogue, int64_t threads, stax_gemm_split split) {
+    static const stax_gemm_source strided = {0};
+    run_packed(host, g, slots, workspace, kernels, epilogue, threads, split, &strided);
+}
+
+void stax_gemm_packed_run_from(const tp_plugin_host *host, const stax_gemm *g, void **slots,
+                               float *workspace, const stax_gemm_kernels *kernels,
+                               stax_kernel_fn epilogue, int64_t threads,
+                               const stax_gemm_source *source) {
+    run_packed(host, g, slots, workspace, kernels, epilogue, threads, STAX_GEMM_SPLIT_AUTO, source);
+}
+
+static void run_packed(const tp_plugin_host *host, const stax_gemm *g, void **slots,
+                       float *workspace, const stax_gemm_kernels *kernels, stax_kernel_fn epilogue,
+                       int64_t threads, stax_gemm_split split, const stax_gemm_source *source) {
     float *c_base = (float *)slots[g->c_slot] + g->c_offset;
-    if (g->k <= 0) { /* an empty sum (dynamic sizes): zeros, then the epilogue */
-        int64_t total = g->batch * g->m * g->n;
-        if (total > 0) memset(c_base, 0, sizeof(float) * (size_t)total);
-        if (epilogue && total > 0) epilogue(slots, 0, total);
-        return;
-    }
     int64_t most_slices = 4 * (threads > 1 ? threads : 1);
     gemm_call call = {.host = host,
                       .g = g,
                       .slots = slots,
                       .kernels = kernels,
                       .epilogue = epilogue,
+                      .source = source,
                       .rt = split_rows(kernels->family, g->m),
                       .nr = kernels->family->nr,
                       .kc_max = kernels->kc,
@@ -398,12 +513,27 @@ void stax_gemm_packed_run_split(const tp_plugin_host *host, const stax_gemm *g, 
                       .b_bits = operand_bits(slots, g->b_slot, g->b_offset, g->b_dtype),
                       .c_base = c_base,
                       .b_space = workspace};
+    if (g->k <= 0) { /* an empty sum (dynamic sizes): zeros, the bias, then the epilogue */
+        int64_t total = g->batch * g->m * g->n;
+        if (total > 0) memset(c_base, 0, sizeof(float) * (size_t)total);
+        for (int64_t batch = 0; batch < g->batch; batch++) epilogue_rows(&call, batch, 0, g->m);
+        return;
+    }
     call.a_space = workspace + most_slices * call.panels * panel_floats(&call);
-    if (split == STAX_GEMM_SPLIT_AUTO)
-        split = stax_gemm_packed_default_split(host, g, kernels, threads);
+    bool automatic = split == STAX_GEMM_SPLIT_AUTO;
+    if (automatic) split = stax_gemm_packed_default_split(host, g, kernels, threads);
     if (split == STAX_GEMM_SPLIT_BATCHES) {
         call.grain = stax_grain(host, g->batch, 1, call.threads);
         run_slices(&call, slices_of(&call, g->batch), batches_range, &call);
+        return;
+    }
+    if (automatic && call.threads > 1 && source->a_packed &&
+        g->batch * call.panels >= 2 * call.threads) {
+        int64_t units = g->batch * call.panels;
+        call.grain = stax_grain(host, units, 1, call.threads);
+        if (call.grain < (units + most_slices - 1) / most_slices) /* within the B space */
+            call.grain = (units + most_slices - 1) / most_slices;
+        run_slices(&call, slices_of(&call, units), product_columns_range, &call);
         return;
     }
     if (split == STAX_GEMM_SPLIT_COLUMNS) {

@@ -62,6 +62,7 @@ typedef enum stax_step_kind {
     STAX_STEP_GEMM,        /* f32 blocked matmul (stax_gemm.c) + optional epilogue kernel */
     STAX_STEP_WINDOW,      /* f32 conv / conv_transpose / pool (stax_window.c) */
     STAX_STEP_PACKED_GEMM, /* f32 matmul through a micro-kernel family (stax_gemm_packed.c) */
+    STAX_STEP_ATTENTION,   /* f32 softmax(Q.K^T * scale + mask).V, tiled (stax_attention.c) */
 } stax_step_kind;
 
 typedef struct stax_gemm {
@@ -99,9 +100,35 @@ typedef struct stax_window {
     int64_t batch, in_channels, out_channels, group;
     int64_t in[2], out[2], kernel[2], stride[2], dilation[2], pad_begin[2], pad_end[2];
     bool count_include_pad;
+    bool packed; /* gemm methods: on the micro-kernel family, im2col packed into B's panels */
+    int32_t packed_w_slot; /* packed: constant weights packed at compile for k blocks of */
+    int64_t packed_kc;     /* packed_kc (stax_gemm_pack_whole_a per group), or -1 */
     int32_t x_slot, w_slot, b_slot, out_slot, col_slot; /* -1: absent */
     int64_t x_offset, w_offset, b_offset, out_offset;
 } stax_window;
+
+/* One fused attention: per batch index (the batch dims flattened), out =
+ * softmax(Q K^T * scale + mask) V over the key axis; Q [queries, head_dim],
+ * K [keys, head_dim], V [keys, value_dim], mask [queries, keys] (optional),
+ * out [queries, value_dim], each through its strides. The scale is the
+ * product of the f32 scalars in scale_slot[] (divided by where
+ * scale_divides[]), read when the step runs. */
+#define STAX_ATTENTION_MAX_SCALES 3
+typedef struct stax_attention {
+    int64_t batch, queries, keys, head_dim, value_dim;
+    int32_t batch_ndim;
+    int64_t batch_dims[STAX_MAX_DIMS];
+    /* operands: 0 Q, 1 K, 2 V, 3 mask, 4 out */
+    int32_t slot[5]; /* mask: -1 when absent */
+    int64_t offset[5];
+    int64_t batch_strides[5][STAX_MAX_DIMS];
+    int64_t row_stride[5], col_stride[5]; /* K: row = key, col = head dim */
+    int32_t num_scales;
+    int32_t scale_slot[STAX_ATTENTION_MAX_SCALES];
+    int64_t scale_offset[STAX_ATTENTION_MAX_SCALES];
+    bool scale_divides[STAX_ATTENTION_MAX_SCALES];
+    int32_t rows_kernel; /* the softmax-update kernel (stax_emit_attention_rows) */
+} stax_attention;
 
 /* A kernel step that reads run-time indices (gather, gather_elements): the
  * kernel lowers the u64 status word in status_slot to the first position
@@ -119,9 +146,10 @@ typedef struct stax_step {
     stax_step_kind kind;
     int32_t kernel;
     int64_t count, grain;
-    stax_gemm gemm;         /* GEMM; WINDOW with a gemm method: one image and group */
-    stax_window window;     /* WINDOW */
-    stax_index_check check; /* KERNEL of gather / gather_elements */
+    stax_gemm gemm;           /* GEMM; WINDOW with a gemm method: one image and group */
+    stax_window window;       /* WINDOW */
+    stax_index_check check;   /* KERNEL of gather / gather_elements */
+    stax_attention attention; /* ATTENTION */
 } stax_step;
 
 #define STAX_INDEX_STATUS_CLEAR UINT64_MAX /* no index out of range */
@@ -143,8 +171,9 @@ typedef struct stax_program {
     char **kernel_names;
     char *ir; /* the LLVM module's text */
     bool uses_gemm;
-    const struct stax_gemm_family *packed_gemm; /* the family of the PACKED_GEMM steps, or NULL */
-    const tp_plugin_host *host;                 /* allocates and frees the SCRATCH/CONST slots */
+    const struct stax_gemm_family
+        *packed_gemm;           /* the family of the PACKED_GEMM and ATTENTION steps, or NULL */
+    const tp_plugin_host *host; /* allocates and frees the SCRATCH/CONST slots */
 } stax_program;
 
 /* Dynamic shapes (stax_dynamic.c). The planner and the emitters take some
@@ -304,10 +333,33 @@ void stax_jit_drop_memory_cache(void);
  * host's pool. */
 int64_t stax_grain(const tp_plugin_host *host, int64_t count, int64_t min_grain, int64_t threads);
 size_t stax_gemm_workspace_bytes(const stax_gemm *gemm);
+struct stax_gemm_kernels;
 /* Runs a STAX_STEP_WINDOW step (stax_window.c); `workspace` and `ukernels`
- * serve the gemm methods. */
+ * (or `kernels`, the family's tile kernels, when window.packed) serve the
+ * gemm methods. */
 void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **slots,
-                     float *workspace, const stax_ukernel_fn ukernels[2], int64_t threads);
+                     float *workspace, const stax_ukernel_fn ukernels[2],
+                     const struct stax_gemm_kernels *kernels, int64_t threads);
+/* Packs a packed conv step's weights (`weights`: its w slot's data) for
+ * every group into `out` (out_channels * k floats), for `kernels`' blocking. */
+void stax_window_pack_weights(const stax_step *step, const struct stax_gemm_kernels *kernels,
+                              void *weights, float *out);
+/* The input rows (a = 0) or columns (a = 1) that some tap of some output of
+ * `w` reads, from the first padding row or column on. */
+int64_t stax_padded_extent(const stax_window *w, int a);
+/* padded[r][c] = image[r - pad_top][c - pad_left] for padded_h x padded_w,
+ * `fill` outside the image (the padding made real, so window loops need no
+ * bounds checks). */
+void stax_fill_padded_plane(const stax_window *w, const float *image, float fill, int64_t padded_h,
+                            int64_t padded_w, float *padded);
+/* A max_pool / avg_pool (window.method STAX_WINDOW_POOL; stax_pool.c). */
+void stax_pool_run(const tp_plugin_host *host, const stax_window *w, void **slots, int64_t threads);
+/* A depthwise conv (window.method STAX_WINDOW_DEPTHWISE; stax_depthwise.c). */
+void stax_depthwise_run(const tp_plugin_host *host, const stax_window *w, void **slots,
+                        int64_t threads);
+/* The workspace a window step on the micro-kernel family needs (window.packed). */
+size_t stax_window_packed_workspace_bytes(const stax_step *step,
+                                          const struct stax_gemm_kernels *kernels, int64_t threads);
 /* ukernels: [0] the 6-row micro-kernel, [1] the 4-row one. */
 void stax_gemm_run(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
                    float *workspace, const stax_ukernel_fn ukernels[2], stax_kernel_fn epilogue,
@@ -351,6 +403,40 @@ void stax_gemm_packed_run(const tp_plugin_host *host, const stax_gemm *gemm, voi
                           float *workspace, const stax_gemm_kernels *kernels,
                           stax_kernel_fn epilogue, int64_t threads);
 
+/* ---- fused attention (stax_attention_match.c, stax_attention.c) ---- */
+
+/* The nodes of one attention pattern found in the graph: scores =
+ * matmul(q', k_t') where q' is q or mul(q, scalar) and k_t' likewise;
+ * then optionally mul/div by scalars and an add of `mask`; softmax on the
+ * last axis; output = matmul(softmax, v). `members`: every node the fused
+ * step computes (output last); none but the output is used elsewhere. */
+#define STAX_ATTENTION_MAX_MEMBERS 8
+typedef struct stax_attention_match {
+    int32_t q, k_t, v, mask; /* operand values; mask -1 when absent */
+    int32_t output;          /* the second matmul */
+    int32_t num_scales;
+    int32_t scales[STAX_ATTENTION_MAX_SCALES]; /* f32 scalar values */
+    bool scale_divides[STAX_ATTENTION_MAX_SCALES];
+    int32_t num_members;
+    int32_t members[STAX_ATTENTION_MAX_MEMBERS];
+} stax_attention_match;
+
+/* The attention patterns of `graph` whose intermediates no other node reads
+ * and whose regions hold only pattern nodes (f32, static shapes given by
+ * `values`). *matches is malloc'd (free it); returns the count, -1 when out
+ * of memory. */
+int32_t stax_attention_find(const tp_plugin_graph *graph, const tpcommon_fusion *fusion,
+                            const stax_value *values, stax_attention_match **matches);
+/* The softmax-update kernel for a block of scores (stax_attention.c). */
+void stax_emit_attention_rows(tpcommon_buf *module, const char *name, bool has_mask);
+size_t stax_attention_workspace_bytes(const stax_attention *attention,
+                                      const stax_gemm_kernels *kernels, int64_t threads);
+/* Runs a STAX_STEP_ATTENTION step on at most `threads` threads of the pool;
+ * `rows` is the step's loaded rows_kernel. */
+void stax_attention_run(const tp_plugin_host *host, const stax_attention *attention, void **slots,
+                        float *workspace, const stax_gemm_kernels *kernels, void *rows,
+                        int64_t threads);
+
 /* How the packed matmul cuts its work between slices (see stax_gemm_packed.c);
  * AUTO lets the driver pick from the shape and the thread count. */
 typedef enum stax_gemm_split {
@@ -367,5 +453,33 @@ stax_gemm_split stax_gemm_packed_default_split(const tp_plugin_host *host, const
 void stax_gemm_packed_run_split(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
                                 float *workspace, const stax_gemm_kernels *kernels,
                                 stax_kernel_fn epilogue, int64_t threads, stax_gemm_split split);
+
+/* Fills rows [k0, k0 + kc) x columns [j0, j0 + cols) of product `batch`'s
+ * B as kc rows of nr floats each, zeros past cols (one panel of one k block). */
+typedef void (*stax_gemm_pack_b_fn)(const void *context, int64_t batch, int64_t k0, int64_t kc,
+                                    int64_t j0, int64_t cols, int64_t nr, float *out);
+
+/* Where a packed matmul's B comes from and what is added before the epilogue. */
+typedef struct stax_gemm_source {
+    stax_gemm_pack_b_fn pack_b; /* NULL: B read through the gemm's slot and strides */
+    const void *b_context;
+    const float *row_bias; /* C[i][j] += row_bias[i] (per product), or NULL */
+    const float *a_packed; /* A already packed (stax_gemm_pack_whole_a; one A for every
+                            * product), or NULL */
+} stax_gemm_source;
+
+/* Packs A of a batch-1 `gemm` for all its k blocks into `out` (m * k floats),
+ * in the layout the driver's tiles read: k block pc at m * pc, tiles in row
+ * order. Done once, it serves every product that shares A (a conv's images)
+ * and every thread, instead of each slice packing its own copy. */
+void stax_gemm_pack_whole_a(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
+                            const stax_gemm_kernels *kernels, int64_t threads, float *out);
+
+/* stax_gemm_packed_run with B packed by source->pack_b (if set) and the row
+ * bias added after each product's last k block, before the epilogue. */
+void stax_gemm_packed_run_from(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
+                               float *workspace, const stax_gemm_kernels *kernels,
+                               stax_kernel_fn epilogue, int64_t threads,
+                               const stax_gemm_source *source);
 
 #endif

@@ -23,6 +23,8 @@ typedef struct planner {
     const stax_gemm_family *gemm_family;         /* NULL: the 6x16 pair (STAX_GEMM_KERNEL=legacy) */
     const stax_gemm_family *storage_gemm_family; /* f16/bf16 matmuls: always a packed family */
     int32_t *out_position;
+    stax_attention_match *attention; /* the fused attention patterns */
+    int32_t *attention_of;           /* per value: its pattern, or -1 */
     stax_program *program;
     int32_t slot_capacity, step_capacity, kernel_capacity;
     tpcommon_buf module;
@@ -466,6 +468,28 @@ static int32_t plan_creation(planner *p, int32_t v) {
 
 /* ---- matmul ---- */
 
+/* A batch of products that share one B (a [seq, batch, in] activation times
+ * a 2-D weight, as ONNX exports of PyTorch's layers write it) is one product
+ * with batch * m rows when A's rows continue from one batch to the next:
+ * the weight is then packed once instead of once per batch. Innermost batch
+ * axes first; C is [batch, m, n] row-major either way. */
+static void fold_broadcast_batches(stax_gemm *gm) {
+    while (gm->batch_ndim > 0) {
+        int32_t d = gm->batch_ndim - 1;
+        if (gm->batch_dims[d] == 1) { /* a size-1 axis: nothing to fold */
+            gm->batch_ndim--;
+            continue;
+        }
+        bool shares_b = gm->b_batch_strides[d] == 0;
+        bool rows_continue = gm->a_rs != 0 && gm->a_batch_strides[d] == gm->m * gm->a_rs;
+        if (!shares_b || !rows_continue) break;
+        gm->m *= gm->batch_dims[d];
+        gm->batch_ndim--;
+    }
+    gm->batch = 1;
+    for (int32_t d = 0; d < gm->batch_ndim; d++) gm->batch *= gm->batch_dims[d];
+}
+
 static void describe_gemm(planner *p, int32_t v) {
     const tp_plugin_value *value = &p->graph->values[v];
     stax_gemm *gm = &p->gemms[v];
@@ -503,6 +527,7 @@ static void describe_gemm(planner *p, int32_t v) {
         gm->b_batch_strides[d] = db >= 0 && size_b != 1 ? b.strides[db] : 0;
         gm->batch *= gm->batch_dims[d];
     }
+    fold_broadcast_batches(gm);
     gm->a_slot = a.slot, gm->a_offset = a.offset;
     gm->b_slot = b.slot, gm->b_offset = b.offset;
     gm->c_slot = p->values[v].raw.slot, gm->c_offset = p->values[v].raw.offset;
@@ -605,6 +630,91 @@ static int32_t contiguous_operand(planner *p, int32_t r, int32_t v, stax_view *o
     return copy_into(p, r, v, out);
 }
 
+/* ---- fused attention (run by stax_attention.c) ---- */
+
+/* The patterns to fuse (stax_attention_match.c): none for dynamic builds,
+ * the legacy gemm, or STAX_ATTENTION=off. */
+static int32_t find_attention(planner *p) {
+    const tp_plugin_host *host = p->program->host;
+    const char *setting = host && host->getenv ? host->getenv("STAX_ATTENTION") : NULL;
+    if (setting && *setting && strcmp(setting, "on") && strcmp(setting, "off"))
+        return tpcommon_error(p->error, p->error_size,
+                              "stax: STAX_ATTENTION is '%s'; use on or off (or unset it)", setting);
+    if (p->mode || !p->gemm_family || (setting && !strcmp(setting, "off"))) return TP_PLUGIN_OK;
+    int32_t count = stax_attention_find(p->graph, &p->fusion, p->values, &p->attention);
+    if (count < 0) return oom(p);
+    p->attention_of = malloc(sizeof *p->attention_of * ((size_t)p->graph->num_values + 1));
+    if (!p->attention_of) return oom(p);
+    for (int32_t v = 0; v <= p->graph->num_values; v++) p->attention_of[v] = -1;
+    for (int32_t i = 0; i < count; i++)
+        for (int32_t k = 0; k < p->attention[i].num_members; k++)
+            p->attention_of[p->attention[i].members[k]] = i;
+    return TP_PLUGIN_OK;
+}
+
+/* Operand `which` of the step from view `view` whose last two dims are its
+ * rows and columns (a mask may have fewer dims: broadcast); batch dims
+ * aligned to the output's. */
+static void attention_operand(stax_attention *at, int which, const stax_view *view) {
+    at->slot[which] = view->slot;
+    at->offset[which] = view->offset;
+    int32_t nd = view->ndim;
+    at->row_stride[which] = nd >= 2 && view->dims[nd - 2] != 1 ? view->strides[nd - 2] : 0;
+    at->col_stride[which] = nd >= 1 && view->dims[nd - 1] != 1 ? view->strides[nd - 1] : 0;
+    for (int32_t d = 0; d < at->batch_ndim; d++) {
+        int32_t own = d - (at->batch_ndim - (nd - 2));
+        at->batch_strides[which][d] = own >= 0 && view->dims[own] != 1 ? view->strides[own] : 0;
+    }
+}
+
+static int32_t plan_attention(planner *p, int32_t r, const stax_attention_match *match) {
+    int32_t out = match->output;
+    int32_t status = home_for(p, out, &p->values[out].view);
+    if (status != TP_PLUGIN_OK) return status;
+    stax_view mask = {.slot = -1};
+    if (match->mask >= 0) /* the kernel reads rows of the mask contiguously */
+        status = contiguous_operand(p, r, match->mask, &mask);
+    if (status != TP_PLUGIN_OK) return status;
+    stax_step *step = add_step(p);
+    if (!step) return oom(p);
+    stax_attention *at = &step->attention;
+    const stax_view *o = &p->values[out].view;
+    at->batch_ndim = o->ndim - 2;
+    at->batch = 1;
+    for (int32_t d = 0; d < at->batch_ndim; d++) at->batch *= at->batch_dims[d] = o->dims[d];
+    at->queries = o->dims[o->ndim - 2];
+    at->value_dim = o->dims[o->ndim - 1];
+    const stax_view *q = &p->values[match->q].view, *k_t = &p->values[match->k_t].view;
+    at->head_dim = q->dims[q->ndim - 1];
+    at->keys = k_t->dims[k_t->ndim - 1];
+    attention_operand(at, 0, q);
+    stax_view keys = *k_t; /* [.., head_dim, keys] -> [.., keys, head_dim] */
+    keys.dims[keys.ndim - 2] = k_t->dims[k_t->ndim - 1];
+    keys.dims[keys.ndim - 1] = k_t->dims[k_t->ndim - 2];
+    keys.strides[keys.ndim - 2] = k_t->strides[k_t->ndim - 1];
+    keys.strides[keys.ndim - 1] = k_t->strides[k_t->ndim - 2];
+    attention_operand(at, 1, &keys);
+    attention_operand(at, 2, &p->values[match->v].view);
+    attention_operand(at, 4, o);
+    at->slot[3] = -1;
+    if (match->mask >= 0) attention_operand(at, 3, &mask);
+    at->num_scales = match->num_scales;
+    for (int32_t i = 0; i < match->num_scales; i++) {
+        const stax_view *scalar = &p->values[match->scales[i]].view;
+        at->scale_slot[i] = scalar->slot;
+        at->scale_offset[i] = scalar->offset;
+        at->scale_divides[i] = match->scale_divides[i];
+    }
+    int32_t kernel = add_kernel(p, r, "attention");
+    if (kernel < 0) return oom(p);
+    stax_emit_attention_rows(&p->module, p->program->kernel_names[kernel], match->mask >= 0);
+    step = &p->program->steps[p->program->num_steps - 1];
+    step->kind = STAX_STEP_ATTENTION;
+    step->attention.rows_kernel = kernel;
+    p->program->packed_gemm = p->gemm_family;
+    return TP_PLUGIN_OK;
+}
+
 /* A list attribute into the 2-D geometry, `fallback` where absent (and on
  * the height of 1-D data). With `end` (pads), the list holds the begin of
  * each spatial axis, then the end. The core checked the counts. */
@@ -648,7 +758,7 @@ static void describe_window(planner *p, int32_t v, int32_t op, stax_window *w) {
     window_list(value, "dilations", spatial, 1, w->dilation, NULL);
     window_list(value, "pads", spatial, 0, w->pad_begin, w->pad_end);
     w->count_include_pad = tpcommon_attr_int(value, "count_include_pad", 0) != 0;
-    w->x_slot = w->w_slot = w->b_slot = w->col_slot = -1;
+    w->x_slot = w->w_slot = w->b_slot = w->col_slot = w->packed_w_slot = -1;
 }
 
 /* The implicit-GEMM shape of one image and group of a conv. */
@@ -662,7 +772,7 @@ static void describe_conv_gemm(const stax_window *w, stax_gemm *gemm) {
     gemm->a_rs = gemm->k, gemm->a_cs = 1;
     gemm->b_rs = cols, gemm->b_cs = 1;
     gemm->a_slot = w->w_slot;
-    gemm->b_slot = w->method == STAX_WINDOW_GEMM_IM2COL ? w->col_slot : w->x_slot;
+    gemm->b_slot = w->col_slot >= 0 ? w->col_slot : w->x_slot; /* packed: x, read by the packer */
     gemm->c_slot = w->out_slot;
     gemm->epilogue = -1;
 }
@@ -712,6 +822,24 @@ static int32_t widen_window_operand(planner *p, int32_t r, int32_t v, stax_view 
     return status;
 }
 
+/* A packed conv's weights that are a constant: packed now, into a constant
+ * slot of their own, so that no call packs them again. */
+static int32_t pack_constant_weights(planner *p, int32_t s) {
+    stax_window *w = &p->program->steps[s].window;
+    w->packed_w_slot = -1, w->packed_kc = -1;
+    if (p->program->slots[w->w_slot].kind != STAX_SLOT_CONST) return TP_PLUGIN_OK;
+    stax_gemm_kernels kernels = {.family = p->gemm_family};
+    stax_gemm_family_blocking(p->program->host, p->gemm_family, &kernels.kc, &kernels.mc);
+    int64_t floats = w->out_channels * p->program->steps[s].gemm.k;
+    int32_t slot = add_slot(p, STAX_SLOT_CONST, -1, (size_t)floats * sizeof(float));
+    if (slot < 0) return oom(p);
+    const stax_step *step = &p->program->steps[s]; /* after add_slot: steps did not move */
+    stax_window_pack_weights(step, &kernels, p->program->slots[step->window.w_slot].data,
+                             p->program->slots[slot].data);
+    w->packed_w_slot = slot, w->packed_kc = kernels.kc;
+    return TP_PLUGIN_OK;
+}
+
 static int32_t plan_window_region(planner *p, int32_t r) {
     int32_t v = p->fusion.regions[r].root;
     const tp_plugin_value *value = &p->graph->values[v];
@@ -743,19 +871,26 @@ static int32_t plan_window_region(planner *p, int32_t r) {
     stax_step *step = add_step(p);
     if (!step) return oom(p);
     step->kind = STAX_STEP_WINDOW;
-    if (w.method == STAX_WINDOW_GEMM_IM2COL) {
+    bool gemm_method =
+        w.method == STAX_WINDOW_GEMM_IM2COL || w.method == STAX_WINDOW_GEMM_POINTWISE;
+    w.packed = gemm_method && p->gemm_family;
+    if (w.method == STAX_WINDOW_GEMM_IM2COL && !w.packed) {
         int64_t rows = w.in_channels / w.group * w.kernel[0] * w.kernel[1];
         w.col_slot = add_slot(p, STAX_SLOT_SCRATCH, -1,
                               (size_t)(rows * w.out[0] * w.out[1]) * sizeof(float));
         if (w.col_slot < 0) return oom(p);
         step = &p->program->steps[p->program->num_steps - 1];
     }
-    if (w.method == STAX_WINDOW_GEMM_IM2COL || w.method == STAX_WINDOW_GEMM_POINTWISE) {
+    if (gemm_method) {
         describe_conv_gemm(&w, &step->gemm);
-        p->program->uses_gemm = true;
+        if (w.packed)
+            p->program->packed_gemm = p->gemm_family;
+        else
+            p->program->uses_gemm = true;
     }
     step->window = w;
-    if (!narrow) return TP_PLUGIN_OK;
+    status = w.packed ? pack_constant_weights(p, p->program->num_steps - 1) : TP_PLUGIN_OK;
+    if (status != TP_PLUGIN_OK || !narrow) return status;
     return convert_step(p, r, &result, TP_PLUGIN_F32, &home, p->values[v].type.dtype,
                         tpcommon_numel(&p->values[v].type));
 }
@@ -767,6 +902,10 @@ static int32_t plan_region(planner *p, int32_t r) {
     int32_t root = region->root;
     int64_t count = 0;
     int32_t status = TP_PLUGIN_OK, kernel = -1;
+    if (p->attention_of && p->attention_of[root] >= 0) { /* computed by the fused step */
+        const stax_attention_match *match = &p->attention[p->attention_of[root]];
+        return root == match->output ? plan_attention(p, r, match) : TP_PLUGIN_OK;
+    }
     switch (region->kind) {
     case TPCOMMON_REGION_SHAPE:
         return plan_shape(p, r, root);
@@ -848,6 +987,7 @@ static int32_t plan_all(planner *p, const tp_plugin_tensor_meta *inputs, int32_t
     if (status == TP_PLUGIN_OK) status = check_ops(p);
     if (status == TP_PLUGIN_OK)
         status = tpcommon_fusion_compute(graph, &p->fusion, p->error, p->error_size);
+    if (status == TP_PLUGIN_OK) status = find_attention(p);
     if (status != TP_PLUGIN_OK) return status;
     p->eg.fusion = &p->fusion;
     for (int32_t j = graph->num_outputs - 1; j >= 0; j--) p->out_position[graph->outputs[j]] = j;
@@ -910,6 +1050,8 @@ int32_t stax_program_build(const tp_plugin_host *host, const tp_plugin_graph *gr
     free(p.values);
     free(p.gemms);
     free(p.out_position);
+    free(p.attention);
+    free(p.attention_of);
     if (status != TP_PLUGIN_OK) stax_program_free(out);
     return status;
 }

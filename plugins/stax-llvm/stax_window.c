@@ -2,18 +2,19 @@
  * max_pool, avg_pool) on f32 NCHW data, 1-D held as height 1. How each is
  * computed was decided by the planner (stax_plan.c, stax_window.method):
  *
- * - regular conv (channels per group > 1): implicit GEMM on the packed
- *   matmul driver (stax_gemm_run, unchanged): per image and group, C[C_out/g,
- *   OH*OW] = W[C_out/g, K] x B[K, OH*OW] with K = C/g * kh * kw. B is the
- *   input plane itself for a 1x1 stride-1 unpadded conv, else an im2col
- *   matrix filled in parallel into a scratch slot (zeros for taps in the
- *   padding). The bias is added per channel afterwards.
- * - depthwise conv (one input channel per group): a direct loop per output
- *   plane; for every tap the range of output columns whose input column lies
- *   inside the image is computed once, so the inner loop has no branch.
+ * - regular conv (channels per group > 1): implicit GEMM, per image and
+ *   group C[C_out/g, OH*OW] = W[C_out/g, K] x B[K, OH*OW] with K = C/g * kh *
+ *   kw. B is the input plane itself for a 1x1 stride-1 unpadded conv, else
+ *   the im2col matrix (zeros for taps in the padding). On a micro-kernel
+ *   family (window.packed) the im2col columns are packed straight into the
+ *   driver's B panels (stax_gemm_packed_run_from), so the matrix is never
+ *   materialised, and the bias is added per output row while the tile is in
+ *   cache. With the legacy 6x16 pair (STAX_GEMM_KERNEL=legacy) the matrix is
+ *   filled in parallel into a scratch slot and the bias added afterwards.
+ * - depthwise conv (one input channel per group): stax_depthwise.c.
  * - conv_transpose: per output plane (no write conflicts between threads),
  *   each input element's taps add into that plane.
- * - pools: per plane, window bounds clipped to the image.
+ * - pools: stax_pool.c.
  * Planes are split between threads with host->parallel_for. */
 #include <math.h>
 #include <string.h>
@@ -81,6 +82,124 @@ static void im2col_rows(void *context, int64_t begin, int64_t end) {
     }
 }
 
+/* The im2col source of one image and group for the packed driver. */
+typedef struct im2col_source {
+    const stax_window *w;
+    const float *x_image; /* image 0's first channel of the group */
+} im2col_source;
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* B[k][j] for k in [k0, k0 + kc), j in [j0, j0 + cols), as kc rows of nr
+ * floats: row k is input channel k / (kh * kw) at tap (kh, kw), column j the
+ * output pixel (j / OW, j % OW); zero where the tap lies in the padding and
+ * past cols. A panel's columns are runs along output rows. */
+static void pack_im2col_panel(const void *context, int64_t batch, int64_t k0, int64_t kc,
+                              int64_t j0, int64_t cols, int64_t nr, float *out) {
+    const im2col_source *source = context;
+    const stax_window *w = source->w;
+    int64_t kh_n = w->kernel[0], kw_n = w->kernel[1], ow_n = w->out[1], s0 = w->stride[0];
+    int64_t s1 = w->stride[1], in_h = w->in[0], in_w = w->in[1];
+    int64_t c = k0 / (kh_n * kw_n), kh = k0 / kw_n % kh_n, kw = k0 % kw_n;
+    for (int64_t k = 0; k < kc; k++, out += nr) {
+        const float *image = source->x_image + (batch * w->in_channels + c) * in_h * in_w;
+        int64_t off_h = kh * w->dilation[0] - w->pad_begin[0];
+        int64_t off_w = kw * w->dilation[1] - w->pad_begin[1], lo, hi;
+        inside_range(ow_n, s1, off_w, in_w, &lo, &hi);
+        for (int64_t j = 0, oh = j0 / ow_n, ow = j0 % ow_n; j < cols; oh++, ow = 0) {
+            int64_t run = ow_n - ow < cols - j ? ow_n - ow : cols - j;
+            int64_t ih = oh * s0 + off_h;
+            float *dst = out + j - ow; /* indexed by output column */
+            j += run;
+            if (ih < 0 || ih >= in_h) {
+                memset(dst + ow, 0, sizeof(float) * (size_t)run);
+                continue;
+            }
+            const float *src = image + ih * in_w + off_w;
+            int64_t z1 = clamp64(lo, ow, ow + run), z2 = clamp64(hi, z1, ow + run);
+            for (int64_t o = ow; o < z1; o++) dst[o] = 0.0f;
+            if (s1 == 1) /* at most a panel's width: a loop, not a memcpy call */
+                for (int64_t o = z1; o < z2; o++) dst[o] = src[o];
+            else
+                for (int64_t o = z1; o < z2; o++) dst[o] = src[o * s1];
+            for (int64_t o = z2; o < ow + run; o++) dst[o] = 0.0f;
+        }
+        if (cols < nr) memset(out + cols, 0, sizeof(float) * (size_t)(nr - cols));
+        if (++kw == kw_n) {
+            kw = 0;
+            if (++kh == kh_n) kh = 0, c++;
+        }
+    }
+}
+
+size_t stax_window_packed_workspace_bytes(const stax_step *step, const stax_gemm_kernels *kernels,
+                                          int64_t threads) {
+    size_t weights = (size_t)(step->window.out_channels * step->gemm.k) * sizeof(float);
+    size_t aligned = (weights + 63) / 64 * 64;
+    return aligned + stax_gemm_packed_workspace_bytes(&step->gemm, kernels, threads);
+}
+
+static void pack_weights_on(const tp_plugin_host *host, const stax_step *step, void **slots,
+                            const stax_gemm_kernels *kernels, int64_t threads, float *out) {
+    const stax_window *w = &step->window;
+    int64_t cout_g = w->out_channels / w->group;
+    for (int64_t g = 0; g < w->group; g++) {
+        stax_gemm gemm = step->gemm;
+        gemm.a_offset = w->w_offset + g * cout_g * gemm.k;
+        gemm.b_slot = gemm.a_slot, gemm.b_offset = 0; /* B is not read */
+        stax_gemm_pack_whole_a(host, &gemm, slots, kernels, threads, out + g * cout_g * gemm.k);
+    }
+}
+
+void stax_window_pack_weights(const stax_step *step, const stax_gemm_kernels *kernels,
+                              void *weights, float *out) {
+    void *slots[STAX_MAX_DIMS + 1] = {0};
+    stax_step one_slot = *step; /* the weights as slot 0 */
+    one_slot.gemm.a_slot = 0;
+    slots[0] = weights;
+    pack_weights_on(NULL, &one_slot, slots, kernels, 1, out);
+}
+
+/* Per image and group on the micro-kernel family: the weights packed at
+ * compile (constants), else once per call at the head of the workspace, for
+ * all images and threads; no im2col matrix; the bias added by the driver. */
+static void conv_packed(const tp_plugin_host *host, const stax_step *step, void **slots,
+                        float *workspace, const stax_gemm_kernels *kernels, int64_t threads) {
+    const stax_window *w = &step->window;
+    int64_t cin_g = w->in_channels / w->group, cout_g = w->out_channels / w->group;
+    int64_t cols = w->out[0] * w->out[1], in_plane = w->in[0] * w->in[1];
+    const float *bias = slot_f32(slots, w->b_slot, w->b_offset);
+    bool im2col = w->method == STAX_WINDOW_GEMM_IM2COL;
+    size_t weights = (size_t)(w->out_channels * step->gemm.k);
+    float *packed_weights = workspace, *driver_space = workspace + (weights + 15) / 16 * 16;
+    if (w->packed_w_slot >= 0 && w->packed_kc == kernels->kc)
+        packed_weights = slots[w->packed_w_slot];
+    else
+        pack_weights_on(host, step, slots, kernels, threads, packed_weights);
+    /* one batched product over all images when their outputs are m x n
+     * apart (one group), else one product per image and group */
+    int64_t images = w->group == 1 ? w->batch : 1;
+    for (int64_t n = 0; n < w->batch; n += images)
+        for (int64_t g = 0; g < w->group; g++) {
+            int64_t x_channel = (n * w->in_channels + g * cin_g) * in_plane;
+            im2col_source im2col_of = {w, slot_f32(slots, w->x_slot, w->x_offset + x_channel)};
+            stax_gemm_source source = {.pack_b = im2col ? pack_im2col_panel : NULL,
+                                       .b_context = &im2col_of,
+                                       .row_bias = bias ? bias + g * cout_g : NULL,
+                                       .a_packed = packed_weights + g * cout_g * step->gemm.k};
+            stax_gemm gemm = step->gemm;
+            gemm.batch = images, gemm.batch_ndim = 1, gemm.batch_dims[0] = images;
+            gemm.a_batch_strides[0] = 0, gemm.b_batch_strides[0] = w->in_channels * in_plane;
+            gemm.a_offset = w->w_offset + g * cout_g * gemm.k;
+            gemm.b_offset = im2col ? 0 : w->x_offset + x_channel; /* 1x1: the image is B */
+            gemm.c_offset = w->out_offset + (n * w->out_channels + g * cout_g) * cols;
+            stax_gemm_packed_run_from(host, &gemm, slots, driver_space, kernels, NULL, threads,
+                                      &source);
+        }
+}
+
 static void add_bias_planes(void *context, int64_t begin, int64_t end) {
     const window_task *t = context;
     const stax_window *w = t->w;
@@ -130,41 +249,6 @@ static void conv_gemm(const tp_plugin_host *host, const stax_step *step, void **
 
 /* ---- direct loops over output planes ---- */
 
-STAX_VECTOR_LOOP static void depthwise_planes(void *context, int64_t begin, int64_t end) {
-    const window_task *t = context;
-    const stax_window *w = t->w;
-    const float *x = slot_f32(t->slots, w->x_slot, w->x_offset);
-    const float *weight = slot_f32(t->slots, w->w_slot, w->w_offset);
-    const float *bias = slot_f32(t->slots, w->b_slot, w->b_offset);
-    float *out = (float *)t->slots[w->out_slot] + w->out_offset;
-    int64_t oh_n = w->out[0], ow_n = w->out[1], kh_n = w->kernel[0], kw_n = w->kernel[1];
-    int64_t multiplier = w->out_channels / w->in_channels, s1 = w->stride[1];
-    for (int64_t p = begin; p < end; p++) {
-        int64_t n = p / w->out_channels, co = p % w->out_channels, ci = co / multiplier;
-        const float *image = x + (n * w->in_channels + ci) * w->in[0] * w->in[1];
-        const float *taps = weight + co * kh_n * kw_n;
-        float *plane = out + p * oh_n * ow_n, b = bias ? bias[co] : 0.0f;
-        for (int64_t i = 0; i < oh_n * ow_n; i++) plane[i] = b;
-        for (int64_t oh = 0; oh < oh_n; oh++) {
-            float *row = plane + oh * ow_n;
-            for (int64_t kh = 0; kh < kh_n; kh++) {
-                int64_t ih = oh * w->stride[0] + kh * w->dilation[0] - w->pad_begin[0];
-                if (ih < 0 || ih >= w->in[0]) continue;
-                for (int64_t kw = 0; kw < kw_n; kw++) {
-                    int64_t off = kw * w->dilation[1] - w->pad_begin[1], lo, hi;
-                    inside_range(ow_n, s1, off, w->in[1], &lo, &hi);
-                    const float *src = image + ih * w->in[1] + off;
-                    float tap = taps[kh * kw_n + kw];
-                    if (s1 == 1)
-                        for (int64_t ow = lo; ow < hi; ow++) row[ow] += tap * src[ow];
-                    else
-                        for (int64_t ow = lo; ow < hi; ow++) row[ow] += tap * src[ow * s1];
-                }
-            }
-        }
-    }
-}
-
 STAX_VECTOR_LOOP static void transpose_planes(void *context, int64_t begin, int64_t end) {
     const window_task *t = context;
     const stax_window *w = t->w;
@@ -204,74 +288,28 @@ STAX_VECTOR_LOOP static void transpose_planes(void *context, int64_t begin, int6
     }
 }
 
-/* Taps of window `o` along axis `a` inside [lo_bound, hi_bound). */
-static int64_t taps_within(const stax_window *w, int a, int64_t o, int64_t lo_bound,
-                           int64_t hi_bound) {
-    int64_t first = o * w->stride[a] - w->pad_begin[a], count = 0;
-    for (int64_t i = 0; i < w->kernel[a]; i++) {
-        int64_t position = first + i * w->dilation[a];
-        count += position >= lo_bound && position < hi_bound;
-    }
-    return count;
-}
-
-STAX_VECTOR_LOOP static void pool_planes(void *context, int64_t begin, int64_t end) {
-    const window_task *t = context;
-    const stax_window *w = t->w;
-    const float *x = slot_f32(t->slots, w->x_slot, w->x_offset);
-    float *out = (float *)t->slots[w->out_slot] + w->out_offset;
-    bool is_max = w->kind == STAX_WINDOW_MAX_POOL;
-    for (int64_t p = begin; p < end; p++) {
-        const float *image = x + p * w->in[0] * w->in[1];
-        float *dst = out + p * w->out[0] * w->out[1];
-        for (int64_t oh = 0; oh < w->out[0]; oh++) {
-            int64_t rows_inside = taps_within(w, 0, oh, 0, w->in[0]);
-            int64_t rows_padded = taps_within(w, 0, oh, -w->pad_begin[0], w->in[0] + w->pad_end[0]);
-            for (int64_t ow = 0; ow < w->out[1]; ow++) {
-                float best = -INFINITY, sum = 0.0f;
-                for (int64_t kh = 0; kh < w->kernel[0]; kh++) {
-                    int64_t ih = oh * w->stride[0] + kh * w->dilation[0] - w->pad_begin[0];
-                    if (ih < 0 || ih >= w->in[0]) continue;
-                    const float *row = image + ih * w->in[1];
-                    for (int64_t kw = 0; kw < w->kernel[1]; kw++) {
-                        int64_t iw = ow * w->stride[1] + kw * w->dilation[1] - w->pad_begin[1];
-                        if (iw < 0 || iw >= w->in[1]) continue;
-                        float v = row[iw];
-                        if (v > best || v != v) best = v;
-                        sum += v;
-                    }
-                }
-                if (is_max) {
-                    *dst++ = best;
-                    continue;
-                }
-                int64_t count = w->count_include_pad
-                                    ? rows_padded * taps_within(w, 1, ow, -w->pad_begin[1],
-                                                                w->in[1] + w->pad_end[1])
-                                    : rows_inside * taps_within(w, 1, ow, 0, w->in[1]);
-                *dst++ = sum / (float)count;
-            }
-        }
-    }
-}
-
 void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **slots,
-                     float *workspace, const stax_ukernel_fn ukernels[2], int64_t threads) {
+                     float *workspace, const stax_ukernel_fn ukernels[2],
+                     const stax_gemm_kernels *kernels, int64_t threads) {
     const stax_window *w = &step->window;
     window_task task = {.w = w, .slots = slots};
     switch (w->method) {
     case STAX_WINDOW_GEMM_IM2COL:
     case STAX_WINDOW_GEMM_POINTWISE:
+        if (w->packed) {
+            conv_packed(host, step, slots, workspace, kernels, threads);
+            return;
+        }
         conv_gemm(host, step, slots, workspace, ukernels, threads);
         return;
     case STAX_WINDOW_DEPTHWISE:
-        parallel(host, w->batch * w->out_channels, 1, threads, depthwise_planes, &task);
+        stax_depthwise_run(host, w, slots, threads);
         return;
     case STAX_WINDOW_TRANSPOSE:
         parallel(host, w->batch * w->out_channels, 1, threads, transpose_planes, &task);
         return;
     case STAX_WINDOW_POOL:
-        parallel(host, w->batch * w->in_channels, 1, threads, pool_planes, &task);
+        stax_pool_run(host, w, slots, threads);
         return;
     }
 }

@@ -32,6 +32,7 @@
 #include "c_loops.h"
 #include "cases.h"
 #include "helper_process.h"
+#include "attention_cases.h"
 #include "kernel_cases.h"
 #include "latency.h"
 #include "timing.h"
@@ -534,7 +535,9 @@ static void print_usage(FILE *out) {
         "  --kernels        instead: the matmul micro-kernel families vs OpenBLAS and\n"
         "                   softmax vs the triad bound (kernel_cases.c; cases sgemm-1024,\n"
         "                   sgemm-2048, sgemm-1000, mm-bt-1024, mm-m8, attn-scores,\n"
-        "                   attn-values, softmax-4096)\n");
+        "                   attn-values, softmax-4096; and stax's fused attention vs\n"
+        "                   the fusion off: attention-encoder, attention-gpt2,\n"
+        "                   fusion-encoder, fusion-gpt2-block)\n");
 }
 
 static bool parse_options(int argc, char **argv, options *o, int *exit_code) {
@@ -629,7 +632,9 @@ int main(int argc, char **argv) {
     options o;
     int exit_code = 0;
     if (!parse_options(argc, argv, &o, &exit_code)) return exit_code;
-    if (o.kernels) return bench_kernel_cases(o.only, o.reps, o.rounds, o.threads, o.json);
+    if (o.kernels)
+        return bench_kernel_cases(o.only, o.reps, o.rounds, o.threads, o.json) |
+               bench_attention_cases(o.only, o.models, o.reps, o.rounds, o.threads, o.json);
     signal(SIGPIPE, SIG_IGN); /* a helper that dies is reported, not fatal */
     bool c_loops = bench_c_loops_runnable();
     double triad = c_loops ? baseline_triad_bandwidth(o.reps, o.threads) : -1;

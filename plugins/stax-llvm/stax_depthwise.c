@@ -1,0 +1,148 @@
+/* stax-llvm — depthwise convolution (one input channel per group) on f32
+ * NCHW data, for stax_window.c. Each output plane reads one input plane:
+ * that plane is first copied into a zero-bordered buffer (the padding made
+ * real), so every tap of every output is in range and the loops have no
+ * bounds checks. 3x3 kernels at stride 1 or 2 (MobileNet's) compute each
+ * output row in one pass with all nine taps, which the compiler vectorises
+ * along the row (stride 2 as interleaved loads); other shapes add one tap at
+ * a time into the row. The bias is the accumulator's start. Planes are split
+ * between threads; each range of planes has its own buffer. The bordered
+ * plane (stax_fill_padded_plane) serves the pools too (stax_pool.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "stax_internal.h"
+
+/* Vectorised for the host's width, picked when the plugin loads (plain C
+ * is otherwise compiled for generic x86-64). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
+#define STAX_DEPTHWISE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define STAX_DEPTHWISE_CLONES
+#endif
+
+typedef struct depthwise_task {
+    const stax_window *w;
+    const float *x, *weight, *bias;
+    float *out;
+    int64_t padded_h, padded_w; /* the zero-bordered input plane */
+} depthwise_task;
+
+void stax_fill_padded_plane(const stax_window *w, const float *image, float fill, int64_t padded_h,
+                            int64_t padded_w, float *padded) {
+    int64_t top = w->pad_begin[0], left = w->pad_begin[1];
+    for (int64_t r = 0; r < padded_h; r++) {
+        float *dst = padded + r * padded_w;
+        int64_t ih = r - top;
+        if (ih < 0 || ih >= w->in[0]) {
+            for (int64_t c = 0; c < padded_w; c++) dst[c] = fill;
+            continue;
+        }
+        /* columns [lo, hi) of the row come from the image */
+        int64_t lo = left < 0 ? 0 : left, hi = left + w->in[1];
+        if (hi > padded_w) hi = padded_w;
+        if (lo > hi) lo = hi;
+        for (int64_t c = 0; c < lo; c++) dst[c] = fill;
+        if (hi > lo)
+            memcpy(dst + lo, image + ih * w->in[1] + (lo - left),
+                   sizeof(float) * (size_t)(hi - lo));
+        for (int64_t c = hi; c < padded_w; c++) dst[c] = fill;
+    }
+}
+
+int64_t stax_padded_extent(const stax_window *w, int a) {
+    return (w->out[a] - 1) * w->stride[a] + (w->kernel[a] - 1) * w->dilation[a] + 1;
+}
+
+/* One output row of a 3x3 kernel, dilation 1, stride S (a constant in each
+ * caller so the vectoriser sees the access pattern). */
+#define DEPTHWISE_3X3_ROW(S)                                                                       \
+    for (int64_t ow = 0; ow < ow_n; ow++) {                                                        \
+        const int64_t i = ow * (S);                                                                \
+        row[ow] = b + k[0] * r0[i] + k[1] * r0[i + 1] + k[2] * r0[i + 2] + k[3] * r1[i] +          \
+                  k[4] * r1[i + 1] + k[5] * r1[i + 2] + k[6] * r2[i] + k[7] * r2[i + 1] +          \
+                  k[8] * r2[i + 2];                                                                \
+    }
+
+STAX_DEPTHWISE_CLONES static void plane_3x3(const float *padded, int64_t padded_w, const float *k,
+                                            float b, int64_t stride, int64_t oh_n, int64_t ow_n,
+                                            float *out) {
+    for (int64_t oh = 0; oh < oh_n; oh++) {
+        const float *r0 = padded + oh * stride * padded_w, *r1 = r0 + padded_w, *r2 = r1 + padded_w;
+        float *row = out + oh * ow_n;
+        if (stride == 1) {
+            DEPTHWISE_3X3_ROW(1)
+        } else {
+            DEPTHWISE_3X3_ROW(2)
+        }
+    }
+}
+
+/* Any kernel, stride and dilation: the row starts at the bias, then each
+ * tap adds its shifted input row. */
+STAX_DEPTHWISE_CLONES static void plane_any(const stax_window *w, const float *padded,
+                                            int64_t padded_w, const float *taps, float b,
+                                            float *out) {
+    int64_t oh_n = w->out[0], ow_n = w->out[1], s1 = w->stride[1];
+    for (int64_t oh = 0; oh < oh_n; oh++) {
+        float *row = out + oh * ow_n;
+        for (int64_t ow = 0; ow < ow_n; ow++) row[ow] = b;
+        for (int64_t kh = 0; kh < w->kernel[0]; kh++) {
+            const float *src = padded + (oh * w->stride[0] + kh * w->dilation[0]) * padded_w;
+            for (int64_t kw = 0; kw < w->kernel[1]; kw++, src += w->dilation[1]) {
+                float tap = taps[kh * w->kernel[1] + kw];
+                if (s1 == 1)
+                    for (int64_t ow = 0; ow < ow_n; ow++) row[ow] += tap * src[ow];
+                else
+                    for (int64_t ow = 0; ow < ow_n; ow++) row[ow] += tap * src[ow * s1];
+            }
+        }
+    }
+}
+
+static bool is_3x3_dense(const stax_window *w) {
+    return w->kernel[0] == 3 && w->kernel[1] == 3 && w->dilation[0] == 1 && w->dilation[1] == 1 &&
+           w->stride[0] == w->stride[1] && (w->stride[0] == 1 || w->stride[0] == 2);
+}
+
+static void depthwise_range(void *context, int64_t begin, int64_t end) {
+    const depthwise_task *t = context;
+    const stax_window *w = t->w;
+    float *padded = malloc(sizeof(float) * (size_t)(t->padded_h * t->padded_w));
+    if (!padded) abort(); /* a few KiB per thread: there is no error path inside a run */
+    int64_t multiplier = w->out_channels / w->in_channels, taps = w->kernel[0] * w->kernel[1];
+    bool dense = is_3x3_dense(w);
+    for (int64_t p = begin; p < end; p++) {
+        int64_t n = p / w->out_channels, co = p % w->out_channels, ci = co / multiplier;
+        const float *image = t->x + (n * w->in_channels + ci) * w->in[0] * w->in[1];
+        float b = t->bias ? t->bias[co] : 0.0f, *plane = t->out + p * w->out[0] * w->out[1];
+        /* the multiplier's output channels of one input plane share its buffer */
+        if (p == begin || co % multiplier == 0)
+            stax_fill_padded_plane(w, image, 0.0f, t->padded_h, t->padded_w, padded);
+        if (dense)
+            plane_3x3(padded, t->padded_w, t->weight + co * taps, b, w->stride[0], w->out[0],
+                      w->out[1], plane);
+        else
+            plane_any(w, padded, t->padded_w, t->weight + co * taps, b, plane);
+    }
+    free(padded);
+}
+
+void stax_depthwise_run(const tp_plugin_host *host, const stax_window *w, void **slots,
+                        int64_t threads) {
+    depthwise_task t = {.w = w,
+                        .x = (const float *)slots[w->x_slot] + w->x_offset,
+                        .weight = (const float *)slots[w->w_slot] + w->w_offset,
+                        .bias =
+                            w->b_slot >= 0 ? (const float *)slots[w->b_slot] + w->b_offset : NULL,
+                        .out = (float *)slots[w->out_slot] + w->out_offset,
+                        .padded_h = stax_padded_extent(w, 0),
+                        .padded_w = stax_padded_extent(w, 1)};
+    int64_t planes = w->batch * w->out_channels;
+    if (planes <= 0 || w->out[0] * w->out[1] <= 0) return;
+    int64_t grain = stax_grain(host, planes, 1, threads);
+    if (threads <= 1 || planes <= grain || !host || !host->parallel_for)
+        depthwise_range(&t, 0, planes);
+    else
+        host->parallel_for(planes, grain, depthwise_range, &t);
+}

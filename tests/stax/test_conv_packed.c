@@ -1,0 +1,342 @@
+/* stax's conv paths against a double-precision direct convolution computed
+ * here: the implicit GEMM whose im2col columns are packed straight into the
+ * micro-kernel's B panels (every family forced through STAX_GEMM_KERNEL,
+ * and the legacy im2col matrix), the 1x1 conv whose input is B, grouped and
+ * depthwise convs, batch > 1, with the bias and a relu after the conv. The
+ * shapes are odd on purpose: panel and tile edges, pads on one side only,
+ * strides and dilations that leave taps in the padding. */
+#include "stax_harness.h"
+
+typedef struct conv_case {
+    const char *what;
+    int64_t batch, in_channels, out_channels, group;
+    int64_t in[2], kernel[2], stride[2], dilation[2], pads[4]; /* pads: top, left, bottom, right */
+    bool bias, relu;
+} conv_case;
+
+static int64_t output_size(const conv_case *c, int a) {
+    int64_t span = c->dilation[a] * (c->kernel[a] - 1) + 1;
+    return (c->in[a] + c->pads[a] + c->pads[2 + a] - span) / c->stride[a] + 1;
+}
+
+/* y[n][co][oh][ow] = b[co] + sum over ci in co's group, kh, kw of
+ * x[n][ci][ih][iw] * w[co][ci - group start][kh][kw], in double. */
+static double *direct_conv(const conv_case *c, const float *x, const float *w, const float *b) {
+    int64_t oh_n = output_size(c, 0), ow_n = output_size(c, 1);
+    int64_t cin_g = c->in_channels / c->group, cout_g = c->out_channels / c->group;
+    double *y = calloc((size_t)(c->batch * c->out_channels * oh_n * ow_n), sizeof *y);
+    ck_assert_ptr_nonnull(y);
+    for (int64_t n = 0; n < c->batch; n++)
+        for (int64_t co = 0; co < c->out_channels; co++)
+            for (int64_t oh = 0; oh < oh_n; oh++)
+                for (int64_t ow = 0; ow < ow_n; ow++) {
+                    double sum = c->bias ? b[co] : 0.0;
+                    for (int64_t i = 0; i < cin_g; i++) {
+                        int64_t ci = co / cout_g * cin_g + i;
+                        for (int64_t kh = 0; kh < c->kernel[0]; kh++)
+                            for (int64_t kw = 0; kw < c->kernel[1]; kw++) {
+                                int64_t ih = oh * c->stride[0] + kh * c->dilation[0] - c->pads[0];
+                                int64_t iw = ow * c->stride[1] + kw * c->dilation[1] - c->pads[1];
+                                if (ih < 0 || ih >= c->in[0] || iw < 0 || iw >= c->in[1]) continue;
+                                double xv =
+                                    x[((n * c->in_channels + ci) * c->in[0] + ih) * c->in[1] + iw];
+                                double wv =
+                                    w[((co * cin_g + i) * c->kernel[0] + kh) * c->kernel[1] + kw];
+                                sum += xv * wv;
+                            }
+                    }
+                    if (c->relu && sum < 0.0) sum = 0.0;
+                    y[((n * c->out_channels + co) * oh_n + oh) * ow_n + ow] = sum;
+                }
+    return y;
+}
+
+/* graph(x[, w][, b]) { y = conv(x, w[, b]); relu(y) when asked } on stax;
+ * with `constant_weights` w is a constant node of the graph (packed at
+ * compile), else an input. */
+static tp_tensor *run_on_stax(const conv_case *c, tp_tensor *const *operands,
+                              bool constant_weights) {
+    tp_graph *g = NULL;
+    ck_assert_int_eq(tp_graph_create("conv_packed", &g), TP_OK);
+    tp_value_id ids[3], y;
+    tp_tensor *inputs[3];
+    int num_inputs = 0;
+    static const char *const names[] = {"x", "w", "b"};
+    for (int i = 0; i < (c->bias ? 3 : 2); i++) {
+        if (i == 1 && constant_weights) {
+            tp_attrs payload = TP_ATTRS_INIT;
+            payload.data = operands[1];
+            ck_assert_int_eq(tp_graph_add_node(g, "constant", NULL, 0, &payload, "w", &ids[1]),
+                             TP_OK);
+            continue;
+        }
+        tp_type type = {.dtype = TP_F32, .ndim = tp_tensor_ndim(operands[i])};
+        for (int d = 0; d < type.ndim; d++) type.dims[d] = tp_tensor_dim(operands[i], d);
+        ck_assert_int_eq(tp_graph_add_input(g, names[i], &type, &ids[i]), TP_OK);
+        inputs[num_inputs++] = operands[i];
+    }
+    tp_attrs attrs = TP_ATTRS_INIT;
+    attrs.group = c->group;
+    memcpy(attrs.strides, c->stride, sizeof c->stride);
+    memcpy(attrs.dilations, c->dilation, sizeof c->dilation);
+    memcpy(attrs.pads, c->pads, sizeof c->pads);
+    attrs.nstrides = attrs.ndilations = 2;
+    attrs.npads = 4;
+    ck_assert_msg(tp_graph_add_node(g, "conv", ids, c->bias ? 3 : 2, &attrs, "y", &y) == TP_OK,
+                  "%s: %s", c->what, tp_last_error());
+    if (c->relu) {
+        tp_value_id conv = y;
+        ck_assert_msg(tp_graph_add_node(g, "relu", &conv, 1, NULL, "r", &y) == TP_OK, "%s: %s",
+                      c->what, tp_last_error());
+    }
+    ck_assert_int_eq(tp_graph_set_outputs(g, &y, 1), TP_OK);
+    tp_tensor *out[1] = {NULL};
+    ck_assert_msg(stax_test_run("stax", g, inputs, num_inputs, NULL, 0, out) == TP_OK, "%s: %s",
+                  c->what, tp_last_error());
+    tp_graph_destroy(g);
+    return out[0];
+}
+
+static void check_conv(const conv_case *c, const char *family, bool constant_weights) {
+    int64_t x_shape[4] = {c->batch, c->in_channels, c->in[0], c->in[1]};
+    int64_t w_shape[4] = {c->out_channels, c->in_channels / c->group, c->kernel[0], c->kernel[1]};
+    int64_t b_shape[1] = {c->out_channels};
+    tp_tensor *inputs[3] = {stax_test_random(TP_F32, 4, x_shape, 21),
+                            stax_test_random(TP_F32, 4, w_shape, 22),
+                            stax_test_random(TP_F32, 1, b_shape, 23)};
+    if (family) setenv("STAX_GEMM_KERNEL", family, 1);
+    tp_tensor *got = run_on_stax(c, inputs, constant_weights);
+    unsetenv("STAX_GEMM_KERNEL");
+    double *want = direct_conv(c, tp_tensor_data(inputs[0]), tp_tensor_data(inputs[1]),
+                               tp_tensor_data(inputs[2]));
+    int64_t oh_n = output_size(c, 0), ow_n = output_size(c, 1);
+    ck_assert_int_eq(tp_tensor_numel(got), c->batch * c->out_channels * oh_n * ow_n);
+    ck_assert_int_eq(tp_tensor_dim(got, 2), oh_n);
+    ck_assert_int_eq(tp_tensor_dim(got, 3), ow_n);
+    /* f32 sums of up to a few hundred products of values in [-1, 1) */
+    int64_t taps = c->in_channels / c->group * c->kernel[0] * c->kernel[1];
+    double atol = 1e-6 * (double)taps + 1e-5;
+    for (int64_t i = 0; i < tp_tensor_numel(got); i++) {
+        double a = tp_tensor_get_f64(got, i);
+        ck_assert_msg(fabs(a - want[i]) <= atol + 1e-5 * fabs(want[i]),
+                      "%s (STAX_GEMM_KERNEL=%s, %s weights): element %lld is %.9g, the direct "
+                      "conv gives %.9g",
+                      c->what, family ? family : "auto", constant_weights ? "constant" : "input",
+                      (long long)i, a, want[i]);
+    }
+    free(want);
+    tp_tensor_release(got);
+    for (int i = 0; i < 3; i++) tp_tensor_release(inputs[i]);
+}
+
+static const conv_case gemm_cases[] = {
+    {"3x3 pad 1, bias, relu",
+     1,
+     5,
+     7,
+     1,
+     {9, 11},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1, 1, 1},
+     true,
+     true},
+    {"3x3 stride 2, odd sizes, batch 3",
+     3,
+     6,
+     13,
+     1,
+     {17, 15},
+     {3, 3},
+     {2, 2},
+     {1, 1},
+     {1, 1, 1, 1},
+     true,
+     false},
+    {"stride 2x3, pads on one side, no bias",
+     1,
+     3,
+     20,
+     1,
+     {10, 13},
+     {3, 2},
+     {2, 3},
+     {1, 1},
+     {0, 2, 1, 0},
+     false,
+     true},
+    {"dilation 2, pad 2", 2, 4, 6, 1, {8, 9}, {3, 3}, {1, 1}, {2, 2}, {2, 2, 2, 2}, true, true},
+    {"7x7 stride 2 pad 3 (a network's stem)",
+     1,
+     3,
+     16,
+     1,
+     {23, 21},
+     {7, 7},
+     {2, 2},
+     {1, 1},
+     {3, 3, 3, 3},
+     true,
+     true},
+    {"1x1 stride 2 (a downsampling shortcut)",
+     2,
+     9,
+     17,
+     1,
+     {11, 9},
+     {1, 1},
+     {2, 2},
+     {1, 1},
+     {0, 0, 0, 0},
+     true,
+     false},
+    {"1x1 (the input is B), batch 2",
+     2,
+     17,
+     25,
+     1,
+     {6, 5},
+     {1, 1},
+     {1, 1},
+     {1, 1},
+     {0, 0, 0, 0},
+     true,
+     true},
+    {"group 3, batch 2", 2, 9, 12, 3, {7, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, true},
+    {"k past one k block (kc)",
+     1,
+     40,
+     19,
+     1,
+     {6, 7},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1, 1, 1},
+     true,
+     false},
+    {"batch 2, a product above the pool's small-product size (panels split across images)",
+     2,
+     32,
+     64,
+     1,
+     {32, 33},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1, 1, 1},
+     true,
+     true},
+    {"taps wholly in the padding",
+     1,
+     2,
+     3,
+     1,
+     {2, 3},
+     {3, 3},
+     {1, 1},
+     {3, 3},
+     {3, 3, 3, 3},
+     true,
+     false},
+};
+
+START_TEST(packed_conv_matches_a_direct_convolution_on_every_family) {
+    stax_test_cache_dir();
+    static const char *const families[] = {NULL, "avx2", "generic", "avx512", "legacy"};
+    for (size_t f = 0; f < sizeof families / sizeof *families; f++)
+        for (size_t i = 0; i < sizeof gemm_cases / sizeof *gemm_cases; i++)
+            check_conv(&gemm_cases[i], families[f], false);
+}
+END_TEST
+
+START_TEST(packed_conv_with_constant_weights_matches_a_direct_convolution) {
+    stax_test_cache_dir();
+    static const char *const families[] = {NULL, "avx2", "generic", "avx512"};
+    for (size_t f = 0; f < sizeof families / sizeof *families; f++)
+        for (size_t i = 0; i < sizeof gemm_cases / sizeof *gemm_cases; i++)
+            check_conv(&gemm_cases[i], families[f], true);
+}
+END_TEST
+
+static const conv_case depthwise_cases[] = {
+    {"depthwise 3x3 pad 1, bias, relu",
+     2,
+     8,
+     8,
+     8,
+     {13, 12},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1, 1, 1},
+     true,
+     true},
+    {"depthwise 3x3 stride 2, odd sizes",
+     1,
+     5,
+     5,
+     5,
+     {15, 17},
+     {3, 3},
+     {2, 2},
+     {1, 1},
+     {1, 1, 1, 1},
+     true,
+     false},
+    {"depthwise 5x5 stride 2 pad 2",
+     1,
+     4,
+     4,
+     4,
+     {9, 11},
+     {5, 5},
+     {2, 2},
+     {1, 1},
+     {2, 2, 2, 2},
+     true,
+     true},
+    {"depthwise multiplier 2, dilation 2, pads on one side",
+     3,
+     3,
+     6,
+     3,
+     {7, 9},
+     {3, 3},
+     {1, 1},
+     {2, 2},
+     {0, 2, 2, 0},
+     false,
+     false},
+    {"depthwise wide rows (vector body and tail)",
+     1,
+     3,
+     3,
+     3,
+     {5, 61},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1, 1, 1},
+     true,
+     true},
+};
+
+START_TEST(depthwise_conv_matches_a_direct_convolution) {
+    stax_test_cache_dir();
+    for (size_t i = 0; i < sizeof depthwise_cases / sizeof *depthwise_cases; i++)
+        check_conv(&depthwise_cases[i], NULL, i % 2 == 1);
+}
+END_TEST
+
+TP_TEST_SUITE(stax_conv_packed) {
+    Suite *s = suite_create("stax_conv_packed");
+    TCase *c = tcase_create("conv_packed");
+    tcase_set_timeout(c, 300);
+    tcase_add_test(c, packed_conv_matches_a_direct_convolution_on_every_family);
+    tcase_add_test(c, packed_conv_with_constant_weights_matches_a_direct_convolution);
+    tcase_add_test(c, depthwise_conv_matches_a_direct_convolution);
+    suite_add_tcase(s, c);
+    return s;
+}

@@ -1,0 +1,97 @@
+/* stax's max_pool and avg_pool against a direct double-precision pool
+ * computed here: rows wide enough for the vector body and its tail, stride 1
+ * and 2 (a network's 3x3 stride-2 pad-1 stem pool), a NaN that must reach
+ * every window that holds it, and an average that divides by the taps
+ * inside the image. */
+#include "stax_harness.h"
+
+typedef struct pool_case {
+    const char *what;
+    bool is_max;
+    int64_t batch, channels, in[2], kernel, stride, pad;
+} pool_case;
+
+static int64_t pool_out(const pool_case *c, int a) {
+    return (c->in[a] + 2 * c->pad - c->kernel) / c->stride + 1;
+}
+
+static void check_pool(const pool_case *c, bool with_nan) {
+    int64_t shape[4] = {c->batch, c->channels, c->in[0], c->in[1]};
+    tp_tensor *x = stax_test_random(TP_F32, 4, shape, 31);
+    float *data = tp_tensor_data_mut(x);
+    if (with_nan) data[c->in[1] + 5] = NAN; /* plane 0, row 1, column 5 */
+    tp_graph *g = NULL;
+    ck_assert_int_eq(tp_graph_create("pool_rows", &g), TP_OK);
+    tp_type type = {.dtype = TP_F32, .ndim = 4};
+    memcpy(type.dims, shape, sizeof shape);
+    tp_value_id in, y;
+    ck_assert_int_eq(tp_graph_add_input(g, "x", &type, &in), TP_OK);
+    tp_attrs a = TP_ATTRS_INIT;
+    a.nkernel_shape = a.nstrides = 2, a.npads = 4;
+    for (int i = 0; i < 2; i++) a.kernel_shape[i] = c->kernel, a.strides[i] = c->stride;
+    for (int i = 0; i < 4; i++) a.pads[i] = c->pad;
+    ck_assert_int_eq(tp_graph_add_node(g, c->is_max ? "max_pool" : "avg_pool", &in, 1, &a, "y", &y),
+                     TP_OK);
+    ck_assert_int_eq(tp_graph_set_outputs(g, &y, 1), TP_OK);
+    tp_tensor *got[1] = {NULL};
+    ck_assert_int_eq(stax_test_run("stax", g, &x, 1, NULL, 0, got), TP_OK);
+    int64_t oh_n = pool_out(c, 0), ow_n = pool_out(c, 1);
+    ck_assert_int_eq(tp_tensor_numel(got[0]), c->batch * c->channels * oh_n * ow_n);
+    for (int64_t p = 0; p < c->batch * c->channels; p++)
+        for (int64_t oh = 0; oh < oh_n; oh++)
+            for (int64_t ow = 0; ow < ow_n; ow++) {
+                double best = -INFINITY, sum = 0.0;
+                int64_t taps = 0;
+                bool nan_seen = false;
+                for (int64_t kh = 0; kh < c->kernel; kh++)
+                    for (int64_t kw = 0; kw < c->kernel; kw++) {
+                        int64_t ih = oh * c->stride + kh - c->pad,
+                                iw = ow * c->stride + kw - c->pad;
+                        if (ih < 0 || ih >= c->in[0] || iw < 0 || iw >= c->in[1]) continue;
+                        double v = data[(p * c->in[0] + ih) * c->in[1] + iw];
+                        nan_seen = nan_seen || isnan(v);
+                        best = v > best ? v : best;
+                        sum += v, taps++;
+                    }
+                double want = c->is_max ? (nan_seen ? NAN : best) : sum / (double)taps;
+                double have = tp_tensor_get_f64(got[0], (p * oh_n + oh) * ow_n + ow);
+                bool ok = isnan(want) ? isnan(have) : fabs(have - want) <= 1e-6 + 1e-6 * fabs(want);
+                ck_assert_msg(ok,
+                              "%s%s: plane %lld (%lld, %lld) is %.9g, the direct pool gives %.9g",
+                              c->what, with_nan ? " with a NaN" : "", (long long)p, (long long)oh,
+                              (long long)ow, have, want);
+            }
+    tp_tensor_release(got[0]);
+    tp_tensor_release(x);
+    tp_graph_destroy(g);
+}
+
+static const pool_case cases[] = {
+    {"max 3x3 stride 2 pad 1 (a network's stem)", true, 2, 3, {23, 45}, 3, 2, 1},
+    {"max 2x2 stride 1", true, 1, 2, {9, 37}, 2, 1, 0},
+    {"average 3x3 stride 1 pad 1", false, 1, 3, {8, 41}, 3, 1, 1},
+    {"average 3x3 stride 2 pad 1", false, 2, 2, {11, 29}, 3, 2, 1},
+};
+
+START_TEST(pools_match_a_direct_pool) {
+    stax_test_cache_dir();
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) check_pool(&cases[i], false);
+}
+END_TEST
+
+START_TEST(max_pool_propagates_a_nan_to_every_window_that_holds_it) {
+    stax_test_cache_dir();
+    check_pool(&cases[0], true);
+    check_pool(&cases[1], true);
+}
+END_TEST
+
+TP_TEST_SUITE(stax_pool_rows) {
+    Suite *s = suite_create("stax_pool_rows");
+    TCase *c = tcase_create("pool_rows");
+    tcase_set_timeout(c, 300);
+    tcase_add_test(c, pools_match_a_direct_pool);
+    tcase_add_test(c, max_pool_propagates_a_nan_to_every_window_that_holds_it);
+    suite_add_tcase(s, c);
+    return s;
+}
