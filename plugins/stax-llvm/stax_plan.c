@@ -548,6 +548,21 @@ static size_t raw_product_bytes(const stax_value *mm) {
     return (size_t)tpcommon_numel(&mm->type) * sizeof(float);
 }
 
+/* Whether the batches of `gm` share one B that the driver would pack again
+ * for each batch because A's rows do not continue from batch to batch (a
+ * [seq, batch, in] permute of a [batch, seq, in] activation times a weight,
+ * as ONNX exports of PyTorch's attention write the input projection): the
+ * repacking ((batch - 1) * k * n floats) then costs more than copying A once
+ * (batch * m * k), after which fold_broadcast_batches makes it one product. */
+static bool shared_b_repacked_per_batch(const stax_gemm *gm) {
+    if (gm->batch <= 1 || gm->a_rs == 0) return false;
+    for (int32_t d = 0; d < gm->batch_ndim; d++)
+        if (gm->b_batch_strides[d] != 0) return false;
+    return (gm->batch - 1) * gm->n > gm->batch * gm->m;
+}
+
+static int32_t contiguous_operand(planner *p, int32_t r, int32_t v, stax_view *out);
+
 static int32_t plan_matmul_region(planner *p, int32_t r) {
     const tpcommon_region *region = &p->fusion.regions[r];
     int32_t mm = region->matmul, root = region->root;
@@ -572,6 +587,16 @@ static int32_t plan_matmul_region(planner *p, int32_t r) {
     }
     describe_gemm(p, mm);
     stax_gemm *gm = &p->gemms[mm];
+    if (!p->mode && shared_b_repacked_per_batch(gm)) {
+        /* A made contiguous once folds the batch into rows (see above) */
+        int32_t a = node->operands[0];
+        stax_view saved = p->values[a].view, copy;
+        status = contiguous_operand(p, r, a, &copy);
+        if (status != TP_PLUGIN_OK) return status;
+        p->values[a].view = copy;
+        describe_gemm(p, mm);
+        p->values[a].view = saved;
+    }
     int64_t out_numel = gm->batch * gm->m * gm->n;
     if (stax_decide(&p->eg, out_numel == 0)) return TP_PLUGIN_OK;
     int32_t epilogue_kernel = -1;

@@ -6,6 +6,10 @@
  * broadcast batches, an epilogue, one and two threads. */
 #include "stax_harness.h"
 
+#include <math.h>
+
+#include "tensorplay/profile.h"
+
 static const char *const families[] = {"auto", "avx512", "avx2", "generic", "legacy"};
 #define NUM_FAMILIES (int)(sizeof families / sizeof *families)
 
@@ -195,6 +199,77 @@ START_TEST(batched_and_broadcast_products_match_a_double_loop) {
 }
 END_TEST
 
+/* ---- a weight shared by every batch ---- */
+
+typedef struct gemm_kernels_seen {
+    int gemms;
+    char names[512];
+} gemm_kernels_seen;
+
+static void note_gemm_kernel(const tp_profile_event *event, void *user) {
+    gemm_kernels_seen *seen = user;
+    if (strcmp(event->phase, "kernel") || strncmp(event->detail, "gemm_", 5)) return;
+    seen->gemms++;
+    size_t used = strlen(seen->names);
+    snprintf(seen->names + used, sizeof seen->names - used, " %s", event->detail);
+}
+
+/* x [batch, seq, in], read as [seq, batch, in] (permuted, or stored so),
+ * times w [in, out]: the products share w, so stax runs them as one
+ * seq*batch-row product (one gemm kernel, named by its m x n x k). */
+static void check_shared_weight(bool permuted) {
+    const int64_t batch = 4, seq = 6, in = 5, out = 40;
+    tp_graph *g = NULL;
+    ck_assert_int_eq(tp_graph_create("shared_weight", &g), TP_OK);
+    int64_t x_dims[3] = {permuted ? batch : seq, permuted ? seq : batch, in}, w_dims[2] = {in, out};
+    tp_value_id x = input(g, "x", 3, x_dims), w = input(g, "w", 2, w_dims), a = x;
+    if (permuted) {
+        tp_attrs perm = TP_ATTRS_INIT;
+        perm.nperm = 3, perm.perm[0] = 1, perm.perm[1] = 0, perm.perm[2] = 2;
+        a = node(g, "permute", &x, 1, &perm);
+    }
+    tp_value_id operands[2] = {a, w};
+    tp_value_id y = node(g, "matmul", operands, 2, NULL);
+    ck_assert_int_eq(tp_graph_set_outputs(g, &y, 1), TP_OK);
+    tp_tensor *inputs[2] = {stax_test_random(TP_F32, 3, x_dims, 31),
+                            stax_test_random(TP_F32, 2, w_dims, 32)};
+    tp_tensor *got[1] = {NULL};
+    gemm_kernels_seen seen = {0};
+    tp_profile_set_handler(note_gemm_kernel, &seen);
+    tp_status status = stax_test_run("stax", g, inputs, 2, NULL, 0, got);
+    tp_profile_set_handler(NULL, NULL);
+    ck_assert_msg(status == TP_OK, "%s", tp_last_error());
+    const float *xs = tp_tensor_data(inputs[0]), *ws = tp_tensor_data(inputs[1]);
+    const float *ys = tp_tensor_data(got[0]);
+    double worst = 0;
+    for (int64_t s = 0; s < seq; s++)
+        for (int64_t b = 0; b < batch; b++)
+            for (int64_t o = 0; o < out; o++) {
+                double want = 0;
+                for (int64_t i = 0; i < in; i++) {
+                    int64_t row = permuted ? b * seq + s : s * batch + b;
+                    want += (double)xs[row * in + i] * ws[i * out + o];
+                }
+                double error = fabs(ys[(s * batch + b) * out + o] - want);
+                worst = error > worst ? error : worst;
+            }
+    ck_assert_msg(worst < 1e-5, "%s: worst error %g", permuted ? "permuted" : "stored", worst);
+    ck_assert_msg(seen.gemms == 1 && strstr(seen.names, " gemm_24x40x5"),
+                  "%s: want one 24-row product, the run reported:%s",
+                  permuted ? "permuted" : "stored", seen.names);
+    tp_tensor_release(got[0]);
+    tp_tensor_release(inputs[0]);
+    tp_tensor_release(inputs[1]);
+    tp_graph_destroy(g);
+}
+
+START_TEST(a_weight_shared_by_every_batch_is_packed_once) {
+    stax_test_cache_dir();
+    check_shared_weight(false);
+    check_shared_weight(true);
+}
+END_TEST
+
 START_TEST(epilogues_see_every_element_once) {
     stax_test_cache_dir();
     product rows = {.m = 290, .k = 50, .n = 37, .relu = true};
@@ -234,6 +309,7 @@ TP_TEST_SUITE(stax_gemm) {
     tcase_add_test(c, matmul_matches_a_double_loop_for_odd_shapes);
     tcase_add_test(c, transposed_operands_match_a_double_loop);
     tcase_add_test(c, batched_and_broadcast_products_match_a_double_loop);
+    tcase_add_test(c, a_weight_shared_by_every_batch_is_packed_once);
     tcase_add_test(c, epilogues_see_every_element_once);
     tcase_add_test(c, an_unknown_kernel_family_is_refused_with_the_variable_named);
     suite_add_tcase(s, c);
