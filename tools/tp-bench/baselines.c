@@ -12,6 +12,8 @@
 typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *,
                          int, float, float *, int);
 
+static void (*openblas_set_threads)(int);
+
 static sgemm_fn openblas_sgemm(void) {
     static sgemm_fn sgemm;
     static bool tried;
@@ -19,6 +21,7 @@ static sgemm_fn openblas_sgemm(void) {
         tried = true;
         void *lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
         sgemm = lib ? (sgemm_fn)dlsym(lib, "cblas_sgemm") : NULL;
+        if (lib) openblas_set_threads = (void (*)(int))dlsym(lib, "openblas_set_num_threads");
     }
     return sgemm;
 }
@@ -27,9 +30,11 @@ bool baseline_openblas_available(void) {
     return openblas_sgemm() != NULL;
 }
 
-double baseline_openblas_median(const bench_case *c, tp_tensor **inputs, int reps) {
+double baseline_openblas_median(const bench_case *c, tp_tensor **inputs, int reps, int threads) {
     sgemm_fn sgemm = openblas_sgemm();
     if (!sgemm) return -1;
+    /* on stax's thread count, like every other contender */
+    if (openblas_set_threads && threads > 0) openblas_set_threads(threads);
     int n = (int)c->b;
     const float *a = tp_tensor_data(inputs[0]), *b = tp_tensor_data(inputs[1]);
     float *out = calloc((size_t)n * (size_t)n, sizeof(float));

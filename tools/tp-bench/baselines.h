@@ -9,7 +9,8 @@
 
 /* Whether libopenblas.so.0 with cblas_sgemm can be loaded. */
 bool baseline_openblas_available(void);
-double baseline_openblas_median(const bench_case *c, tp_tensor **inputs, int reps);
+/* cblas_sgemm for a BENCH_SGEMM case on `threads` threads (openblas_set_num_threads). */
+double baseline_openblas_median(const bench_case *c, tp_tensor **inputs, int reps, int threads);
 
 /* The C loop for a BENCH_POINTWISE_C case on `threads` threads. */
 double baseline_c_loop_median(const bench_case *c, tp_tensor **inputs, int reps, int threads);

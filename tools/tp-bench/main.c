@@ -270,7 +270,7 @@ static double measure_round(contender *c, const bench_case *bc, tp_tensor **inpu
     case CONTENDER_BACKEND:
         return backend_round(c, inputs, n, o->reps);
     case CONTENDER_OPENBLAS:
-        return baseline_openblas_median(bc, inputs, o->reps);
+        return baseline_openblas_median(bc, inputs, o->reps, o->threads);
     case CONTENDER_C_LOOP:
         return baseline_c_loop_median(bc, inputs, o->reps, o->threads);
     case CONTENDER_PEER:
