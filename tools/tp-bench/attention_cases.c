@@ -23,20 +23,6 @@
 
 #define MAX_ROUNDS 64
 
-static double cpu_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static bool selected(const char *list, const char *name) {
-    if (!list) return true;
-    size_t length = strlen(name);
-    for (const char *p = list; (p = strstr(p, name)); p += length)
-        if ((p == list || p[-1] == ',') && (p[length] == ',' || !p[length])) return true;
-    return false;
-}
-
 /* The sub-graph of one attention layer as .tpir: q, k, v [b, h, n, d]. */
 static tp_graph *subgraph(long long b, long long h, long long n, long long d, bool causal) {
     char text[4096];
@@ -116,9 +102,9 @@ static void time_round(contender *who, tp_tensor **inputs, int count, int reps, 
     double wall[256], cpu[256];
     if (reps > 256) reps = 256;
     for (int r = -1; r < reps; r++) {
-        double t0 = bench_now(), c0 = cpu_now();
+        double t0 = bench_now(), c0 = bench_cpu_now();
         tp_executable_run(who->exe, inputs, count, who->outputs);
-        if (r >= 0) wall[r] = bench_now() - t0, cpu[r] = cpu_now() - c0;
+        if (r >= 0) wall[r] = bench_now() - t0, cpu[r] = bench_cpu_now() - c0;
     }
     who->wall[round] = bench_median(wall, reps);
     who->cpu[round] = bench_median(cpu, reps);
@@ -230,13 +216,13 @@ int bench_attention_cases(const char *only, const char *models_dir, int reps, in
     if (rounds > MAX_ROUNDS) rounds = MAX_ROUNDS;
     if (threads < 1) threads = 1;
     int status = 0;
-    if (selected(only, "attention-encoder"))
+    if (bench_case_selected(only, "attention-encoder"))
         status |= run_subgraph("attention-encoder", false, reps, rounds, threads, json);
-    if (selected(only, "attention-gpt2"))
+    if (bench_case_selected(only, "attention-gpt2"))
         status |= run_subgraph("attention-gpt2", true, reps, rounds, threads, json);
-    if (selected(only, "fusion-encoder"))
+    if (bench_case_selected(only, "fusion-encoder"))
         status |= run_model("fusion-encoder", "encoder", models_dir, reps, rounds, threads, json);
-    if (selected(only, "fusion-gpt2-block"))
+    if (bench_case_selected(only, "fusion-gpt2-block"))
         status |=
             run_model("fusion-gpt2-block", "gpt2-block", models_dir, reps, rounds, threads, json);
     return status;

@@ -178,3 +178,11 @@ bool bench_load_model(const bench_case *c, const char *models_dir, tp_graph **gr
     }
     return true;
 }
+
+bool bench_case_selected(const char *list, const char *name) {
+    if (!list) return true;
+    size_t length = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)); p += length)
+        if ((p == list || p[-1] == ',') && (p[length] == ',' || !p[length])) return true;
+    return false;
+}

@@ -37,6 +37,10 @@ tp_tensor **bench_make_inputs(const tp_graph *g, int *count);
 
 /* The graph and inputs of a model case: false with `why` when the files
  * are missing or do not import (the importer's message). */
+/* Whether `name` is one of the comma-separated names in `list` (NULL: every
+ * case is). */
+bool bench_case_selected(const char *list, const char *name);
+
 bool bench_load_model(const bench_case *c, const char *models_dir, tp_graph **graph,
                       tp_tensor ***inputs, int *count, char *why, size_t why_size);
 

@@ -19,42 +19,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "cases.h"
 #include "tensorplay/tensorplay.h"
+#include "timing.h"
 
 #define MAX_ROUNDS 64
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* CPU seconds of every thread of the process: on a loaded machine, work per
- * CPU second still compares the kernels where wall time mostly measures the
- * scheduler. */
-static double cpu_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int compare_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *values, int n) {
-    qsort(values, (size_t)n, sizeof *values, compare_double);
-    return values[n / 2];
-}
-
-static bool selected(const char *list, const char *name) {
-    if (!list) return true;
-    size_t length = strlen(name);
-    for (const char *p = list; (p = strstr(p, name)); p += length)
-        if ((p == list || p[-1] == ',') && (p[length] == ',' || !p[length])) return true;
-    return false;
-}
 
 /* ---- matmul cases ---- */
 
@@ -146,15 +115,15 @@ static void time_calls(contender *who, const openblas *blas, const gemm_case *c,
     if (reps > 256) reps = 256;
     const float *a = tp_tensor_data(inputs[0]), *b = tp_tensor_data(inputs[1]);
     for (int r = -1; r < reps; r++) {
-        double t0 = now(), c0 = cpu_now();
+        double t0 = bench_now(), c0 = bench_cpu_now();
         if (who->exe)
             tp_executable_run(who->exe, inputs, 2, &who->output);
         else
             openblas_call(blas, c, a, b, tp_tensor_data_mut(who->output));
-        if (r >= 0) times[r] = now() - t0, cpu[r] = cpu_now() - c0;
+        if (r >= 0) times[r] = bench_now() - t0, cpu[r] = bench_cpu_now() - c0;
     }
-    who->round_median[round] = median(times, reps);
-    who->round_cpu[round] = median(cpu, reps);
+    who->round_median[round] = bench_median(times, reps);
+    who->round_cpu[round] = bench_median(cpu, reps);
 }
 
 /* max |stax - OpenBLAS| / max |OpenBLAS| */
@@ -171,8 +140,8 @@ static double relative_difference(const tp_tensor *got, const tp_tensor *want) {
 static void range_of(const double *values, int n, double *lo, double *mid, double *hi) {
     double sorted[MAX_ROUNDS];
     memcpy(sorted, values, sizeof *values * (size_t)n);
-    qsort(sorted, (size_t)n, sizeof *sorted, compare_double);
-    *lo = sorted[0], *mid = sorted[n / 2], *hi = sorted[n - 1];
+    *mid = bench_median(sorted, n); /* sorts `sorted` */
+    *lo = sorted[0], *hi = sorted[n - 1];
 }
 
 static void random_fill(tp_tensor *t, uint64_t seed) {
@@ -319,14 +288,14 @@ static double triad_bandwidth(float *a, const float *b, const float *c, int64_t 
     if (threads > 64) threads = 64;
     double best = 1e30;
     for (int rep = 0; rep < 3; rep++) {
-        double t0 = now();
+        double t0 = bench_now();
         for (int t = 0; t < threads; t++) {
             int64_t lo = n * t / threads, hi = n * (t + 1) / threads;
             parts[t] = (triad_part){a + lo, b + lo, c + lo, hi - lo};
             pthread_create(&ids[t], NULL, triad_thread, &parts[t]);
         }
         for (int t = 0; t < threads; t++) pthread_join(ids[t], NULL);
-        double elapsed = now() - t0;
+        double elapsed = bench_now() - t0;
         if (elapsed < best) best = elapsed;
     }
     return 12.0 * (double)n / best;
@@ -365,11 +334,11 @@ static int run_softmax_case(int reps, int rounds, int threads, int json) {
     for (int r = 0; r < rounds; r++) {
         double before = triad_bandwidth(a, b, c, tn, threads);
         for (int i = -1; i < reps; i++) {
-            double t0 = now();
+            double t0 = bench_now();
             tp_executable_run(exe, &input, 1, &output);
-            if (i >= 0) times[i] = now() - t0;
+            if (i >= 0) times[i] = bench_now() - t0;
         }
-        double time = median(times, reps);
+        double time = bench_median(times, reps);
         double after = triad_bandwidth(a, b, c, tn, threads);
         bandwidth[r] = fmax(before, after);
         fraction[r] = 12.0 * (double)n / time / bandwidth[r];
@@ -410,8 +379,9 @@ int bench_kernel_cases(const char *only, int reps, int rounds, int threads, int 
     if (!blas.sgemm && !json) printf("OpenBLAS: n/a (libopenblas.so.0 not found)\n");
     int status = 0;
     for (size_t i = 0; i < sizeof gemm_cases / sizeof *gemm_cases; i++)
-        if (selected(only, gemm_cases[i].name))
+        if (bench_case_selected(only, gemm_cases[i].name))
             status |= run_gemm_case(&gemm_cases[i], &blas, reps, rounds, threads, json);
-    if (selected(only, "softmax-4096")) status |= run_softmax_case(reps, rounds, threads, json);
+    if (bench_case_selected(only, "softmax-4096"))
+        status |= run_softmax_case(reps, rounds, threads, json);
     return status;
 }

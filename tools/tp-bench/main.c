@@ -98,14 +98,6 @@ static const char *cache_dir(void) {
     return path;
 }
 
-static bool selected(const char *list, const char *name) {
-    if (!list) return true;
-    size_t length = strlen(name);
-    for (const char *p = list; (p = strstr(p, name)); p += length)
-        if ((p == list || p[-1] == ',') && (p[length] == ',' || !p[length])) return true;
-    return false;
-}
-
 static summary summarize(const contender *c) {
     double sorted[MAX_ROUNDS];
     memcpy(sorted, c->medians, sizeof(double) * (size_t)c->rounds);
@@ -653,8 +645,9 @@ int main(int argc, char **argv) {
         printf("oracle and peers: %s (threads %d)\n", o.python, o.threads);
     }
     for (int c = 0; c < bench_num_cases; c++)
-        if (selected(o.only, bench_cases[c].name)) run_case(&bench_cases[c], &helper, triad, &o);
-    if (selected(o.only, "compile-latency")) bench_compile_latency(o.json);
+        if (bench_case_selected(o.only, bench_cases[c].name))
+            run_case(&bench_cases[c], &helper, triad, &o);
+    if (bench_case_selected(o.only, "compile-latency")) bench_compile_latency(o.json);
     int status = 0;
     if (o.plot) {
         char reply[1024] = "";
