@@ -110,24 +110,6 @@ static void time_round(contender *who, tp_tensor **inputs, int count, int reps, 
     who->cpu[round] = bench_median(cpu, reps);
 }
 
-/* max |fused - unfused| / max |unfused| over the first output */
-static double relative_difference(const tp_tensor *got, const tp_tensor *want) {
-    const float *g = tp_tensor_data(got), *w = tp_tensor_data(want);
-    double diff = 0, scale = 0;
-    for (int64_t i = 0; i < tp_tensor_numel(want); i++) {
-        diff = fmax(diff, fabs((double)g[i] - w[i]));
-        scale = fmax(scale, fabs((double)w[i]));
-    }
-    return scale > 0 ? diff / scale : diff;
-}
-
-static void low_mid_high(double *values, int n, double *lo, double *mid, double *hi) {
-    double sorted[MAX_ROUNDS];
-    memcpy(sorted, values, sizeof *values * (size_t)n);
-    bench_median(sorted, n); /* sorts */
-    *lo = sorted[0], *mid = sorted[n / 2], *hi = sorted[n - 1];
-}
-
 static int run_case(const char *name, tp_graph *g, tp_tensor **inputs, int count, int reps,
                     int rounds, int threads, int json) {
     contender who[2];
@@ -144,11 +126,11 @@ static int run_case(const char *name, tp_graph *g, tp_tensor **inputs, int count
         cpu_ratio[r] = who[0].cpu[r] / who[1].cpu[r];
     }
     double f[3], u[3], q[3], c[3];
-    low_mid_high(who[0].wall, rounds, &f[0], &f[1], &f[2]);
-    low_mid_high(who[1].wall, rounds, &u[0], &u[1], &u[2]);
-    low_mid_high(ratio, rounds, &q[0], &q[1], &q[2]);
-    low_mid_high(cpu_ratio, rounds, &c[0], &c[1], &c[2]);
-    double diff = relative_difference(who[0].outputs[0], who[1].outputs[0]);
+    bench_range(who[0].wall, rounds, &f[0], &f[1], &f[2]);
+    bench_range(who[1].wall, rounds, &u[0], &u[1], &u[2]);
+    bench_range(ratio, rounds, &q[0], &q[1], &q[2]);
+    bench_range(cpu_ratio, rounds, &c[0], &c[1], &c[2]);
+    double diff = bench_max_relative_difference(who[0].outputs[0], who[1].outputs[0]);
     if (json)
         printf("{\"case\":\"%s\",\"threads\":%d,\"fused_ms\":%.4f,\"fused_min_ms\":%.4f,"
                "\"fused_max_ms\":%.4f,\"unfused_ms\":%.4f,\"unfused_min_ms\":%.4f,"

@@ -1,6 +1,7 @@
 /* tp-bench's case table and graph builders (see cases.h). */
 #include "cases.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,4 +186,14 @@ bool bench_case_selected(const char *list, const char *name) {
     for (const char *p = list; (p = strstr(p, name)); p += length)
         if ((p == list || p[-1] == ',') && (p[length] == ',' || !p[length])) return true;
     return false;
+}
+
+double bench_max_relative_difference(const tp_tensor *got, const tp_tensor *want) {
+    const float *g = tp_tensor_data(got), *w = tp_tensor_data(want);
+    double diff = 0, scale = 0;
+    for (int64_t i = 0; i < tp_tensor_numel(want); i++) {
+        diff = fmax(diff, fabs((double)g[i] - w[i]));
+        scale = fmax(scale, fabs((double)w[i]));
+    }
+    return scale > 0 ? diff / scale : diff;
 }

@@ -41,6 +41,9 @@ tp_tensor **bench_make_inputs(const tp_graph *g, int *count);
  * case is). */
 bool bench_case_selected(const char *list, const char *name);
 
+/* max |got - want| / max |want| over two f32 tensors of one shape. */
+double bench_max_relative_difference(const tp_tensor *got, const tp_tensor *want);
+
 bool bench_load_model(const bench_case *c, const char *models_dir, tp_graph **graph,
                       tp_tensor ***inputs, int *count, char *why, size_t why_size);
 

@@ -126,24 +126,6 @@ static void time_calls(contender *who, const openblas *blas, const gemm_case *c,
     who->round_cpu[round] = bench_median(cpu, reps);
 }
 
-/* max |stax - OpenBLAS| / max |OpenBLAS| */
-static double relative_difference(const tp_tensor *got, const tp_tensor *want) {
-    const float *g = tp_tensor_data(got), *w = tp_tensor_data(want);
-    double diff = 0, scale = 0;
-    for (int64_t i = 0; i < tp_tensor_numel(want); i++) {
-        diff = fmax(diff, fabs((double)g[i] - w[i]));
-        scale = fmax(scale, fabs((double)w[i]));
-    }
-    return scale > 0 ? diff / scale : diff;
-}
-
-static void range_of(const double *values, int n, double *lo, double *mid, double *hi) {
-    double sorted[MAX_ROUNDS];
-    memcpy(sorted, values, sizeof *values * (size_t)n);
-    *mid = bench_median(sorted, n); /* sorts `sorted` */
-    *lo = sorted[0], *hi = sorted[n - 1];
-}
-
 static void random_fill(tp_tensor *t, uint64_t seed) {
     float *d = tp_tensor_data_mut(t);
     for (int64_t i = 0; i < tp_tensor_numel(t); i++) {
@@ -224,18 +206,19 @@ static int run_gemm_case(const gemm_case *c, const openblas *blas, int reps, int
         const contender *w = &who[i];
         double lo, mid, hi, ratio[MAX_ROUNDS], rlo = 0, rmid = 0, rhi = 0;
         double cpu_lo, cpu_mid, cpu_hi, cpu_ratio = 0;
-        range_of(w->round_median, rounds, &lo, &mid, &hi);
-        range_of(w->round_cpu, rounds, &cpu_lo, &cpu_mid, &cpu_hi);
+        bench_range(w->round_median, rounds, &lo, &mid, &hi);
+        bench_range(w->round_cpu, rounds, &cpu_lo, &cpu_mid, &cpu_hi);
         if (reference && w != reference) {
             for (int r = 0; r < rounds; r++)
                 ratio[r] = reference->round_median[r] / w->round_median[r];
-            range_of(ratio, rounds, &rlo, &rmid, &rhi);
+            bench_range(ratio, rounds, &rlo, &rmid, &rhi);
             double ref_lo, ref_mid, ref_hi;
-            range_of(reference->round_cpu, rounds, &ref_lo, &ref_mid, &ref_hi);
+            bench_range(reference->round_cpu, rounds, &ref_lo, &ref_mid, &ref_hi);
             cpu_ratio = ref_mid / cpu_mid;
         }
-        double check =
-            reference && w != reference ? relative_difference(w->output, reference->output) : 0;
+        double check = reference && w != reference
+                           ? bench_max_relative_difference(w->output, reference->output)
+                           : 0;
         if (json) {
             printf("{\"case\":\"%s\",\"kernel\":\"%s\",\"threads\":%d,\"gflops_median\":%.1f,"
                    "\"gflops_min\":%.1f,\"gflops_max\":%.1f",
@@ -352,8 +335,8 @@ static int run_softmax_case(int reps, int rounds, int threads, int json) {
         worst = fmax(worst, fabs(sum - 1.0));
     }
     double lo, mid, hi, blo, bmid, bhi;
-    range_of(fraction, rounds, &lo, &mid, &hi);
-    range_of(bandwidth, rounds, &blo, &bmid, &bhi);
+    bench_range(fraction, rounds, &lo, &mid, &hi);
+    bench_range(bandwidth, rounds, &blo, &bmid, &bhi);
     if (json)
         printf("{\"case\":\"softmax-4096\",\"threads\":%d,\"bound_fraction_median\":%.3f,"
                "\"bound_fraction_min\":%.3f,\"bound_fraction_max\":%.3f,\"triad_gb_per_s\":%.2f,"

@@ -2,6 +2,7 @@
 #include "timing.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 double bench_now(void) {
@@ -25,4 +26,16 @@ double bench_median(double *times, int n) {
     if (n < 1) return -1;
     qsort(times, (size_t)n, sizeof *times, compare_double);
     return n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+}
+
+void bench_range(const double *values, int n, double *lo, double *mid, double *hi) {
+    double *sorted = malloc(sizeof *sorted * (size_t)n);
+    if (!sorted) {
+        *lo = *mid = *hi = values[0];
+        return;
+    }
+    memcpy(sorted, values, sizeof *sorted * (size_t)n);
+    *mid = bench_median(sorted, n); /* sorts */
+    *lo = sorted[0], *hi = sorted[n - 1];
+    free(sorted);
 }

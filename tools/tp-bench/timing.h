@@ -11,4 +11,7 @@ double bench_cpu_now(void);
 /* The median of `times` (sorted in place); -1 when n < 1. */
 double bench_median(double *times, int n);
 
+/* The lowest, median and highest of `values` (n >= 1; left unsorted). */
+void bench_range(const double *values, int n, double *lo, double *mid, double *hi);
+
 #endif
