@@ -43,18 +43,27 @@ static tpcommon_region_kind kind_of_root(int32_t op) {
 /* root_of[v] for every node: the value whose region v joins (v itself when v
  * is a root). Decided from the last value back, so a consumer is settled
  * before its producers; one pass, no recursion. */
-static void assign_roots(const tp_plugin_graph *graph, const int32_t *uses,
-                         const int32_t *consumers, const int32_t *operand_of, int32_t *root_of,
-                         int32_t *matmul_of_root, int32_t *members_of_root) {
+/* Whether v may anchor a pointwise epilogue: a matmul always, a conv when
+ * the backend asked for window epilogues. */
+static bool anchors_epilogue(const tp_plugin_graph *graph, const tp_plugin_value *value,
+                             const tpcommon_fusion_options *options) {
+    int32_t op = tpcommon_op_of(graph, value);
+    if (tpcommon_op_kind(op) == TPCOMMON_KIND_MATMUL) return true;
+    return options->window_epilogues && op == TP_PLUGIN_OP_CONV;
+}
+
+static void assign_roots(const tp_plugin_graph *graph, const tpcommon_fusion_options *options,
+                         const int32_t *uses, const int32_t *consumers, const int32_t *operand_of,
+                         int32_t *root_of, int32_t *anchor_of_root, int32_t *members_of_root) {
     for (int32_t v = graph->num_values - 1; v >= 0; v--) {
         const tp_plugin_value *value = &graph->values[v];
         root_of[v] = v;
-        matmul_of_root[v] = -1;
+        anchor_of_root[v] = -1;
         members_of_root[v] = 1;
         if (!value->op) continue;
         tpcommon_kind kind = tpcommon_op_kind(tpcommon_op_of(graph, value));
-        if ((kind != TPCOMMON_KIND_POINTWISE && kind != TPCOMMON_KIND_MATMUL) || uses[v] != 1)
-            continue;
+        bool anchor = kind != TPCOMMON_KIND_POINTWISE && anchors_epilogue(graph, value, options);
+        if ((kind != TPCOMMON_KIND_POINTWISE && !anchor) || uses[v] != 1) continue;
         /* one use that a node makes: v is read once and not returned (uses
          * counts returns too) */
         int32_t consumer = consumers[v], operand = operand_of[v];
@@ -77,18 +86,19 @@ static void assign_roots(const tp_plugin_graph *graph, const int32_t *uses,
             }
             continue;
         }
-        /* matmul + pointwise epilogue: one matmul per region, epilogue all pointwise */
+        /* matmul or conv + pointwise epilogue: one anchor per region, epilogue
+         * all pointwise */
         if (user_kind == TPCOMMON_KIND_POINTWISE && root_kind == TPCOMMON_KIND_POINTWISE &&
-            tpcommon_same_shape(&value->type, &user->type) && matmul_of_root[user_root] < 0) {
+            tpcommon_same_shape(&value->type, &user->type) && anchor_of_root[user_root] < 0) {
             root_of[v] = user_root;
-            matmul_of_root[user_root] = v;
+            anchor_of_root[user_root] = v;
             members_of_root[user_root]++;
         }
     }
 }
 
 static int32_t build_regions(const tp_plugin_graph *graph, const int32_t *root_of,
-                             const int32_t *matmul_of_root, tpcommon_fusion *out) {
+                             const int32_t *anchor_of_root, tpcommon_fusion *out) {
     int32_t n = graph->num_values;
     int32_t *region_of_root = malloc(sizeof(int32_t) * ((size_t)n + 1));
     int32_t *counts = calloc((size_t)n + 1, sizeof(int32_t));
@@ -105,10 +115,14 @@ static int32_t build_regions(const tp_plugin_graph *graph, const int32_t *root_o
         if (graph->values[v].op && root_of[v] == v) {
             tpcommon_region *region = &out->regions[out->num_regions];
             region->root = v;
-            region->matmul = matmul_of_root[v];
+            int32_t anchor = anchor_of_root[v];
+            int32_t anchor_op = anchor >= 0 ? tpcommon_op_of(graph, &graph->values[anchor]) : -1;
             int32_t op = tpcommon_op_of(graph, &graph->values[v]);
-            region->kind = region->matmul >= 0 ? TPCOMMON_REGION_MATMUL : kind_of_root(op);
-            if (region->kind == TPCOMMON_REGION_MATMUL && region->matmul < 0) region->matmul = v;
+            region->kind = anchor >= 0 ? kind_of_root(anchor_op) : kind_of_root(op);
+            region->matmul =
+                region->kind == TPCOMMON_REGION_MATMUL ? (anchor >= 0 ? anchor : v) : -1;
+            region->window =
+                region->kind == TPCOMMON_REGION_WINDOW ? (anchor >= 0 ? anchor : v) : -1;
             region_of_root[v] = out->num_regions++;
         }
     }
@@ -132,29 +146,38 @@ static int32_t build_regions(const tp_plugin_graph *graph, const int32_t *root_o
 
 int32_t tpcommon_fusion_compute(const tp_plugin_graph *graph, tpcommon_fusion *out, char *error,
                                 size_t error_size) {
+    return tpcommon_fusion_compute_with(graph, NULL, out, error, error_size);
+}
+
+int32_t tpcommon_fusion_compute_with(const tp_plugin_graph *graph,
+                                     const tpcommon_fusion_options *options, tpcommon_fusion *out,
+                                     char *error, size_t error_size) {
+    static const tpcommon_fusion_options defaults = {0};
+    if (!options) options = &defaults;
     memset(out, 0, sizeof *out);
     int32_t n = graph->num_values;
     int32_t *uses = tpcommon_count_uses(graph);
     size_t count = (size_t)n + 1;
     int32_t *root_of = malloc(sizeof(int32_t) * count);
-    int32_t *matmul_of_root = malloc(sizeof(int32_t) * count);
+    int32_t *anchor_of_root = malloc(sizeof(int32_t) * count);
     int32_t *consumers = malloc(sizeof(int32_t) * count);
     int32_t *operand_of = malloc(sizeof(int32_t) * count);
     int32_t *members_of_root = malloc(sizeof(int32_t) * count);
-    int32_t status = uses && root_of && matmul_of_root && consumers && operand_of && members_of_root
+    int32_t status = uses && root_of && anchor_of_root && consumers && operand_of && members_of_root
                          ? TP_PLUGIN_OK
                          : TP_PLUGIN_ERROR;
     if (status == TP_PLUGIN_OK) {
         find_consumers(graph, consumers, operand_of);
-        assign_roots(graph, uses, consumers, operand_of, root_of, matmul_of_root, members_of_root);
-        status = build_regions(graph, root_of, matmul_of_root, out);
+        assign_roots(graph, options, uses, consumers, operand_of, root_of, anchor_of_root,
+                     members_of_root);
+        status = build_regions(graph, root_of, anchor_of_root, out);
     }
     free(consumers);
     free(operand_of);
     free(members_of_root);
     free(uses);
     free(root_of);
-    free(matmul_of_root);
+    free(anchor_of_root);
     if (status != TP_PLUGIN_OK) {
         tpcommon_fusion_free(out);
         return tpcommon_error(error, error_size, "fusion: out of memory for %d values", (int)n);
@@ -174,5 +197,5 @@ int tpcommon_fusion_is_inlined(const tpcommon_fusion *fusion, int32_t value) {
     int32_t r = fusion->region_of[value];
     if (r < 0) return 0;
     const tpcommon_region *region = &fusion->regions[r];
-    return value != region->root && value != region->matmul;
+    return value != region->root && value != region->matmul && value != region->window;
 }

@@ -268,7 +268,8 @@ static int32_t read_options(const tp_plugin_option *options, int32_t count, int6
 }
 
 /* The name a step's kernel time is reported under: the kernel's own name,
- * or "gemm_MxNxK" (with "+EPILOGUE" when it has one) for a blocked matmul. */
+ * or "gemm_MxNxK" for a blocked matmul, "conv_METHOD_NxCxHxW" for a window
+ * step (each with "+EPILOGUE" when it has one). */
 static const char *readable_kernel_name(const char *name) {
     size_t placeholder = strlen("STAXKEY_"); /* the JIT's per-module key (stax_jit.c) */
     return strncmp(name, "STAXKEY_", placeholder) == 0 ? name + placeholder : name;
@@ -281,9 +282,10 @@ static const char *step_name(const stax_program *prog, const stax_step *step, ch
         static const char *const methods[] = {"im2col_gemm", "pointwise_gemm", "depthwise",
                                               "direct", "direct"};
         const stax_window *w = &step->window;
-        snprintf(buffer, size, "%s_%s_%lldx%lldx%lldx%lld", kinds[w->kind], methods[w->method],
+        snprintf(buffer, size, "%s_%s_%lldx%lldx%lldx%lld%s%s", kinds[w->kind], methods[w->method],
                  (long long)w->batch, (long long)w->out_channels, (long long)w->out[0],
-                 (long long)w->out[1]);
+                 (long long)w->out[1], w->epilogue >= 0 ? "+" : "",
+                 w->epilogue >= 0 ? readable_kernel_name(prog->kernel_names[w->epilogue]) : "");
         return buffer;
     }
     if (step->kind == STAX_STEP_ATTENTION) {
@@ -494,8 +496,12 @@ static int32_t stax_run(void *context, tp_plugin_executable *exe, const tp_plugi
  * kernel that checks indices reports an out-of-range one through set_error. */
 static int32_t run_step(tp_plugin_executable *exe, const stax_step *step, int64_t threads) {
     if (step->kind == STAX_STEP_WINDOW) {
+        stax_kernel_fn epilogue =
+            step->window.epilogue >= 0
+                ? (stax_kernel_fn)(uintptr_t)exe->kernels[step->window.epilogue]
+                : NULL;
         stax_window_run(exe->host, step, exe->slot_data, exe->workspace, exe->ukernels,
-                        &exe->gemm_kernels, threads);
+                        &exe->gemm_kernels, epilogue, threads);
         return TP_PLUGIN_OK;
     }
     if (step->kind == STAX_STEP_ATTENTION) {

@@ -5,7 +5,9 @@
  * bounds checks. 3x3 kernels at stride 1 or 2 (MobileNet's) compute each
  * output row in one pass with all nine taps, which the compiler vectorises
  * along the row (stride 2 as interleaved loads); other shapes add one tap at
- * a time into the row. The bias is the accumulator's start. Planes are split
+ * a time into the row. The bias is the accumulator's start. A fused
+ * epilogue (the conv's pointwise consumers) runs on each block of output
+ * rows right after it is computed, while it is in L1. Planes are split
  * between threads; each range of planes has its own buffer. The bordered
  * plane (stax_fill_padded_plane) serves the pools too (stax_pool.c). */
 #include <stdlib.h>
@@ -26,7 +28,14 @@ typedef struct depthwise_task {
     const float *x, *weight, *bias;
     float *out;
     int64_t padded_h, padded_w; /* the zero-bordered input plane */
+    stax_kernel_fn epilogue;    /* or NULL */
+    void **slots;
+    int64_t block_rows; /* output rows per epilogue call */
 } depthwise_task;
+
+/* Output rows per block of a plane that the epilogue takes while the block
+ * is in L1 (about 8 KiB of f32), at least one row. */
+#define DEPTHWISE_EPILOGUE_BLOCK_FLOATS 2048
 
 void stax_fill_padded_plane(const stax_window *w, const float *image, float fill, int64_t padded_h,
                             int64_t padded_w, float *padded) {
@@ -64,10 +73,11 @@ int64_t stax_padded_extent(const stax_window *w, int a) {
                   k[8] * r2[i + 2];                                                                \
     }
 
-STAX_DEPTHWISE_CLONES static void plane_3x3(const float *padded, int64_t padded_w, const float *k,
-                                            float b, int64_t stride, int64_t oh_n, int64_t ow_n,
-                                            float *out) {
-    for (int64_t oh = 0; oh < oh_n; oh++) {
+/* Output rows [oh0, oh1) of a plane. */
+STAX_DEPTHWISE_CLONES static void rows_3x3(const float *padded, int64_t padded_w, const float *k,
+                                           float b, int64_t stride, int64_t oh0, int64_t oh1,
+                                           int64_t ow_n, float *out) {
+    for (int64_t oh = oh0; oh < oh1; oh++) {
         const float *r0 = padded + oh * stride * padded_w, *r1 = r0 + padded_w, *r2 = r1 + padded_w;
         float *row = out + oh * ow_n;
         if (stride == 1) {
@@ -79,12 +89,12 @@ STAX_DEPTHWISE_CLONES static void plane_3x3(const float *padded, int64_t padded_
 }
 
 /* Any kernel, stride and dilation: the row starts at the bias, then each
- * tap adds its shifted input row. */
-STAX_DEPTHWISE_CLONES static void plane_any(const stax_window *w, const float *padded,
-                                            int64_t padded_w, const float *taps, float b,
-                                            float *out) {
-    int64_t oh_n = w->out[0], ow_n = w->out[1], s1 = w->stride[1];
-    for (int64_t oh = 0; oh < oh_n; oh++) {
+ * tap adds its shifted input row. Output rows [oh0, oh1) of a plane. */
+STAX_DEPTHWISE_CLONES static void rows_any(const stax_window *w, const float *padded,
+                                           int64_t padded_w, const float *taps, float b,
+                                           int64_t oh0, int64_t oh1, float *out) {
+    int64_t ow_n = w->out[1], s1 = w->stride[1];
+    for (int64_t oh = oh0; oh < oh1; oh++) {
         float *row = out + oh * ow_n;
         for (int64_t ow = 0; ow < ow_n; ow++) row[ow] = b;
         for (int64_t kh = 0; kh < w->kernel[0]; kh++) {
@@ -119,17 +129,23 @@ static void depthwise_range(void *context, int64_t begin, int64_t end) {
         /* the multiplier's output channels of one input plane share its buffer */
         if (p == begin || co % multiplier == 0)
             stax_fill_padded_plane(w, image, 0.0f, t->padded_h, t->padded_w, padded);
-        if (dense)
-            plane_3x3(padded, t->padded_w, t->weight + co * taps, b, w->stride[0], w->out[0],
-                      w->out[1], plane);
-        else
-            plane_any(w, padded, t->padded_w, t->weight + co * taps, b, plane);
+        int64_t plane_first = p * w->out[0] * w->out[1];
+        for (int64_t oh0 = 0; oh0 < w->out[0]; oh0 += t->block_rows) {
+            int64_t oh1 = oh0 + t->block_rows < w->out[0] ? oh0 + t->block_rows : w->out[0];
+            if (dense)
+                rows_3x3(padded, t->padded_w, t->weight + co * taps, b, w->stride[0], oh0, oh1,
+                         w->out[1], plane);
+            else
+                rows_any(w, padded, t->padded_w, t->weight + co * taps, b, oh0, oh1, plane);
+            if (t->epilogue)
+                t->epilogue(t->slots, plane_first + oh0 * w->out[1], plane_first + oh1 * w->out[1]);
+        }
     }
     free(padded);
 }
 
 void stax_depthwise_run(const tp_plugin_host *host, const stax_window *w, void **slots,
-                        int64_t threads) {
+                        stax_kernel_fn epilogue, int64_t threads) {
     depthwise_task t = {.w = w,
                         .x = (const float *)slots[w->x_slot] + w->x_offset,
                         .weight = (const float *)slots[w->w_slot] + w->w_offset,
@@ -137,7 +153,14 @@ void stax_depthwise_run(const tp_plugin_host *host, const stax_window *w, void *
                             w->b_slot >= 0 ? (const float *)slots[w->b_slot] + w->b_offset : NULL,
                         .out = (float *)slots[w->out_slot] + w->out_offset,
                         .padded_h = stax_padded_extent(w, 0),
-                        .padded_w = stax_padded_extent(w, 1)};
+                        .padded_w = stax_padded_extent(w, 1),
+                        .epilogue = epilogue,
+                        .slots = slots,
+                        .block_rows = w->out[0]};
+    if (epilogue && w->out[1] > 0) {
+        int64_t rows = DEPTHWISE_EPILOGUE_BLOCK_FLOATS / w->out[1];
+        t.block_rows = rows < 1 ? 1 : rows;
+    }
     int64_t planes = w->batch * w->out_channels;
     if (planes <= 0 || w->out[0] * w->out[1] <= 0) return;
     int64_t grain = stax_grain(host, planes, 1, threads);

@@ -44,8 +44,8 @@ static bool flat_compatible(stax_emit_graph *g, const stax_view *view, int64_t s
 }
 
 /* Whether every stored value the expression of `root` reads (through its
- * inlined members, and a matmul's raw product and bias) can use the flat
- * index. A depth-first walk with an explicit stack of value ids, in the
+ * inlined members, a matmul's raw product and bias, a conv's raw result) can
+ * use the flat index. A depth-first walk with an explicit stack of value ids, in the
  * order a recursive walk would take (the decisions are recorded and
  * replayed in this order), stopping at the first view that cannot. */
 static bool loads_flat(stax_emit_graph *g, int32_t root, int64_t numel) {
@@ -61,10 +61,14 @@ static bool loads_flat(stax_emit_graph *g, int32_t root, int64_t numel) {
         } else {
             /* operands to visit next, pushed last-first so the first pops first */
             int32_t first = 0, count = value->num_operands;
-            if (tpcommon_op_kind(tpcommon_op_of(g->graph, value)) == TPCOMMON_KIND_MATMUL) {
+            tpcommon_kind kind = tpcommon_op_kind(tpcommon_op_of(g->graph, value));
+            if (kind == TPCOMMON_KIND_MATMUL) {
                 flat = flat_compatible(g, &info->raw, numel);
                 first = 2;
                 count = value->num_operands > 2 ? 3 : 2;
+            } else if (kind == TPCOMMON_KIND_WINDOW) { /* a conv's result: only its raw view */
+                flat = flat_compatible(g, &info->raw, numel);
+                first = count = 0;
             }
             if (depth + (count - first) > capacity) {
                 int32_t grown_capacity = (capacity + (count - first)) * 2 + 16;

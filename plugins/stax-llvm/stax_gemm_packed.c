@@ -245,10 +245,11 @@ static void add_row_bias(const gemm_call *call, float *c, int64_t r0, int64_t r1
 }
 
 static void epilogue_rows(const gemm_call *call, int64_t batch, int64_t r0, int64_t r1) {
-    int64_t base = batch * call->g->m;
+    int64_t base = batch * call->g->m, offset = call->source->epilogue_offset;
     add_row_bias(call, call->c_base + batch * call->g->m * call->g->n, r0, r1, 0, call->g->n);
     if (call->epilogue && r1 > r0)
-        call->epilogue(call->slots, (base + r0) * call->g->n, (base + r1) * call->g->n);
+        call->epilogue(call->slots, offset + (base + r0) * call->g->n,
+                       offset + (base + r1) * call->g->n);
 }
 
 /* Units [begin, end) of slice s (units of call->grain). */
@@ -317,7 +318,7 @@ static void finish_columns(const gemm_call *call, int64_t batch, int64_t p0, int
     add_row_bias(call, call->c_base + batch * g->m * g->n, 0, g->m, j0, j1);
     if (!call->epilogue) return;
     for (int64_t r = 0; r < g->m; r++) {
-        int64_t row = (batch * g->m + r) * g->n;
+        int64_t row = call->source->epilogue_offset + (batch * g->m + r) * g->n;
         call->epilogue(call->slots, row + j0, row + j1);
     }
 }

@@ -105,6 +105,10 @@ typedef struct stax_window {
     int64_t packed_kc;     /* packed_kc (stax_gemm_pack_whole_a per group), or -1 */
     int32_t x_slot, w_slot, b_slot, out_slot, col_slot; /* -1: absent */
     int64_t x_offset, w_offset, b_offset, out_offset;
+    /* conv + pointwise consumers: the kernel over the region root's flat
+     * range, called on each block of the output once it is final (element i
+     * of the root from element i of out), or -1 */
+    int32_t epilogue;
 } stax_window;
 
 /* One fused attention: per batch index (the batch dims flattened), out =
@@ -339,7 +343,8 @@ struct stax_gemm_kernels;
  * gemm methods. */
 void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **slots,
                      float *workspace, const stax_ukernel_fn ukernels[2],
-                     const struct stax_gemm_kernels *kernels, int64_t threads);
+                     const struct stax_gemm_kernels *kernels, stax_kernel_fn epilogue,
+                     int64_t threads);
 /* Packs a packed conv step's weights (`weights`: its w slot's data) for
  * every group into `out` (out_channels * k floats), for `kernels`' blocking. */
 void stax_window_pack_weights(const stax_step *step, const struct stax_gemm_kernels *kernels,
@@ -356,7 +361,7 @@ void stax_fill_padded_plane(const stax_window *w, const float *image, float fill
 void stax_pool_run(const tp_plugin_host *host, const stax_window *w, void **slots, int64_t threads);
 /* A depthwise conv (window.method STAX_WINDOW_DEPTHWISE; stax_depthwise.c). */
 void stax_depthwise_run(const tp_plugin_host *host, const stax_window *w, void **slots,
-                        int64_t threads);
+                        stax_kernel_fn epilogue, int64_t threads);
 /* The workspace a window step on the micro-kernel family needs (window.packed). */
 size_t stax_window_packed_workspace_bytes(const stax_step *step,
                                           const struct stax_gemm_kernels *kernels, int64_t threads);
@@ -463,9 +468,11 @@ typedef void (*stax_gemm_pack_b_fn)(const void *context, int64_t batch, int64_t 
 typedef struct stax_gemm_source {
     stax_gemm_pack_b_fn pack_b; /* NULL: B read through the gemm's slot and strides */
     const void *b_context;
-    const float *row_bias; /* C[i][j] += row_bias[i] (per product), or NULL */
-    const float *a_packed; /* A already packed (stax_gemm_pack_whole_a; one A for every
-                            * product), or NULL */
+    const float *row_bias;   /* C[i][j] += row_bias[i] (per product), or NULL */
+    const float *a_packed;   /* A already packed (stax_gemm_pack_whole_a; one A for every
+                              * product), or NULL */
+    int64_t epilogue_offset; /* added to the flat range the epilogue is called on (a conv's
+                              * image and group within its output) */
 } stax_gemm_source;
 
 /* Packs A of a batch-1 `gemm` for all its k blocks into `out` (m * k floats),

@@ -251,7 +251,7 @@ static ir_val lower_op(fn_ctx *f, const tp_plugin_value *value, int32_t op, cons
 /* ---- expressions: a value and its inlined producers, without recursion ----
  *
  * A value that is not stored (view.slot < 0: an inlined member of the
- * region, the region's root, or a matmul read as its raw product) is
+ * region, the region's root, or a matmul or conv read as its raw product) is
  * computed from its operands; a stored one is loaded. The expression tree is
  * walked with an explicit stack of frames (one per value being computed,
  * holding the operands gathered so far), so its depth is bounded by memory,
@@ -272,9 +272,12 @@ typedef struct expr_stack {
     int32_t depth, capacity;
 } expr_stack;
 
+/* A matmul or a conv read inside an epilogue: its f32 result lies in its
+ * raw view, written by its step before the epilogue runs (stax_plan.c). */
 static bool is_product(fn_ctx *f, int32_t v) {
     const tp_plugin_value *value = &f->g->graph->values[v];
-    return tpcommon_op_kind(tpcommon_op_of(f->g->graph, value)) == TPCOMMON_KIND_MATMUL;
+    tpcommon_kind kind = tpcommon_op_kind(tpcommon_op_of(f->g->graph, value));
+    return kind == TPCOMMON_KIND_MATMUL || kind == TPCOMMON_KIND_WINDOW;
 }
 
 /* The operand of `v` lowered into slot k (a matmul lowers only its bias). */

@@ -784,6 +784,7 @@ static void describe_window(planner *p, int32_t v, int32_t op, stax_window *w) {
     window_list(value, "pads", spatial, 0, w->pad_begin, w->pad_end);
     w->count_include_pad = tpcommon_attr_int(value, "count_include_pad", 0) != 0;
     w->x_slot = w->w_slot = w->b_slot = w->col_slot = w->packed_w_slot = -1;
+    w->epilogue = -1;
 }
 
 /* The implicit-GEMM shape of one image and group of a conv. */
@@ -865,11 +866,43 @@ static int32_t pack_constant_weights(planner *p, int32_t s) {
     return TP_PLUGIN_OK;
 }
 
+/* Where a conv with a fused epilogue writes its f32 result (its raw view):
+ * in place in the root's home when both are f32 (the epilogue reads element
+ * i and writes element i), else f32 scratch. The conv itself is then not
+ * stored: the epilogue computes the root from the raw result, rounding an
+ * f16/bf16 conv once as the unfused conv would. */
+static int32_t window_epilogue_result(planner *p, int32_t v, int32_t root, stax_view *result) {
+    bool in_place =
+        p->values[v].type.dtype == TP_PLUGIN_F32 && p->values[root].type.dtype == TP_PLUGIN_F32;
+    if (in_place) {
+        *result = contiguous_view(p->values[root].view.slot, p->values[root].view.offset,
+                                  &p->values[v].type);
+    } else {
+        int32_t status = f32_scratch(p, &p->values[v].type, result);
+        if (status != TP_PLUGIN_OK) return status;
+    }
+    p->values[v].raw = *result;
+    p->values[v].view.slot = -1;
+    return TP_PLUGIN_OK;
+}
+
+/* The epilogue kernel of a window region: the root over its home, reading
+ * the conv's raw result. */
+static int32_t emit_window_epilogue(planner *p, int32_t r, int32_t *kernel) {
+    int32_t root = p->fusion.regions[r].root;
+    *kernel = add_kernel(p, r, "epilogue");
+    if (*kernel < 0) return oom(p);
+    int64_t count = 0;
+    return stax_emit_pointwise(&p->eg, p->program->kernel_names[*kernel], root,
+                               &p->values[root].view, &count);
+}
+
 static int32_t plan_window_region(planner *p, int32_t r) {
-    int32_t v = p->fusion.regions[r].root;
+    int32_t v = p->fusion.regions[r].window, root = p->fusion.regions[r].root;
+    bool fused = root != v;
     const tp_plugin_value *value = &p->graph->values[v];
     int32_t op = tpcommon_op_of(p->graph, value);
-    int32_t status = home_for(p, v, &p->values[v].view);
+    int32_t status = home_for(p, root, &p->values[root].view);
     if (status != TP_PLUGIN_OK) return status;
     if (stax_decide(&p->eg, tpcommon_numel(&p->values[v].type) == 0)) return TP_PLUGIN_OK;
     stax_view operands[3];
@@ -881,15 +914,20 @@ static int32_t plan_window_region(planner *p, int32_t r) {
     }
     /* an f16/bf16 result: the step writes f32 scratch, rounded into the home after it */
     stax_view home = p->values[v].view, result = home;
-    bool narrow = tpcommon_dtype_is_storage_float(p->values[v].type.dtype);
+    bool narrow = !fused && tpcommon_dtype_is_storage_float(p->values[v].type.dtype);
     if (narrow && (status = f32_scratch(p, &p->values[v].type, &result)) != TP_PLUGIN_OK)
         return status;
+    if (fused && (status = window_epilogue_result(p, v, root, &result)) != TP_PLUGIN_OK)
+        return status;
+    int32_t epilogue = -1;
+    if (fused && (status = emit_window_epilogue(p, r, &epilogue)) != TP_PLUGIN_OK) return status;
     stax_window w;
     describe_window(p, v, op, &w);
     w.x_slot = operands[0].slot, w.x_offset = operands[0].offset;
     if (value->num_operands > 1) w.w_slot = operands[1].slot, w.w_offset = operands[1].offset;
     if (value->num_operands > 2) w.b_slot = operands[2].slot, w.b_offset = operands[2].offset;
     w.out_slot = result.slot, w.out_offset = result.offset;
+    w.epilogue = epilogue;
     w.method = w.kind == STAX_WINDOW_CONV             ? conv_method(&w)
                : w.kind == STAX_WINDOW_CONV_TRANSPOSE ? STAX_WINDOW_TRANSPOSE
                                                       : STAX_WINDOW_POOL;
@@ -1005,13 +1043,25 @@ static void module_prelude(tpcommon_buf *m) {
     tpcommon_buf_append(m, "\n");
 }
 
+/* The fusion regions, a conv's pointwise consumers in its region unless
+ * STAX_CONV_EPILOGUE=off (each then runs as a kernel of its own). */
+static int32_t compute_fusion(planner *p) {
+    const tp_plugin_host *host = p->program->host;
+    const char *setting = host && host->getenv ? host->getenv("STAX_CONV_EPILOGUE") : NULL;
+    if (setting && *setting && strcmp(setting, "on") && strcmp(setting, "off"))
+        return tpcommon_error(p->error, p->error_size,
+                              "stax: STAX_CONV_EPILOGUE is '%s'; use on or off (or unset it)",
+                              setting);
+    tpcommon_fusion_options options = {.window_epilogues = !setting || strcmp(setting, "off")};
+    return tpcommon_fusion_compute_with(p->graph, &options, &p->fusion, p->error, p->error_size);
+}
+
 static int32_t plan_all(planner *p, const tp_plugin_tensor_meta *inputs, int32_t num_inputs,
                         const char *cpu, const char *features) {
     const tp_plugin_graph *graph = p->graph;
     int32_t status = bind_types(p, inputs, num_inputs);
     if (status == TP_PLUGIN_OK) status = check_ops(p);
-    if (status == TP_PLUGIN_OK)
-        status = tpcommon_fusion_compute(graph, &p->fusion, p->error, p->error_size);
+    if (status == TP_PLUGIN_OK) status = compute_fusion(p);
     if (status == TP_PLUGIN_OK) status = find_attention(p);
     if (status != TP_PLUGIN_OK) return status;
     p->eg.fusion = &p->fusion;

@@ -9,8 +9,10 @@
  *   family (window.packed) the im2col columns are packed straight into the
  *   driver's B panels (stax_gemm_packed_run_from), so the matrix is never
  *   materialised, and the bias is added per output row while the tile is in
- *   cache. With the legacy 6x16 pair (STAX_GEMM_KERNEL=legacy) the matrix is
- *   filled in parallel into a scratch slot and the bias added afterwards.
+ *   cache, then the fused epilogue (the conv's pointwise consumers, as for a
+ *   matmul) on that block. With the legacy 6x16 pair (STAX_GEMM_KERNEL=legacy)
+ *   the matrix is filled in parallel into a scratch slot and the bias and
+ *   the epilogue added afterwards.
  * - depthwise conv (one input channel per group): stax_depthwise.c.
  * - conv_transpose: per output plane (no write conflicts between threads),
  *   each input element's taps add into that plane.
@@ -164,9 +166,11 @@ void stax_window_pack_weights(const stax_step *step, const stax_gemm_kernels *ke
 
 /* Per image and group on the micro-kernel family: the weights packed at
  * compile (constants), else once per call at the head of the workspace, for
- * all images and threads; no im2col matrix; the bias added by the driver. */
+ * all images and threads; no im2col matrix; the bias and the epilogue added
+ * by the driver on each block of rows or columns it finishes. */
 static void conv_packed(const tp_plugin_host *host, const stax_step *step, void **slots,
-                        float *workspace, const stax_gemm_kernels *kernels, int64_t threads) {
+                        float *workspace, const stax_gemm_kernels *kernels, stax_kernel_fn epilogue,
+                        int64_t threads) {
     const stax_window *w = &step->window;
     int64_t cin_g = w->in_channels / w->group, cout_g = w->out_channels / w->group;
     int64_t cols = w->out[0] * w->out[1], in_plane = w->in[0] * w->in[1];
@@ -185,17 +189,19 @@ static void conv_packed(const tp_plugin_host *host, const stax_step *step, void 
         for (int64_t g = 0; g < w->group; g++) {
             int64_t x_channel = (n * w->in_channels + g * cin_g) * in_plane;
             im2col_source im2col_of = {w, slot_f32(slots, w->x_slot, w->x_offset + x_channel)};
+            int64_t out_first = (n * w->out_channels + g * cout_g) * cols;
             stax_gemm_source source = {.pack_b = im2col ? pack_im2col_panel : NULL,
                                        .b_context = &im2col_of,
                                        .row_bias = bias ? bias + g * cout_g : NULL,
-                                       .a_packed = packed_weights + g * cout_g * step->gemm.k};
+                                       .a_packed = packed_weights + g * cout_g * step->gemm.k,
+                                       .epilogue_offset = out_first};
             stax_gemm gemm = step->gemm;
             gemm.batch = images, gemm.batch_ndim = 1, gemm.batch_dims[0] = images;
             gemm.a_batch_strides[0] = 0, gemm.b_batch_strides[0] = w->in_channels * in_plane;
             gemm.a_offset = w->w_offset + g * cout_g * gemm.k;
             gemm.b_offset = im2col ? 0 : w->x_offset + x_channel; /* 1x1: the image is B */
-            gemm.c_offset = w->out_offset + (n * w->out_channels + g * cout_g) * cols;
-            stax_gemm_packed_run_from(host, &gemm, slots, driver_space, kernels, NULL, threads,
+            gemm.c_offset = w->out_offset + out_first;
+            stax_gemm_packed_run_from(host, &gemm, slots, driver_space, kernels, epilogue, threads,
                                       &source);
         }
 }
@@ -221,8 +227,22 @@ static void parallel(const tp_plugin_host *host, int64_t count, int64_t min_grai
         host->parallel_for(count, grain, fn, context);
 }
 
+typedef struct epilogue_task {
+    stax_kernel_fn epilogue;
+    void **slots;
+} epilogue_task;
+
+static void epilogue_range(void *context, int64_t begin, int64_t end) {
+    const epilogue_task *t = context;
+    t->epilogue(t->slots, begin, end);
+}
+
+/* The legacy 6x16 pair (STAX_GEMM_KERNEL=legacy): the im2col matrix filled
+ * in parallel, one product per image and group, then the bias and the
+ * epilogue over the whole output. */
 static void conv_gemm(const tp_plugin_host *host, const stax_step *step, void **slots,
-                      float *workspace, const stax_ukernel_fn ukernels[2], int64_t threads) {
+                      float *workspace, const stax_ukernel_fn ukernels[2], stax_kernel_fn epilogue,
+                      int64_t threads) {
     const stax_window *w = &step->window;
     int64_t cin_g = w->in_channels / w->group, cout_g = w->out_channels / w->group;
     int64_t k = step->gemm.k, cols = w->out[0] * w->out[1], in_plane = w->in[0] * w->in[1];
@@ -245,6 +265,10 @@ static void conv_gemm(const tp_plugin_host *host, const stax_step *step, void **
         }
     if (w->b_slot >= 0)
         parallel(host, w->batch * w->out_channels, 4, threads, add_bias_planes, &task);
+    if (epilogue) {
+        epilogue_task finish = {epilogue, slots};
+        parallel(host, w->batch * w->out_channels * cols, 16384, threads, epilogue_range, &finish);
+    }
 }
 
 /* ---- direct loops over output planes ---- */
@@ -290,20 +314,20 @@ STAX_VECTOR_LOOP static void transpose_planes(void *context, int64_t begin, int6
 
 void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **slots,
                      float *workspace, const stax_ukernel_fn ukernels[2],
-                     const stax_gemm_kernels *kernels, int64_t threads) {
+                     const stax_gemm_kernels *kernels, stax_kernel_fn epilogue, int64_t threads) {
     const stax_window *w = &step->window;
     window_task task = {.w = w, .slots = slots};
     switch (w->method) {
     case STAX_WINDOW_GEMM_IM2COL:
     case STAX_WINDOW_GEMM_POINTWISE:
         if (w->packed) {
-            conv_packed(host, step, slots, workspace, kernels, threads);
+            conv_packed(host, step, slots, workspace, kernels, epilogue, threads);
             return;
         }
-        conv_gemm(host, step, slots, workspace, ukernels, threads);
+        conv_gemm(host, step, slots, workspace, ukernels, epilogue, threads);
         return;
     case STAX_WINDOW_DEPTHWISE:
-        stax_depthwise_run(host, w, slots, threads);
+        stax_depthwise_run(host, w, slots, epilogue, threads);
         return;
     case STAX_WINDOW_TRANSPOSE:
         parallel(host, w->batch * w->out_channels, 1, threads, transpose_planes, &task);
