@@ -1,0 +1,343 @@
+/* stax runs a conv's pointwise consumers (relu, clip, sigmoid, a residual
+ * add then relu) as an epilogue of the conv's window step, on each block of
+ * the output it finishes: the packed im2col path, the 1x1 path whose input is
+ * B, the depthwise kernel and the legacy 6x16 pair. Each case is compared
+ * with a double-precision direct convolution and epilogue computed here (f16
+ * rounded where the graph's values are f16), and the profile shows that the
+ * activation is not a kernel of its own; STAX_CONV_EPILOGUE=off brings that
+ * kernel back. A conv that is also returned is still stored. */
+#include "stax_harness.h"
+#include "tensorplay/profile.h"
+
+typedef enum epilogue_kind {
+    EPILOGUE_RELU,
+    EPILOGUE_CLIP, /* clip(y, 0, 6): MobileNetV2's relu6 */
+    EPILOGUE_SIGMOID,
+    EPILOGUE_ADD_RELU, /* relu(y + residual): ResNet's block end */
+} epilogue_kind;
+
+typedef struct conv_case {
+    const char *what;
+    int64_t batch, in_channels, out_channels, group;
+    int64_t in[2], kernel[2], stride[2], pads[4]; /* pads: top, left, bottom, right */
+} conv_case;
+
+static int64_t output_size(const conv_case *c, int a) {
+    return (c->in[a] + c->pads[a] + c->pads[2 + a] - c->kernel[a]) / c->stride[a] + 1;
+}
+
+static int64_t output_numel(const conv_case *c) {
+    return c->batch * c->out_channels * output_size(c, 0) * output_size(c, 1);
+}
+
+static double round_to(tp_dtype dtype, double value) {
+    return dtype == TP_F16 ? (double)tp_f16_to_f32(tp_f16_from_f32((float)value)) : value;
+}
+
+/* y[n][co][oh][ow] = b[co] + sum over ci in co's group, kh, kw of
+ * x[n][ci][ih][iw] * w[co][ci - group start][kh][kw], in double. */
+static double *direct_conv(const conv_case *c, const tp_tensor *x, const tp_tensor *w,
+                           const tp_tensor *b) {
+    int64_t oh_n = output_size(c, 0), ow_n = output_size(c, 1);
+    int64_t cin_g = c->in_channels / c->group, cout_g = c->out_channels / c->group;
+    double *y = calloc((size_t)output_numel(c), sizeof *y);
+    ck_assert_ptr_nonnull(y);
+    for (int64_t n = 0; n < c->batch; n++)
+        for (int64_t co = 0; co < c->out_channels; co++)
+            for (int64_t oh = 0; oh < oh_n; oh++)
+                for (int64_t ow = 0; ow < ow_n; ow++) {
+                    double sum = tp_tensor_get_f64(b, co);
+                    for (int64_t i = 0; i < cin_g; i++) {
+                        int64_t ci = co / cout_g * cin_g + i;
+                        for (int64_t kh = 0; kh < c->kernel[0]; kh++)
+                            for (int64_t kw = 0; kw < c->kernel[1]; kw++) {
+                                int64_t ih = oh * c->stride[0] + kh - c->pads[0];
+                                int64_t iw = ow * c->stride[1] + kw - c->pads[1];
+                                if (ih < 0 || ih >= c->in[0] || iw < 0 || iw >= c->in[1]) continue;
+                                sum += tp_tensor_get_f64(x, ((n * c->in_channels + ci) * c->in[0] +
+                                                             ih) * c->in[1] +
+                                                                iw) *
+                                       tp_tensor_get_f64(w, ((co * cin_g + i) * c->kernel[0] + kh) *
+                                                                    c->kernel[1] +
+                                                                kw);
+                            }
+                    }
+                    y[((n * c->out_channels + co) * oh_n + oh) * ow_n + ow] = sum;
+                }
+    return y;
+}
+
+/* The epilogue on the conv's value `y` (already rounded to the graph's dtype). */
+static double apply_epilogue(epilogue_kind kind, double y, double residual) {
+    switch (kind) {
+    case EPILOGUE_RELU:
+        return y > 0.0 ? y : 0.0;
+    case EPILOGUE_CLIP:
+        return y < 0.0 ? 0.0 : y > 6.0 ? 6.0 : y;
+    case EPILOGUE_SIGMOID:
+        return 1.0 / (1.0 + exp(-y));
+    case EPILOGUE_ADD_RELU:
+        return y + residual > 0.0 ? y + residual : 0.0;
+    }
+    return y;
+}
+
+static tp_value_id add_node(tp_graph *g, const char *op, const tp_value_id *operands, int count,
+                            const tp_attrs *attrs, const char *name) {
+    tp_value_id out;
+    ck_assert_msg(tp_graph_add_node(g, op, operands, count, attrs, name, &out) == TP_OK, "%s: %s",
+                  op, tp_last_error());
+    return out;
+}
+
+/* graph(x, w, b[, residual]) { y = conv(x, w, b); return EPILOGUE(y)[, y] }. */
+static tp_graph *epilogue_graph(const conv_case *c, epilogue_kind kind, tp_dtype dtype,
+                                tp_tensor *const *operands, bool return_conv) {
+    tp_graph *g = NULL;
+    ck_assert_int_eq(tp_graph_create("epilogue_case", &g), TP_OK);
+    static const char *const names[] = {"x", "w", "b", "residual"};
+    tp_value_id ids[4];
+    int inputs = kind == EPILOGUE_ADD_RELU ? 4 : 3;
+    for (int i = 0; i < inputs; i++) {
+        tp_type type = {.dtype = dtype, .ndim = tp_tensor_ndim(operands[i])};
+        for (int d = 0; d < type.ndim; d++) type.dims[d] = tp_tensor_dim(operands[i], d);
+        ck_assert_int_eq(tp_graph_add_input(g, names[i], &type, &ids[i]), TP_OK);
+    }
+    tp_attrs attrs = TP_ATTRS_INIT;
+    attrs.group = c->group;
+    memcpy(attrs.strides, c->stride, sizeof c->stride);
+    memcpy(attrs.pads, c->pads, sizeof c->pads);
+    attrs.dilations[0] = attrs.dilations[1] = 1;
+    attrs.nstrides = attrs.ndilations = 2;
+    attrs.npads = 4;
+    tp_value_id y = add_node(g, "conv", ids, 3, &attrs, "y"), out = y;
+    tp_attrs clip = TP_ATTRS_INIT;
+    clip.min = 0.0, clip.max = 6.0;
+    switch (kind) {
+    case EPILOGUE_RELU:
+        out = add_node(g, "relu", &y, 1, NULL, "out");
+        break;
+    case EPILOGUE_CLIP:
+        out = add_node(g, "clip", &y, 1, &clip, "out");
+        break;
+    case EPILOGUE_SIGMOID:
+        out = add_node(g, "sigmoid", &y, 1, NULL, "out");
+        break;
+    case EPILOGUE_ADD_RELU: {
+        tp_value_id sum_operands[2] = {y, ids[3]};
+        tp_value_id sum = add_node(g, "add", sum_operands, 2, NULL, "sum");
+        out = add_node(g, "relu", &sum, 1, NULL, "out");
+        break;
+    }
+    }
+    tp_value_id outputs[2] = {out, y};
+    ck_assert_int_eq(tp_graph_set_outputs(g, outputs, return_conv ? 2 : 1), TP_OK);
+    return g;
+}
+
+/* Inputs in [-2, 2) of `dtype` (f16: rounded from the f32 draws). */
+static tp_tensor *random_of(tp_dtype dtype, int ndim, const int64_t *shape, uint64_t seed) {
+    tp_tensor *f32 = stax_test_random(TP_F32, ndim, shape, seed);
+    if (dtype == TP_F32) return f32;
+    tp_tensor *t = NULL;
+    ck_assert_int_eq(tp_tensor_create(dtype, ndim, shape, &t), TP_OK);
+    uint16_t *bits = tp_tensor_data_mut(t);
+    const float *values = tp_tensor_data(f32);
+    for (int64_t i = 0; i < tp_tensor_numel(t); i++) bits[i] = tp_f16_from_f32(values[i]);
+    tp_tensor_release(f32);
+    return t;
+}
+
+typedef struct kernel_count {
+    int total, conv, fused_conv;
+} kernel_count;
+
+static void count_kernel(const tp_profile_event *event, void *user) {
+    kernel_count *seen = user;
+    if (strcmp(event->phase, "kernel")) return;
+    seen->total++;
+    if (!strncmp(event->detail, "conv_", 5)) {
+        seen->conv++;
+        if (strstr(event->detail, "+")) seen->fused_conv++;
+    }
+}
+
+/* Runs the case on stax and checks every output against the direct conv;
+ * returns the kernels the run executed. */
+static kernel_count check_case(const conv_case *c, epilogue_kind kind, tp_dtype dtype,
+                               const char *family, bool return_conv) {
+    int64_t x_shape[4] = {c->batch, c->in_channels, c->in[0], c->in[1]};
+    int64_t w_shape[4] = {c->out_channels, c->in_channels / c->group, c->kernel[0], c->kernel[1]};
+    int64_t b_shape[1] = {c->out_channels};
+    int64_t y_shape[4] = {c->batch, c->out_channels, output_size(c, 0), output_size(c, 1)};
+    tp_tensor *operands[4] = {random_of(dtype, 4, x_shape, 31), random_of(dtype, 4, w_shape, 32),
+                              random_of(dtype, 1, b_shape, 33), random_of(dtype, 4, y_shape, 34)};
+    int inputs = kind == EPILOGUE_ADD_RELU ? 4 : 3;
+    tp_graph *g = epilogue_graph(c, kind, dtype, operands, return_conv);
+    if (family) setenv("STAX_GEMM_KERNEL", family, 1);
+    kernel_count seen = {0};
+    tp_tensor *got[2] = {NULL, NULL};
+    tp_profile_set_handler(count_kernel, &seen);
+    tp_status status = stax_test_run("stax", g, operands, inputs, NULL, 0, got);
+    tp_profile_set_handler(NULL, NULL);
+    unsetenv("STAX_GEMM_KERNEL");
+    ck_assert_msg(status == TP_OK, "%s: %s", c->what, tp_last_error());
+    double *conv = direct_conv(c, operands[0], operands[1], operands[2]);
+    int64_t taps = c->in_channels / c->group * c->kernel[0] * c->kernel[1];
+    /* f32: sums of up to a few hundred products in f32; f16: the conv and
+     * the result each rounded once (the f32 sum may round the other way) */
+    double rtol = dtype == TP_F16 ? 4e-3 : 1e-5, atol = dtype == TP_F16 ? 4e-3 : 1e-6 * taps + 1e-5;
+    for (int64_t i = 0; i < output_numel(c); i++) {
+        double y = round_to(dtype, conv[i]);
+        double want = round_to(dtype, apply_epilogue(kind, y, tp_tensor_get_f64(operands[3], i)));
+        double a = tp_tensor_get_f64(got[0], i);
+        ck_assert_msg(fabs(a - want) <= atol + rtol * fabs(want),
+                      "%s (epilogue %d, %s, STAX_GEMM_KERNEL=%s): element %lld is %.9g, the "
+                      "direct conv and epilogue give %.9g",
+                      c->what, (int)kind, dtype == TP_F16 ? "f16" : "f32", family ? family : "auto",
+                      (long long)i, a, want);
+        if (return_conv) {
+            double stored = tp_tensor_get_f64(got[1], i);
+            ck_assert_msg(
+                fabs(stored - y) <= atol + rtol * fabs(y),
+                "%s: the returned conv's element %lld is %.9g, the direct conv gives %.9g", c->what,
+                (long long)i, stored, y);
+        }
+    }
+    free(conv);
+    for (int i = 0; i < 2; i++) tp_tensor_release(got[i]);
+    for (int i = 0; i < 4; i++) tp_tensor_release(operands[i]);
+    tp_graph_destroy(g);
+    return seen;
+}
+
+static const conv_case cases[] = {
+    {"3x3 pad 1 (im2col)", 1, 5, 7, 1, {9, 11}, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+    {"3x3 stride 2, pads on one side, batch 3",
+     3,
+     6,
+     13,
+     1,
+     {17, 15},
+     {3, 3},
+     {2, 2},
+     {0, 1, 1, 0}},
+    {"group 3, batch 2", 2, 9, 12, 3, {7, 8}, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+    {"1x1 (the input is B), batch 2", 2, 17, 25, 1, {6, 5}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+    {"1x1 wide (columns split between threads)",
+     1,
+     16,
+     24,
+     1,
+     {40, 41},
+     {1, 1},
+     {1, 1},
+     {0, 0, 0, 0}},
+    {"depthwise 3x3 stride 2, batch 2", 2, 8, 8, 8, {15, 17}, {3, 3}, {2, 2}, {1, 1, 1, 1}},
+    {"depthwise 3x3, rows longer than one epilogue block",
+     1,
+     3,
+     3,
+     3,
+     {70, 90},
+     {3, 3},
+     {1, 1},
+     {1, 1, 1, 1}},
+    {"depthwise 5x5 stride 2 pad 2", 1, 4, 4, 4, {9, 11}, {5, 5}, {2, 2}, {2, 2, 2, 2}},
+};
+#define NUM_CASES (sizeof cases / sizeof *cases)
+
+static const epilogue_kind kinds[] = {EPILOGUE_RELU, EPILOGUE_CLIP, EPILOGUE_SIGMOID,
+                                      EPILOGUE_ADD_RELU};
+#define NUM_KINDS (sizeof kinds / sizeof *kinds)
+
+START_TEST(f32_conv_epilogues_match_a_direct_convolution) {
+    stax_test_cache_dir();
+    for (size_t i = 0; i < NUM_CASES; i++)
+        for (size_t k = 0; k < NUM_KINDS; k++) check_case(&cases[i], kinds[k], TP_F32, NULL, false);
+}
+END_TEST
+
+START_TEST(f32_conv_epilogues_match_on_the_generic_and_legacy_kernels) {
+    stax_test_cache_dir();
+    static const char *const families[] = {"generic", "legacy"};
+    for (size_t f = 0; f < 2; f++)
+        for (size_t i = 0; i < NUM_CASES; i++)
+            check_case(&cases[i], kinds[i % NUM_KINDS], TP_F32, families[f], false);
+}
+END_TEST
+
+START_TEST(f16_conv_epilogues_round_like_the_unfused_graph) {
+    stax_test_cache_dir();
+    for (size_t i = 0; i < NUM_CASES; i++)
+        for (size_t k = 0; k < NUM_KINDS; k++) check_case(&cases[i], kinds[k], TP_F16, NULL, false);
+}
+END_TEST
+
+START_TEST(activation_after_a_conv_is_not_a_kernel_of_its_own) {
+    stax_test_cache_dir();
+    for (size_t i = 0; i < NUM_CASES; i++)
+        for (size_t k = 0; k < NUM_KINDS; k++) {
+            kernel_count seen = check_case(&cases[i], kinds[k], TP_F32, NULL, false);
+            ck_assert_msg(seen.total == 1 && seen.fused_conv == 1,
+                          "%s (epilogue %d): %d kernels ran, %d of them a conv with an epilogue; "
+                          "want the conv step alone, with the activation fused",
+                          cases[i].what, (int)kinds[k], seen.total, seen.fused_conv);
+        }
+}
+END_TEST
+
+START_TEST(conv_epilogue_off_runs_the_activation_as_its_own_kernel) {
+    stax_test_cache_dir();
+    setenv("STAX_CONV_EPILOGUE", "off", 1);
+    kernel_count seen = check_case(&cases[0], EPILOGUE_RELU, TP_F32, NULL, false);
+    unsetenv("STAX_CONV_EPILOGUE");
+    ck_assert_msg(
+        seen.total == 2 && seen.conv == 1 && seen.fused_conv == 0,
+        "STAX_CONV_EPILOGUE=off: %d kernels, %d convs, %d fused; want the conv and the relu",
+        seen.total, seen.conv, seen.fused_conv);
+}
+END_TEST
+
+START_TEST(conv_that_is_also_returned_is_stored_and_not_fused) {
+    stax_test_cache_dir();
+    for (size_t i = 0; i < NUM_CASES; i++) {
+        kernel_count seen = check_case(&cases[i], EPILOGUE_CLIP, TP_F32, NULL, true);
+        ck_assert_msg(seen.fused_conv == 0, "%s: the returned conv was fused", cases[i].what);
+    }
+}
+END_TEST
+
+START_TEST(bad_conv_epilogue_setting_is_refused_with_the_choices) {
+    stax_test_cache_dir();
+    setenv("STAX_CONV_EPILOGUE", "maybe", 1);
+    int64_t shape[4] = {1, 2, 4, 4}, w_shape[4] = {2, 2, 1, 1}, b_shape[1] = {2};
+    tp_tensor *operands[3] = {random_of(TP_F32, 4, shape, 1), random_of(TP_F32, 4, w_shape, 2),
+                              random_of(TP_F32, 1, b_shape, 3)};
+    conv_case c = {"1x1", 1, 2, 2, 1, {4, 4}, {1, 1}, {1, 1}, {0, 0, 0, 0}};
+    tp_graph *g = epilogue_graph(&c, EPILOGUE_RELU, TP_F32, operands, false);
+    tp_tensor *got[1] = {NULL};
+    tp_status status = stax_test_run("stax", g, operands, 3, NULL, 0, got);
+    unsetenv("STAX_CONV_EPILOGUE");
+    ck_assert_int_ne(status, TP_OK);
+    ck_assert_msg(strstr(tp_last_error(), "STAX_CONV_EPILOGUE") && strstr(tp_last_error(), "off"),
+                  "error: %s", tp_last_error());
+    tp_graph_destroy(g);
+    for (int i = 0; i < 3; i++) tp_tensor_release(operands[i]);
+}
+END_TEST
+
+TP_TEST_SUITE(stax_conv_epilogue) {
+    Suite *s = suite_create("stax_conv_epilogue");
+    TCase *c = tcase_create("conv_epilogue");
+    tcase_set_timeout(c, 300);
+    tcase_add_test(c, f32_conv_epilogues_match_a_direct_convolution);
+    tcase_add_test(c, f32_conv_epilogues_match_on_the_generic_and_legacy_kernels);
+    tcase_add_test(c, f16_conv_epilogues_round_like_the_unfused_graph);
+    tcase_add_test(c, activation_after_a_conv_is_not_a_kernel_of_its_own);
+    tcase_add_test(c, conv_epilogue_off_runs_the_activation_as_its_own_kernel);
+    tcase_add_test(c, conv_that_is_also_returned_is_stored_and_not_fused);
+    tcase_add_test(c, bad_conv_epilogue_setting_is_refused_with_the_choices);
+    suite_add_tcase(s, c);
+    return s;
+}
