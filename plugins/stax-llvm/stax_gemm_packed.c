@@ -15,9 +15,10 @@
  *            then the slices split the row tiles;
  *   batches  many small products (attention's batch x heads): a slice runs
  *            whole products, with its own B buffer too.
- * After a product's last k block, the rows (or columns) a slice finished get
- * the per-row bias (conv) and go through the fused epilogue kernel while
- * they are still in cache.
+ * During a product's last k block, each block of rows and a few panels a
+ * slice finishes (at most STAX_GEMM_FINISH_FLOATS) gets the per-row bias
+ * (conv) and goes through the fused epilogue kernel while it is still in
+ * cache.
  *
  * A caller may supply B's panels itself (stax_gemm_source.pack_b): conv packs
  * its im2col columns straight into the panel layout, so the unpacked im2col
@@ -208,31 +209,6 @@ static void pack_a(const k_block *kb, int64_t t0, int64_t t1, float *out) {
     }
 }
 
-/* Tiles [t0, t1) times panels [p0, p1), one A chunk at a time in `a_buffer`. */
-static void sweep(const k_block *kb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
-                  float *a_buffer) {
-    const gemm_call *call = kb->call;
-    const stax_gemm *g = call->g;
-    for (int64_t c0 = t0; c0 < t1; c0 += call->tiles_per_chunk) {
-        int64_t c1 = c0 + call->tiles_per_chunk < t1 ? c0 + call->tiles_per_chunk : t1;
-        const float *a_chunk = a_buffer;
-        if (call->source->a_packed) /* k block pc: m * kc floats at m * pc, tiles in order */
-            a_chunk = call->source->a_packed + g->m * kb->pc + tile_row(&call->rt, c0) * kb->kc;
-        else
-            pack_a(kb, c0, c1, a_buffer);
-        for (int64_t p = p0; p < p1; p++) {
-            int64_t j0 = p * call->nr, cols = g->n - j0 < call->nr ? g->n - j0 : call->nr;
-            const float *b = kb->packed + (p - kb->panel0) * panel_floats(call), *a = a_chunk;
-            for (int64_t t = c0; t < c1; t++) {
-                int32_t kernel = tile_kernel(&call->rt, t);
-                call->kernels->tile[kernel](a, b, kb->c + tile_row(&call->rt, t) * g->n + j0, g->n,
-                                            kb->kc, kb->first ? 0 : 1, cols);
-                a += call->kernels->family->heights[kernel] * kb->kc;
-            }
-        }
-    }
-}
-
 /* C[r][j0..j1) += row_bias[r] for rows [r0, r1) of a product. */
 static void add_row_bias(const gemm_call *call, float *c, int64_t r0, int64_t r1, int64_t j0,
                          int64_t j1) {
@@ -250,6 +226,69 @@ static void epilogue_rows(const gemm_call *call, int64_t batch, int64_t r0, int6
     if (call->epilogue && r1 > r0)
         call->epilogue(call->slots, offset + (base + r0) * call->g->n,
                        offset + (base + r1) * call->g->n);
+}
+
+/* C elements a finished block's epilogue takes at once (about 128 KiB of
+ * f32: in L2 while the bias and the epilogue read it back). */
+#define STAX_GEMM_FINISH_FLOATS 32768
+
+/* Bias and epilogue of rows [r0, r1) x panels [p0, p1) of the block's
+ * product, once its last k block is in: one epilogue call per row, or one
+ * for all the rows when the panels span them. */
+static void finish_block(const k_block *kb, int64_t r0, int64_t r1, int64_t p0, int64_t p1) {
+    const gemm_call *call = kb->call;
+    const stax_gemm *g = call->g;
+    int64_t j0 = p0 * call->nr, j1 = p1 * call->nr < g->n ? p1 * call->nr : g->n;
+    add_row_bias(call, kb->c, r0, r1, j0, j1);
+    if (!call->epilogue || r1 <= r0) return;
+    int64_t first = call->source->epilogue_offset + kb->batch * g->m * g->n;
+    if (j0 == 0 && j1 == g->n) {
+        call->epilogue(call->slots, first + r0 * g->n, first + r1 * g->n);
+        return;
+    }
+    for (int64_t r = r0; r < r1; r++)
+        call->epilogue(call->slots, first + r * g->n + j0, first + r * g->n + j1);
+}
+
+/* Panels per finished block for a chunk of `rows` rows: the block stays
+ * within STAX_GEMM_FINISH_FLOATS, at least one panel. */
+static int64_t panels_per_finish(const gemm_call *call, int64_t rows) {
+    int64_t panels = STAX_GEMM_FINISH_FLOATS / ((rows > 0 ? rows : 1) * call->nr);
+    return panels > 0 ? panels : 1;
+}
+
+/* Tiles [t0, t1) times panels [p0, p1), one A chunk at a time in `a_buffer`.
+ * On the last k block, each block of the chunk's rows and a few panels gets
+ * its bias and epilogue as soon as it is final, while it is in cache. */
+static void sweep(const k_block *kb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
+                  float *a_buffer) {
+    const gemm_call *call = kb->call;
+    const stax_gemm *g = call->g;
+    bool finishing = kb->last && (call->epilogue || call->source->row_bias);
+    for (int64_t c0 = t0; c0 < t1; c0 += call->tiles_per_chunk) {
+        int64_t c1 = c0 + call->tiles_per_chunk < t1 ? c0 + call->tiles_per_chunk : t1;
+        int64_t r0 = tile_row(&call->rt, c0), r1 = tile_row(&call->rt, c1);
+        const float *a_chunk = a_buffer;
+        if (call->source->a_packed) /* k block pc: m * kc floats at m * pc, tiles in order */
+            a_chunk = call->source->a_packed + g->m * kb->pc + r0 * kb->kc;
+        else
+            pack_a(kb, c0, c1, a_buffer);
+        int64_t group = finishing ? panels_per_finish(call, r1 - r0) : p1 - p0;
+        for (int64_t q0 = p0; q0 < p1; q0 += group) {
+            int64_t q1 = q0 + group < p1 ? q0 + group : p1;
+            for (int64_t p = q0; p < q1; p++) {
+                int64_t j0 = p * call->nr, cols = g->n - j0 < call->nr ? g->n - j0 : call->nr;
+                const float *b = kb->packed + (p - kb->panel0) * panel_floats(call), *a = a_chunk;
+                for (int64_t t = c0; t < c1; t++) {
+                    int32_t kernel = tile_kernel(&call->rt, t);
+                    call->kernels->tile[kernel](a, b, kb->c + tile_row(&call->rt, t) * g->n + j0,
+                                                g->n, kb->kc, kb->first ? 0 : 1, cols);
+                    a += call->kernels->family->heights[kernel] * kb->kc;
+                }
+            }
+            if (finishing) finish_block(kb, r0, r1, q0, q1);
+        }
+    }
 }
 
 /* Units [begin, end) of slice s (units of call->grain). */
@@ -281,8 +320,6 @@ static void rows_range(void *context, int64_t begin, int64_t end) {
         int64_t t0, t1;
         slice_units(call, s, call->rt.count, &t0, &t1);
         sweep(kb, t0, t1, 0, call->panels, call->a_space + s * chunk_floats(call));
-        if (kb->last)
-            epilogue_rows(call, kb->batch, tile_row(&call->rt, t0), tile_row(&call->rt, t1));
     }
 }
 
@@ -311,18 +348,6 @@ typedef struct columns_job {
     int64_t batch;
 } columns_job;
 
-/* Bias and epilogue of columns [p0, p1) panels of product `batch`, all rows. */
-static void finish_columns(const gemm_call *call, int64_t batch, int64_t p0, int64_t p1) {
-    const stax_gemm *g = call->g;
-    int64_t j0 = p0 * call->nr, j1 = p1 * call->nr < g->n ? p1 * call->nr : g->n;
-    add_row_bias(call, call->c_base + batch * g->m * g->n, 0, g->m, j0, j1);
-    if (!call->epilogue) return;
-    for (int64_t r = 0; r < g->m; r++) {
-        int64_t row = call->source->epilogue_offset + (batch * g->m + r) * g->n;
-        call->epilogue(call->slots, row + j0, row + j1);
-    }
-}
-
 /* Panels [p0, p1) of product `batch` over all rows, B packed into `panels`. */
 static void columns_of(const gemm_call *call, int64_t batch, int64_t p0, int64_t p1, float *panels,
                        float *a_buffer) {
@@ -332,7 +357,6 @@ static void columns_of(const gemm_call *call, int64_t batch, int64_t p0, int64_t
         pack_range(&kb, p0, p1);
         sweep(&kb, 0, call->rt.count, p0, p1, a_buffer);
     }
-    finish_columns(call, batch, p0, p1);
 }
 
 static void columns_range(void *context, int64_t begin, int64_t end) {
@@ -382,7 +406,6 @@ static void batches_range(void *context, int64_t begin, int64_t end) {
                 pack_range(&kb, 0, call->panels);
                 sweep(&kb, 0, call->rt.count, 0, call->panels, a_buffer);
             }
-            epilogue_rows(call, batch, 0, g->m);
         }
     }
 }
