@@ -243,6 +243,15 @@ static const conv_case cases[] = {
      {3, 3},
      {1, 1},
      {1, 1, 1, 1}},
+    {"depthwise 3x3 stride 2, rows of 16 and more (even and odd columns split)",
+     2,
+     3,
+     3,
+     3,
+     {12, 71},
+     {3, 3},
+     {2, 2},
+     {1, 1, 0, 1}},
     {"depthwise 5x5 stride 2 pad 2", 1, 4, 4, 4, {9, 11}, {5, 5}, {2, 2}, {2, 2, 2, 2}},
 };
 #define NUM_CASES (sizeof cases / sizeof *cases)
