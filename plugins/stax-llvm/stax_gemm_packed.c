@@ -152,6 +152,15 @@ static void pack_a_tile_storage_float(const k_block *kb, int64_t row, int64_t h,
     }
 }
 
+/* dst[0..count) = src[0..count), in runs of 8 floats as fixed-size copies
+ * that the compiler inlines as vector moves (a loop of unknown length stays
+ * scalar at -O2, or becomes a memmove call), then the rest. */
+static void copy_floats(float *restrict dst, const float *restrict src, int64_t count) {
+    int64_t j = 0;
+    for (; j + 8 <= count; j += 8) memcpy(dst + j, src + j, 8 * sizeof(float));
+    for (; j < count; j++) dst[j] = src[j];
+}
+
 /* Panel p of this k block: kc rows of nr floats, zeros past n. */
 static void pack_panel(const k_block *kb, int64_t p) {
     const stax_gemm *g = kb->call->g;
@@ -171,10 +180,8 @@ static void pack_panel(const k_block *kb, int64_t p) {
         /* rows of nr floats: plain loops (a memcpy call per 64 bytes costs
          * more than the copy) */
         for (int64_t k = 0; k < kb->kc; k++) {
-            const float *src = b + k * g->b_rs;
-            float *dst = out + k * nr;
-            for (int64_t j = 0; j < cols; j++) dst[j] = src[j];
-            for (int64_t j = cols; j < nr; j++) dst[j] = 0.0f;
+            copy_floats(out + k * nr, b + k * g->b_rs, cols);
+            for (int64_t j = cols; j < nr; j++) out[k * nr + j] = 0.0f;
         }
         return;
     }
@@ -209,15 +216,28 @@ static void pack_a(const k_block *kb, int64_t t0, int64_t t1, float *out) {
     }
 }
 
+/* Eight floats as one value: GCC's vector extension, moved with fixed-size
+ * memcpy (unaligned), so the adds below are vector adds even at -O2. */
+typedef float floats8 __attribute__((vector_size(8 * sizeof(float))));
+
+/* x[0..count) += value. */
+static void add_to_floats(float *x, float value, int64_t count) {
+    int64_t j = 0;
+    for (; j + 8 <= count; j += 8) {
+        floats8 v;
+        memcpy(&v, x + j, sizeof v);
+        v += value;
+        memcpy(x + j, &v, sizeof v);
+    }
+    for (; j < count; j++) x[j] += value;
+}
+
 /* C[r][j0..j1) += row_bias[r] for rows [r0, r1) of a product. */
 static void add_row_bias(const gemm_call *call, float *c, int64_t r0, int64_t r1, int64_t j0,
                          int64_t j1) {
     const float *bias = call->source->row_bias;
     if (!bias) return;
-    for (int64_t r = r0; r < r1; r++) {
-        float b = bias[r], *row = c + r * call->g->n;
-        for (int64_t j = j0; j < j1; j++) row[j] += b;
-    }
+    for (int64_t r = r0; r < r1; r++) add_to_floats(c + r * call->g->n + j0, bias[r], j1 - j0);
 }
 
 static void epilogue_rows(const gemm_call *call, int64_t batch, int64_t r0, int64_t r1) {
