@@ -72,6 +72,7 @@ typedef struct gemm_call {
     const uint16_t *a_bits, *b_bits; /* f16/bf16 operands (the other base is NULL) */
     float *c_base;
     float *b_space, *a_space; /* B panels (per slice in batches mode), A chunks per slice */
+    bool shared_space;        /* slices run one after another: all use slice 0's spaces */
 } gemm_call;
 
 /* One k block of one product. */
@@ -248,6 +249,10 @@ static void epilogue_rows(const gemm_call *call, int64_t batch, int64_t r0, int6
                        offset + (base + r1) * call->g->n);
 }
 
+/* C elements a one-thread product with A packed before the call (a conv)
+ * keeps in cache through its k blocks (64 KiB of f32, in L2). */
+#define STAX_GEMM_CACHED_C_FLOATS 16384
+
 /* C elements a finished block's epilogue takes at once (about 128 KiB of
  * f32: in L2 while the bias and the epilogue read it back). */
 #define STAX_GEMM_FINISH_FLOATS 32768
@@ -400,11 +405,12 @@ static void product_columns_range(void *context, int64_t begin, int64_t end) {
     for (int64_t s = begin; s < end; s++) {
         int64_t u0, u1;
         slice_units(call, s, units, &u0, &u1);
-        float *panels = call->b_space + s * call->panels * panel_floats(call);
+        int64_t space = call->shared_space ? 0 : s;
+        float *panels = call->b_space + space * call->panels * panel_floats(call);
         for (int64_t u = u0; u < u1;) {
             int64_t batch = u / call->panels, p0 = u % call->panels;
             int64_t p1 = p0 + (u1 - u) < call->panels ? p0 + (u1 - u) : call->panels;
-            columns_of(call, batch, p0, p1, panels, call->a_space + s * chunk_floats(call));
+            columns_of(call, batch, p0, p1, panels, call->a_space + space * chunk_floats(call));
             u += p1 - p0;
         }
     }
@@ -577,6 +583,18 @@ static void run_packed(const tp_plugin_host *host, const stax_gemm *g, void **sl
         call.grain = stax_grain(host, units, 1, call.threads);
         if (call.grain < (units + most_slices - 1) / most_slices) /* within the B space */
             call.grain = (units + most_slices - 1) / most_slices;
+        run_slices(&call, slices_of(&call, units), product_columns_range, &call);
+        return;
+    }
+    if (automatic && call.threads <= 1 && source->a_packed) {
+        /* one thread, A packed before the call (a conv's weights): a few
+         * panels at a time through every k block, so that their C block stays
+         * in cache from the first k block to the epilogue (the rows split
+         * would sweep all of C once per k block) */
+        int64_t units = g->batch * call.panels;
+        call.grain = STAX_GEMM_CACHED_C_FLOATS / (g->m * call.nr);
+        if (call.grain < 1) call.grain = 1;
+        call.shared_space = true;
         run_slices(&call, slices_of(&call, units), product_columns_range, &call);
         return;
     }
