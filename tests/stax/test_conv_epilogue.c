@@ -164,8 +164,8 @@ static void count_kernel(const tp_profile_event *event, void *user) {
 
 /* Runs the case on stax and checks every output against the direct conv;
  * returns the kernels the run executed. */
-static kernel_count check_case(const conv_case *c, epilogue_kind kind, tp_dtype dtype,
-                               const char *family, bool return_conv) {
+static kernel_count check_case_on(const conv_case *c, epilogue_kind kind, tp_dtype dtype,
+                                  const char *family, bool return_conv, const char *threads) {
     int64_t x_shape[4] = {c->batch, c->in_channels, c->in[0], c->in[1]};
     int64_t w_shape[4] = {c->out_channels, c->in_channels / c->group, c->kernel[0], c->kernel[1]};
     int64_t b_shape[1] = {c->out_channels};
@@ -178,7 +178,8 @@ static kernel_count check_case(const conv_case *c, epilogue_kind kind, tp_dtype 
     kernel_count seen = {0};
     tp_tensor *got[2] = {NULL, NULL};
     tp_profile_set_handler(count_kernel, &seen);
-    tp_status status = stax_test_run("stax", g, operands, inputs, NULL, 0, got);
+    const char *options[1] = {threads};
+    tp_status status = stax_test_run("stax", g, operands, inputs, options, threads ? 1 : 0, got);
     tp_profile_set_handler(NULL, NULL);
     unsetenv("STAX_GEMM_KERNEL");
     ck_assert_msg(status == TP_OK, "%s: %s", c->what, tp_last_error());
@@ -211,6 +212,12 @@ static kernel_count check_case(const conv_case *c, epilogue_kind kind, tp_dtype 
     return seen;
 }
 
+/* check_case_on with the host pool's threads. */
+static kernel_count check_case(const conv_case *c, epilogue_kind kind, tp_dtype dtype,
+                               const char *family, bool return_conv) {
+    return check_case_on(c, kind, dtype, family, return_conv, NULL);
+}
+
 static const conv_case cases[] = {
     {"3x3 pad 1 (im2col)", 1, 5, 7, 1, {9, 11}, {3, 3}, {1, 1}, {1, 1, 1, 1}},
     {"3x3 stride 2, pads on one side, batch 3",
@@ -222,6 +229,7 @@ static const conv_case cases[] = {
      {3, 3},
      {2, 2},
      {0, 1, 1, 0}},
+    {"k past one k block (kc), batch 2", 2, 32, 20, 1, {7, 9}, {3, 3}, {1, 1}, {1, 1, 1, 1}},
     {"group 3, batch 2", 2, 9, 12, 3, {7, 8}, {3, 3}, {1, 1}, {1, 1, 1, 1}},
     {"1x1 (the input is B), batch 2", 2, 17, 25, 1, {6, 5}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
     {"1x1 wide (columns split between threads)",
@@ -273,6 +281,16 @@ START_TEST(f32_conv_epilogues_match_on_the_generic_and_legacy_kernels) {
     for (size_t f = 0; f < 2; f++)
         for (size_t i = 0; i < NUM_CASES; i++)
             check_case(&cases[i], kinds[i % NUM_KINDS], TP_F32, families[f], false);
+}
+END_TEST
+
+/* One thread takes other paths through the packed driver (a few panels at a
+ * time through every k block) than the pool's. */
+START_TEST(f32_conv_epilogues_match_on_one_thread) {
+    stax_test_cache_dir();
+    for (size_t i = 0; i < NUM_CASES; i++)
+        for (size_t k = 0; k < NUM_KINDS; k++)
+            check_case_on(&cases[i], kinds[k], TP_F32, NULL, false, "threads=1");
 }
 END_TEST
 
@@ -342,6 +360,7 @@ TP_TEST_SUITE(stax_conv_epilogue) {
     tcase_set_timeout(c, 300);
     tcase_add_test(c, f32_conv_epilogues_match_a_direct_convolution);
     tcase_add_test(c, f32_conv_epilogues_match_on_the_generic_and_legacy_kernels);
+    tcase_add_test(c, f32_conv_epilogues_match_on_one_thread);
     tcase_add_test(c, f16_conv_epilogues_round_like_the_unfused_graph);
     tcase_add_test(c, activation_after_a_conv_is_not_a_kernel_of_its_own);
     tcase_add_test(c, conv_epilogue_off_runs_the_activation_as_its_own_kernel);
