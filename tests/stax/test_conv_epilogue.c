@@ -7,6 +7,7 @@
  * activation is not a kernel of its own; STAX_CONV_EPILOGUE=off brings that
  * kernel back. A conv that is also returned is still stored. */
 #include "stax_harness.h"
+#include "tensorplay/compile.h"
 #include "tensorplay/profile.h"
 
 typedef enum epilogue_kind {
@@ -164,14 +165,56 @@ static void count_kernel(const tp_profile_event *event, void *user) {
 
 /* Runs the case on stax and checks every output against the direct conv;
  * returns the kernels the run executed. */
-static kernel_count check_case_on(const conv_case *c, epilogue_kind kind, tp_dtype dtype,
-                                  const char *family, bool return_conv, const char *threads) {
+/* x, w, b and a residual of the case's shapes, in `dtype`. */
+static void make_operands(const conv_case *c, tp_dtype dtype, uint64_t seed, tp_tensor **operands) {
     int64_t x_shape[4] = {c->batch, c->in_channels, c->in[0], c->in[1]};
     int64_t w_shape[4] = {c->out_channels, c->in_channels / c->group, c->kernel[0], c->kernel[1]};
     int64_t b_shape[1] = {c->out_channels};
     int64_t y_shape[4] = {c->batch, c->out_channels, output_size(c, 0), output_size(c, 1)};
-    tp_tensor *operands[4] = {random_of(dtype, 4, x_shape, 31), random_of(dtype, 4, w_shape, 32),
-                              random_of(dtype, 1, b_shape, 33), random_of(dtype, 4, y_shape, 34)};
+    operands[0] = random_of(dtype, 4, x_shape, seed);
+    operands[1] = random_of(dtype, 4, w_shape, seed + 1);
+    operands[2] = random_of(dtype, 1, b_shape, seed + 2);
+    operands[3] = random_of(dtype, 4, y_shape, seed + 3);
+}
+
+/* got[0] (and got[1], the conv, with return_conv) against the direct conv
+ * and epilogue in double. */
+static void expect_direct_conv(const conv_case *c, epilogue_kind kind, tp_dtype dtype,
+                               tp_tensor *const *operands, tp_tensor *const *got, bool return_conv,
+                               const char *how) {
+    ck_assert_int_eq(tp_tensor_numel(got[0]), output_numel(c));
+    double *conv = direct_conv(c, operands[0], operands[1], operands[2]);
+    int64_t taps = c->in_channels / c->group * c->kernel[0] * c->kernel[1];
+    /* f32: sums of up to a few hundred products in f32; f16: the conv and
+     * the result each rounded once (the f32 sum may round the other way) */
+    double rtol = dtype == TP_F16 ? 4e-3 : 1e-5, atol = dtype == TP_F16 ? 4e-3 : 1e-6 * taps + 1e-5;
+    for (int64_t i = 0; i < output_numel(c); i++) {
+        double y = round_to(dtype, conv[i]);
+        double want = round_to(dtype, apply_epilogue(kind, y, tp_tensor_get_f64(operands[3], i)));
+        double a = tp_tensor_get_f64(got[0], i);
+        ck_assert_msg(fabs(a - want) <= atol + rtol * fabs(want),
+                      "%s (epilogue %d, %s, %s): element %lld is %.9g, the direct conv and "
+                      "epilogue give %.9g",
+                      c->what, (int)kind, dtype == TP_F16 ? "f16" : "f32", how, (long long)i, a,
+                      want);
+        if (return_conv) {
+            double stored = tp_tensor_get_f64(got[1], i);
+            ck_assert_msg(
+                fabs(stored - y) <= atol + rtol * fabs(y),
+                "%s: the returned conv's element %lld is %.9g, the direct conv gives %.9g", c->what,
+                (long long)i, stored, y);
+        }
+    }
+    free(conv);
+}
+
+/* Runs the case on stax (STAX_GEMM_KERNEL=family when given, the compile
+ * option `threads` when given) and checks every output against the direct
+ * conv; returns the kernels the run executed. */
+static kernel_count check_case_on(const conv_case *c, epilogue_kind kind, tp_dtype dtype,
+                                  const char *family, bool return_conv, const char *threads) {
+    tp_tensor *operands[4];
+    make_operands(c, dtype, 31, operands);
     int inputs = kind == EPILOGUE_ADD_RELU ? 4 : 3;
     tp_graph *g = epilogue_graph(c, kind, dtype, operands, return_conv);
     if (family) setenv("STAX_GEMM_KERNEL", family, 1);
@@ -183,29 +226,10 @@ static kernel_count check_case_on(const conv_case *c, epilogue_kind kind, tp_dty
     tp_profile_set_handler(NULL, NULL);
     unsetenv("STAX_GEMM_KERNEL");
     ck_assert_msg(status == TP_OK, "%s: %s", c->what, tp_last_error());
-    double *conv = direct_conv(c, operands[0], operands[1], operands[2]);
-    int64_t taps = c->in_channels / c->group * c->kernel[0] * c->kernel[1];
-    /* f32: sums of up to a few hundred products in f32; f16: the conv and
-     * the result each rounded once (the f32 sum may round the other way) */
-    double rtol = dtype == TP_F16 ? 4e-3 : 1e-5, atol = dtype == TP_F16 ? 4e-3 : 1e-6 * taps + 1e-5;
-    for (int64_t i = 0; i < output_numel(c); i++) {
-        double y = round_to(dtype, conv[i]);
-        double want = round_to(dtype, apply_epilogue(kind, y, tp_tensor_get_f64(operands[3], i)));
-        double a = tp_tensor_get_f64(got[0], i);
-        ck_assert_msg(fabs(a - want) <= atol + rtol * fabs(want),
-                      "%s (epilogue %d, %s, STAX_GEMM_KERNEL=%s): element %lld is %.9g, the "
-                      "direct conv and epilogue give %.9g",
-                      c->what, (int)kind, dtype == TP_F16 ? "f16" : "f32", family ? family : "auto",
-                      (long long)i, a, want);
-        if (return_conv) {
-            double stored = tp_tensor_get_f64(got[1], i);
-            ck_assert_msg(
-                fabs(stored - y) <= atol + rtol * fabs(y),
-                "%s: the returned conv's element %lld is %.9g, the direct conv gives %.9g", c->what,
-                (long long)i, stored, y);
-        }
-    }
-    free(conv);
+    char how[64];
+    snprintf(how, sizeof how, "STAX_GEMM_KERNEL=%s, %s", family ? family : "auto",
+             threads ? threads : "the pool's threads");
+    expect_direct_conv(c, kind, dtype, operands, got, return_conv, how);
     for (int i = 0; i < 2; i++) tp_tensor_release(got[i]);
     for (int i = 0; i < 4; i++) tp_tensor_release(operands[i]);
     tp_graph_destroy(g);
@@ -294,6 +318,36 @@ START_TEST(f32_conv_epilogues_match_on_one_thread) {
 }
 END_TEST
 
+/* A dynamic compile of each case's graph (the sizes are run-time arguments
+ * of the kernels, the plan's decisions replayed at run time). */
+START_TEST(conv_epilogues_in_a_dynamic_build_match) {
+    stax_test_cache_dir();
+    for (size_t i = 0; i < NUM_CASES; i++) {
+        epilogue_kind kind = kinds[i % NUM_KINDS];
+        tp_tensor *operands[4];
+        make_operands(&cases[i], TP_F32, 41, operands);
+        tp_graph *g = epilogue_graph(&cases[i], kind, TP_F32, operands, false);
+        tp_compile_options options = TP_COMPILE_OPTIONS_INIT;
+        options.backend = "stax";
+        options.dynamic = TP_DYNAMIC_DYNAMIC;
+        tp_compiled *compiled = NULL;
+        ck_assert_msg(tp_compile_graph(g, &options, &compiled) == TP_OK, "%s: %s", cases[i].what,
+                      tp_last_error());
+        int inputs = kind == EPILOGUE_ADD_RELU ? 4 : 3;
+        tp_arg args[4];
+        for (int k = 0; k < inputs; k++) args[k] = tp_arg_tensor(operands[k]);
+        tp_tensor *got[2] = {NULL, NULL};
+        ck_assert_msg(tp_call(compiled, args, inputs, got) == TP_OK, "%s: %s", cases[i].what,
+                      tp_last_error());
+        expect_direct_conv(&cases[i], kind, TP_F32, operands, got, false, "dynamic");
+        tp_tensor_release(got[0]);
+        tp_compiled_free(compiled);
+        for (int k = 0; k < 4; k++) tp_tensor_release(operands[k]);
+        tp_graph_destroy(g);
+    }
+}
+END_TEST
+
 START_TEST(f16_conv_epilogues_round_like_the_unfused_graph) {
     stax_test_cache_dir();
     for (size_t i = 0; i < NUM_CASES; i++)
@@ -361,6 +415,7 @@ TP_TEST_SUITE(stax_conv_epilogue) {
     tcase_add_test(c, f32_conv_epilogues_match_a_direct_convolution);
     tcase_add_test(c, f32_conv_epilogues_match_on_the_generic_and_legacy_kernels);
     tcase_add_test(c, f32_conv_epilogues_match_on_one_thread);
+    tcase_add_test(c, conv_epilogues_in_a_dynamic_build_match);
     tcase_add_test(c, f16_conv_epilogues_round_like_the_unfused_graph);
     tcase_add_test(c, activation_after_a_conv_is_not_a_kernel_of_its_own);
     tcase_add_test(c, conv_epilogue_off_runs_the_activation_as_its_own_kernel);
