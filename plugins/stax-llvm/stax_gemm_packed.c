@@ -540,6 +540,28 @@ void stax_gemm_packed_run_from(const tp_plugin_host *host, const stax_gemm *g, v
     run_packed(host, g, slots, workspace, kernels, epilogue, threads, STAX_GEMM_SPLIT_AUTO, source);
 }
 
+/* Panels whose C block (all rows) stays within STAX_GEMM_CACHED_C_FLOATS. */
+static int64_t cached_c_panels(const gemm_call *call) {
+    int64_t panels = STAX_GEMM_CACHED_C_FLOATS / (call->g->m * call->nr);
+    return panels > 0 ? panels : 1;
+}
+
+/* One thread, A packed before the call (a conv's weights): whether taking a
+ * few panels at a time through every k block (their C block in cache from
+ * the first k block to the epilogue, B packed per slice in L2) moves fewer
+ * floats through memory than the rows split, which packs all of B's k block
+ * into a buffer larger than L2 and sweeps all of C once per k block; the
+ * columns pay for reading A once per slice. */
+static bool columns_move_less(const gemm_call *call) {
+    const stax_gemm *g = call->g;
+    double k_blocks = (double)((g->k + call->kc_max - 1) / call->kc_max);
+    double slices = (double)((call->panels + cached_c_panels(call) - 1) / cached_c_panels(call));
+    double rows_extra =
+        2.0 * (double)g->m * (double)g->n * (k_blocks - 1) + 2.0 * (double)g->k * (double)g->n;
+    double columns_extra = (double)g->m * (double)g->k * (slices - 1);
+    return columns_extra < rows_extra;
+}
+
 static void run_packed(const tp_plugin_host *host, const stax_gemm *g, void **slots,
                        float *workspace, const stax_gemm_kernels *kernels, stax_kernel_fn epilogue,
                        int64_t threads, stax_gemm_split split, const stax_gemm_source *source) {
@@ -586,14 +608,9 @@ static void run_packed(const tp_plugin_host *host, const stax_gemm *g, void **sl
         run_slices(&call, slices_of(&call, units), product_columns_range, &call);
         return;
     }
-    if (automatic && call.threads <= 1 && source->a_packed) {
-        /* one thread, A packed before the call (a conv's weights): a few
-         * panels at a time through every k block, so that their C block stays
-         * in cache from the first k block to the epilogue (the rows split
-         * would sweep all of C once per k block) */
+    if (automatic && call.threads <= 1 && source->a_packed && columns_move_less(&call)) {
         int64_t units = g->batch * call.panels;
-        call.grain = STAX_GEMM_CACHED_C_FLOATS / (g->m * call.nr);
-        if (call.grain < 1) call.grain = 1;
+        call.grain = cached_c_panels(&call);
         call.shared_space = true;
         run_slices(&call, slices_of(&call, units), product_columns_range, &call);
         return;
