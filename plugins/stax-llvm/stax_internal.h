@@ -27,7 +27,7 @@ extern const char *const stax_mathlib_ir;
 typedef enum stax_slot_kind {
     STAX_SLOT_INPUT = 0, /* run()'s input buffer `index` */
     STAX_SLOT_OUTPUT,    /* run()'s output buffer `index` */
-    STAX_SLOT_SCRATCH,   /* owned by the executable, reused across runs */
+    STAX_SLOT_SCRATCH,   /* owned by the executable, in its arena (stax_arena.c) */
     STAX_SLOT_CONST,     /* owned by the executable, filled at compile time */
 } stax_slot_kind;
 
