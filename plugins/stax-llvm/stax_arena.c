@@ -11,7 +11,10 @@
  *   value, concat copies every part); im2col (stax_window.c) writes the
  *   padding taps' zeros itself; the matmul drivers overwrite C on the first
  *   k block (and zero it themselves for k == 0); conv_transpose, depthwise
- *   and pool start each plane from the bias or zero; attention keeps its
+ *   and pool start each plane from the bias or zero; a conv's fused
+ *   epilogue reads each block of the conv's result after the step wrote it
+ *   (and reads its other operands, such as a residual, inside the window
+ *   step: their slots are touched by that step); attention keeps its
  *   running max, sum and accumulator in the workspace, not in a slot.
  * - The index check's status word is armed before its step on every run
  *   (stax_index_check_arm), so it need not start cleared.
@@ -76,6 +79,8 @@ static void touch_step(const stax_program *prog, stax_live_range *ranges, int32_
         const stax_window *w = &step->window;
         int32_t slots[] = {w->x_slot, w->w_slot, w->b_slot, w->out_slot, w->col_slot};
         for (size_t i = 0; i < sizeof slots / sizeof *slots; i++) touch(prog, ranges, slots[i], s);
+        /* a fused epilogue reads its other operands (a residual) inside the step */
+        touch_kernel(prog, ranges, w->epilogue, s);
         bool gemm_method =
             w->method == STAX_WINDOW_GEMM_IM2COL || w->method == STAX_WINDOW_GEMM_POINTWISE;
         if (gemm_method) { /* step->gemm: the same slots, and any epilogue kernel */

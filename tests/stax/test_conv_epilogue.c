@@ -398,6 +398,59 @@ START_TEST(conv_that_is_also_returned_is_stored_and_not_fused) {
 }
 END_TEST
 
+/* graph(x, w, b, q) { r = exp(q); t = neg(r); y = conv(x, w, b);
+ * out = relu(y + r); return neg(out), exp(out), t }: r and out are scratch,
+ * and the conv's epilogue is the last step that reads r, so r's memory must
+ * stay r's until the conv step is done (the scratch arena must see the
+ * epilogue's reads). */
+START_TEST(residual_read_only_by_the_epilogue_stays_live_through_the_conv_step) {
+    stax_test_cache_dir();
+    const conv_case *c = &cases[0];
+    tp_tensor *operands[4];
+    make_operands(c, TP_F32, 61, operands);
+    tp_graph *g = NULL;
+    ck_assert_int_eq(tp_graph_create("residual_live", &g), TP_OK);
+    static const char *const names[] = {"x", "w", "b", "q"};
+    tp_value_id ids[4];
+    for (int i = 0; i < 4; i++) {
+        tp_type type = {.dtype = TP_F32, .ndim = tp_tensor_ndim(operands[i])};
+        for (int d = 0; d < type.ndim; d++) type.dims[d] = tp_tensor_dim(operands[i], d);
+        ck_assert_int_eq(tp_graph_add_input(g, names[i], &type, &ids[i]), TP_OK);
+    }
+    tp_value_id r = add_node(g, "exp", &ids[3], 1, NULL, "r");
+    tp_value_id t = add_node(g, "neg", &r, 1, NULL, "t");
+    tp_attrs attrs = TP_ATTRS_INIT;
+    memcpy(attrs.strides, c->stride, sizeof c->stride);
+    memcpy(attrs.pads, c->pads, sizeof c->pads);
+    attrs.dilations[0] = attrs.dilations[1] = 1;
+    attrs.nstrides = attrs.ndilations = 2;
+    attrs.npads = 4;
+    tp_value_id y = add_node(g, "conv", ids, 3, &attrs, "y");
+    tp_value_id sum_operands[2] = {y, r};
+    tp_value_id sum = add_node(g, "add", sum_operands, 2, NULL, "sum");
+    tp_value_id out = add_node(g, "relu", &sum, 1, NULL, "out");
+    tp_value_id outputs[3] = {add_node(g, "neg", &out, 1, NULL, "negated"),
+                              add_node(g, "exp", &out, 1, NULL, "exponent"), t};
+    ck_assert_int_eq(tp_graph_set_outputs(g, outputs, 3), TP_OK);
+    tp_tensor *got[3] = {NULL, NULL, NULL};
+    ck_assert_msg(stax_test_run("stax", g, operands, 4, NULL, 0, got) == TP_OK, "%s",
+                  tp_last_error());
+    double *conv = direct_conv(c, operands[0], operands[1], operands[2]);
+    for (int64_t i = 0; i < output_numel(c); i++) {
+        double residual = exp(tp_tensor_get_f64(operands[3], i));
+        double want = -apply_epilogue(EPILOGUE_ADD_RELU, conv[i], residual);
+        double a = tp_tensor_get_f64(got[0], i);
+        ck_assert_msg(fabs(a - want) <= 1e-4 + 1e-5 * fabs(want),
+                      "element %lld of -relu(conv + exp(q)) is %.9g, the direct conv gives %.9g",
+                      (long long)i, a, want);
+    }
+    free(conv);
+    for (int i = 0; i < 3; i++) tp_tensor_release(got[i]);
+    for (int i = 0; i < 4; i++) tp_tensor_release(operands[i]);
+    tp_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(bad_conv_epilogue_setting_is_refused_with_the_choices) {
     stax_test_cache_dir();
     setenv("STAX_CONV_EPILOGUE", "maybe", 1);
@@ -429,6 +482,7 @@ TP_TEST_SUITE(stax_conv_epilogue) {
     tcase_add_test(c, activation_after_a_conv_is_not_a_kernel_of_its_own);
     tcase_add_test(c, conv_epilogue_off_runs_the_activation_as_its_own_kernel);
     tcase_add_test(c, conv_that_is_also_returned_is_stored_and_not_fused);
+    tcase_add_test(c, residual_read_only_by_the_epilogue_stays_live_through_the_conv_step);
     tcase_add_test(c, bad_conv_epilogue_setting_is_refused_with_the_choices);
     suite_add_tcase(s, c);
     return s;
