@@ -75,6 +75,13 @@ typedef struct stax_gemm {
     int64_t a_rs, a_cs, b_rs, b_cs; /* element strides of the matrices */
     int32_t epilogue;               /* kernel over the output's flat range, or -1 */
     int32_t a_dtype, b_dtype;       /* TP_PLUGIN_F32, or F16/BF16 widened while packing */
+    /* A constant B (shared by all batches) packed at compile by
+     * stax_gemm_pack_whole_b into CONST slot packed_b_slot for the kernels of
+     * packed_b_family with k blocks of packed_b_kc; packed_b_kc 0: not packed.
+     * Kernels with another family or kc (max-autotune) pack B per call. */
+    int32_t packed_b_slot;
+    int64_t packed_b_kc;
+    const struct stax_gemm_family *packed_b_family;
 } stax_gemm;
 
 /* How a window step runs (stax_window.c). */
@@ -466,7 +473,21 @@ typedef struct stax_gemm_source {
     const float *row_bias; /* C[i][j] += row_bias[i] (per product), or NULL */
     const float *a_packed; /* A already packed (stax_gemm_pack_whole_a; one A for every
                             * product), or NULL */
+    const float *b_packed; /* B already packed (stax_gemm_pack_whole_b; one B for every
+                            * product), or NULL: the gemm's packed_b_slot when its kernels
+                            * match, else B packed per k block */
 } stax_gemm_source;
+
+/* The floats stax_gemm_pack_whole_b writes for `gemm` with `kernels`. */
+size_t stax_gemm_whole_b_floats(const stax_gemm *gemm, const stax_gemm_kernels *kernels);
+/* Whether every product of `gemm` reads the same B (no batch stride of B). */
+bool stax_gemm_b_shared_by_batches(const stax_gemm *gemm);
+/* Packs B of `gemm` (shared by its batches) for all its k blocks into `out`
+ * in the layout the driver reads a prepacked B in: k block pc at
+ * pc * panels * nr, its panels kc * nr floats apart, zeros past n; f16/bf16
+ * are widened here. Done at compile for a constant B. */
+void stax_gemm_pack_whole_b(const stax_gemm *gemm, void **slots, const stax_gemm_kernels *kernels,
+                            float *out);
 
 /* Packs A of a batch-1 `gemm` for all its k blocks into `out` (m * k floats),
  * in the layout the driver's tiles read: k block pc at m * pc, tiles in row
