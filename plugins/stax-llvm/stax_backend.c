@@ -392,7 +392,8 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
     if (status == TP_PLUGIN_OK && family) {
         exe->gemm_kernels.family = family;
         for (int32_t i = 0; i < family->num_heights; i++)
-            exe->gemm_kernels.tile[i] = exe->gemm_library.tiles[i];
+            exe->gemm_kernels.tile[i] = exe->gemm_library.tiles[i],
+            exe->gemm_kernels.strided[i] = exe->gemm_library.strided[i];
         stax_gemm_family_blocking(host, family, &exe->gemm_kernels.kc, &exe->gemm_kernels.mc);
     }
     if (status == TP_PLUGIN_OK && bind_program(exe) != TP_PLUGIN_OK)

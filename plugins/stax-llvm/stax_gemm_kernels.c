@@ -10,7 +10,10 @@
  * accumulators stay in registers across the k loop.
  * Column edges use masked loads and stores of C; row edges have kernels of
  * their own heights (powers of two below mr), so no tile ever reads or writes
- * padded copies.
+ * padded copies. Each height also has a strided twin that reads B in place,
+ * one row of nr floats every ldb floats (a row-major B that a product of at
+ * most mr rows would not repay packing); its callers give it whole panels
+ * only (nr columns of B exist), so its B loads need no mask.
  *
  * The IR is plain vector IR for the JIT's target (the host): <16 x float>
  * becomes zmm code where the host has AVX-512 and pairs of ymm operations
@@ -98,11 +101,17 @@ void stax_gemm_family_kernel_name(const stax_gemm_family *family, int32_t height
     snprintf(name, size, "STAXKEY_gemm_%s_h%d", family->name, (int)height);
 }
 
+void stax_gemm_family_strided_kernel_name(const stax_gemm_family *family, int32_t height,
+                                          char *name, size_t size) {
+    snprintf(name, size, "STAXKEY_gemm_%s_h%d_strided_b", family->name, (int)height);
+}
+
 /* ---- IR ---- */
 
 typedef struct tile_shape {
     int height, width, vectors; /* rows, lanes per vector, vectors per row */
     bool fma;
+    bool strided_b; /* B rows ldb floats apart (an extra i64 %ldb), not nr */
 } tile_shape;
 
 static void emit_accumulate(tpcommon_buf *m, const tile_shape *s, int r, int h) {
@@ -133,8 +142,12 @@ static void emit_k_loop(tpcommon_buf *m, const tile_shape *s) {
     tpcommon_buf_printf(m,
                         "  %%more = icmp slt i64 %%k, %%kc\n"
                         "  br i1 %%more, label %%body, label %%done\nbody:\n"
-                        "  %%bo = mul i64 %%k, %d\n  %%ak = mul i64 %%k, %d\n",
-                        nr, s->height);
+                        "  %%ak = mul i64 %%k, %d\n",
+                        s->height);
+    if (s->strided_b)
+        tpcommon_buf_printf(m, "  %%bo = mul i64 %%k, %%ldb\n");
+    else
+        tpcommon_buf_printf(m, "  %%bo = mul i64 %%k, %d\n", nr);
     for (int h = 0; h < s->vectors; h++)
         tpcommon_buf_printf(m,
                             "  %%bq%d = add i64 %%bo, %d\n"
@@ -214,9 +227,9 @@ static void emit_tile_kernel(tpcommon_buf *m, const char *name, const tile_shape
     int nr = s->width * s->vectors;
     tpcommon_buf_printf(m,
                         "define void @%s(ptr noalias %%a, ptr noalias %%b, ptr noalias %%c, "
-                        "i64 %%ldc, i64 %%kc, i64 %%acc, i64 %%cols) #0 {\n"
+                        "i64 %%ldc, i64 %%kc, i64 %%acc, i64 %%cols%s) #0 {\n"
                         "entry:\n  br label %%loop\n",
-                        name);
+                        name, s->strided_b ? ", i64 %ldb" : "");
     emit_k_loop(m, s);
     tpcommon_buf_printf(m,
                         "done:\n  %%add = icmp ne i64 %%acc, 0\n"
@@ -245,9 +258,12 @@ void stax_emit_gemm_family_kernels(tpcommon_buf *m, const stax_gemm_family *fami
                         "<%d x i1>)\n\n",
                         w, w, w, w, w, w, w);
     for (int32_t i = 0; i < family->num_heights; i++) {
-        tile_shape shape = {family->heights[i], w, family->nr / w, family->fma};
+        tile_shape shape = {family->heights[i], w, family->nr / w, family->fma, false};
         char name[96];
         stax_gemm_family_kernel_name(family, family->heights[i], name, sizeof name);
+        emit_tile_kernel(m, name, &shape);
+        shape.strided_b = true;
+        stax_gemm_family_strided_kernel_name(family, family->heights[i], name, sizeof name);
         emit_tile_kernel(m, name, &shape);
     }
 }

@@ -24,7 +24,12 @@
  * matrix never exists. A B that is a constant of the graph is packed once at
  * compile (stax_gemm_pack_whole_b, all k blocks) and read from there by every
  * call (stax_gemm_source.b_packed, or the gemm's own packed_b_slot): no slice
- * packs B then, and a one-row product streams its weight exactly once. */
+ * packs B then, and a one-row product streams its weight exactly once.
+ * A product of at most mr rows (one row tile: m = 1, small batches, GPT-2
+ * decoding) whose B is not packed at compile but row-major f32 reads B in
+ * place through the strided tile kernels: packing would cost a pass over B
+ * for work that uses each element of B only m times. Only the last, partial
+ * panel is packed (its zero padding keeps the kernels' loads inside B). */
 #include <string.h>
 
 #include "stax_internal.h"
@@ -72,6 +77,7 @@ typedef struct gemm_call {
     int64_t grain;                   /* units (panels, tiles or batches) per slice */
     const float *a_base, *b_base;    /* f32 operands */
     const float *b_packed;           /* B packed for all k blocks (whole_b_block), or NULL */
+    bool b_in_place;                 /* whole panels read from B by the strided kernels */
     const uint16_t *a_bits, *b_bits; /* f16/bf16 operands (the other base is NULL) */
     float *c_base;
     float *b_space, *a_space; /* B panels (per slice in batches mode), A chunks per slice */
@@ -177,6 +183,7 @@ static void pack_panel(const k_block *kb, int64_t p) {
         pack_panel_storage_float(kb, p, out);
         return;
     }
+    if (kb->call->b_in_place && cols == nr) return; /* read in place by sweep */
     const float *b = kb->b + j0 * g->b_cs;
     if (kb->call->source->pack_b) {
         kb->call->source->pack_b(kb->call->source->b_context, kb->batch, kb->pc, kb->kc, j0, cols,
@@ -243,10 +250,15 @@ static void sweep(const k_block *kb, int64_t t0, int64_t t1, int64_t p0, int64_t
         for (int64_t p = p0; p < p1; p++) {
             int64_t j0 = p * call->nr, cols = g->n - j0 < call->nr ? g->n - j0 : call->nr;
             const float *b = kb->packed + (p - kb->panel0) * kb->panel_stride, *a = a_chunk;
+            bool in_place = call->b_in_place && cols == call->nr;
             for (int64_t t = c0; t < c1; t++) {
                 int32_t kernel = tile_kernel(&call->rt, t);
-                call->kernels->tile[kernel](a, b, kb->c + tile_row(&call->rt, t) * g->n + j0, g->n,
-                                            kb->kc, kb->first ? 0 : 1, cols);
+                float *c = kb->c + tile_row(&call->rt, t) * g->n + j0;
+                if (in_place)
+                    call->kernels->strided[kernel](a, kb->b + j0, c, g->n, kb->kc,
+                                                   kb->first ? 0 : 1, cols, g->b_rs);
+                else
+                    call->kernels->tile[kernel](a, b, c, g->n, kb->kc, kb->first ? 0 : 1, cols);
                 a += call->kernels->family->heights[kernel] * kb->kc;
             }
         }
@@ -486,6 +498,13 @@ void stax_gemm_pack_whole_b(const stax_gemm *g, void **slots, const stax_gemm_ke
     }
 }
 
+/* Whether the strided kernels read B in place (see the head of this file). */
+static bool reads_b_in_place(const gemm_call *call) {
+    const stax_gemm *g = call->g;
+    return !call->b_packed && !call->source->pack_b && call->b_base && g->b_cs == 1 &&
+           g->m <= call->kernels->family->mr && call->kernels->strided[0] != NULL;
+}
+
 /* B's panels packed at compile for these kernels (the family and kc they
  * were packed for), or NULL: a tuned step with other blocking packs B itself. */
 static const float *compile_time_b(const stax_gemm *g, void **slots,
@@ -575,6 +594,7 @@ static void run_packed(const tp_plugin_host *host, const stax_gemm *g, void **sl
                       .b_space = workspace};
     if (!source->pack_b)
         call.b_packed = source->b_packed ? source->b_packed : compile_time_b(g, slots, kernels);
+    call.b_in_place = reads_b_in_place(&call);
     if (g->k <= 0) { /* an empty sum (dynamic sizes): zeros, the bias, then the epilogue */
         int64_t total = g->batch * g->m * g->n;
         if (total > 0) memset(c_base, 0, sizeof(float) * (size_t)total);

@@ -302,6 +302,10 @@ void stax_gemm_family_blocking(const tp_plugin_host *host, const stax_gemm_famil
                                int64_t *kc, int64_t *mc);
 void stax_gemm_family_kernel_name(const stax_gemm_family *family, int32_t height, char *name,
                                   size_t size);
+/* The name of the tile kernel of `height` rows that reads B in place
+ * (stax_gemm_strided_tile_fn). */
+void stax_gemm_family_strided_kernel_name(const stax_gemm_family *family, int32_t height,
+                                          char *name, size_t size);
 /* The family's tile kernels (and the intrinsics they need) into `module`. */
 void stax_emit_gemm_family_kernels(tpcommon_buf *module, const stax_gemm_family *family);
 
@@ -378,10 +382,18 @@ void stax_gemm_run(const tp_plugin_host *host, const stax_gemm *gemm, void **slo
 typedef void (*stax_gemm_tile_fn)(const float *a, const float *b, float *c, int64_t ldc, int64_t kc,
                                   int64_t accumulate, int64_t cols);
 
-/* A family's loaded tile kernels (tile[i] has family->heights[i] rows). */
+/* As stax_gemm_tile_fn with B read in place: kc rows of (at least) nr
+ * floats, ldb floats apart (a row-major B, unpacked). */
+typedef void (*stax_gemm_strided_tile_fn)(const float *a, const float *b, float *c, int64_t ldc,
+                                          int64_t kc, int64_t accumulate, int64_t cols,
+                                          int64_t ldb);
+
+/* A family's loaded tile kernels (tile[i] has family->heights[i] rows);
+ * strided[i]: its twin reading B in place, or NULL (B is then packed). */
 typedef struct stax_gemm_kernels {
     const stax_gemm_family *family;
     stax_gemm_tile_fn tile[STAX_GEMM_MAX_HEIGHTS];
+    stax_gemm_strided_tile_fn strided[STAX_GEMM_MAX_HEIGHTS];
     int64_t kc, mc;
 } stax_gemm_kernels;
 
@@ -391,7 +403,8 @@ typedef struct stax_gemm_library {
     stax_module *module;                            /* NULL when the program has no matmul */
     stax_ukernel_fn ukernels[2];                    /* legacy: 6-row, 4-row */
     stax_gemm_tile_fn tiles[STAX_GEMM_MAX_HEIGHTS]; /* family->heights[i] rows */
-    int cache_hit;                                  /* as stax_jit_load's */
+    stax_gemm_strided_tile_fn strided[STAX_GEMM_MAX_HEIGHTS]; /* their in-place-B twins */
+    int cache_hit;                                            /* as stax_jit_load's */
 } stax_gemm_library;
 
 /* Loads the legacy pair (`legacy`) and/or `family`'s tile kernels; a module

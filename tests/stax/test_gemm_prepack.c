@@ -295,6 +295,41 @@ START_TEST(a_weight_given_as_an_input_is_not_prepacked) {
 }
 END_TEST
 
+/* A product of at most one row tile whose weight is an input reads the
+ * weight in place (the strided tile kernels) but for the last partial panel;
+ * m up to past the largest tile height (12), n around the panel widths. */
+START_TEST(few_rows_times_an_input_weight_match_a_double_product) {
+    stax_test_cache_dir();
+    static const int64_t rows[] = {1, 2, 3, 5, 6, 7, 12, 13};
+    static const int64_t sizes[][2] = {{1, 1}, {300, 31}, {40, 64}, {257, 100}};
+    static const char *const thread_options[][1] = {{"threads=1"}, {"threads=2"}};
+    for (size_t r = 0; r < sizeof rows / sizeof *rows; r++)
+        for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+            weight_case c = {.dtype = TP_F32,
+                             .batch = rows[r] == 2 ? 3 : 1,
+                             .m = rows[r],
+                             .k = sizes[z][0],
+                             .n = sizes[z][1],
+                             .w_is_input = true};
+            tp_tensor *operands[3];
+            make_operands(&c, operands);
+            for (size_t f = 0; f < sizeof families / sizeof *families; f++)
+                for (int t = 0; t < 2; t++) {
+                    setenv("STAX_GEMM_KERNEL", families[f], 1);
+                    char what[256];
+                    snprintf(what, sizeof what,
+                             "w an input (batch %lld, m %lld, k %lld, n %lld), "
+                             "STAX_GEMM_KERNEL=%s, %s",
+                             (long long)c.batch, (long long)c.m, (long long)c.k, (long long)c.n,
+                             families[f], thread_options[t][0]);
+                    ck_assert_int_eq(run_case(&c, operands, thread_options[t], 1, what), 0);
+                }
+            unsetenv("STAX_GEMM_KERNEL");
+            release_operands(operands);
+        }
+}
+END_TEST
+
 /* max-autotune may pick a k block other than the one B was packed for: such
  * a step packs B itself per call, and the product stays right. */
 START_TEST(max_autotune_with_a_constant_weight_matches_a_double_product) {
@@ -326,6 +361,7 @@ TP_TEST_SUITE(stax_gemm_prepack) {
     tcase_add_test(c, batches_sharing_a_constant_weight_match_a_double_product);
     tcase_add_test(c, f16_and_bf16_constant_weights_are_widened_once_and_match);
     tcase_add_test(c, a_weight_given_as_an_input_is_not_prepacked);
+    tcase_add_test(c, few_rows_times_an_input_weight_match_a_double_product);
     tcase_add_test(c, max_autotune_with_a_constant_weight_matches_a_double_product);
     suite_add_tcase(s, c);
     return s;
