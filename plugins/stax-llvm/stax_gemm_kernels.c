@@ -114,24 +114,66 @@ typedef struct tile_shape {
     bool strided_b; /* B rows ldb floats apart (an extra i64 %ldb), not nr */
 } tile_shape;
 
-static void emit_accumulate(tpcommon_buf *m, const tile_shape *s, int r, int h) {
+/* %TO{r}_{h} = %FROM{r}_{h} + A value r * B vector h (names of one k step
+ * carry its `tag`). */
+static void emit_accumulate(tpcommon_buf *m, const tile_shape *s, int r, int h, const char *tag,
+                            const char *from, const char *to) {
+    int w = s->width;
     if (s->fma) {
         tpcommon_buf_printf(m,
-                            "  %%d%d_%d = call <%d x float> @llvm.fma.v%df32(<%d x float> %%av%d, "
-                            "<%d x float> %%b%d, <%d x float> %%c%d_%d)\n",
-                            r, h, s->width, s->width, s->width, r, s->width, h, s->width, r, h);
+                            "  %%%s%d_%d = call <%d x float> @llvm.fma.v%df32(<%d x float> "
+                            "%%av%d%s, <%d x float> %%b%d%s, <%d x float> %%%s%d_%d)\n",
+                            to, r, h, w, w, w, r, tag, w, h, tag, w, from, r, h);
         return;
     }
     tpcommon_buf_printf(m,
-                        "  %%p%d_%d = fmul contract <%d x float> %%av%d, %%b%d\n"
-                        "  %%d%d_%d = fadd contract <%d x float> %%c%d_%d, %%p%d_%d\n",
-                        r, h, s->width, r, h, r, h, s->width, r, h, r, h);
+                        "  %%p%d_%d%s = fmul contract <%d x float> %%av%d%s, %%b%d%s\n"
+                        "  %%%s%d_%d = fadd contract <%d x float> %%%s%d_%d, %%p%d_%d%s\n",
+                        r, h, tag, w, r, tag, h, tag, to, r, h, w, from, r, h, r, h, tag);
 }
 
-/* The k loop: one packed B row (`vectors` loads) and the packed A column
- * (height values, k-major) per k. */
-static void emit_k_loop(tpcommon_buf *m, const tile_shape *s) {
-    int nr = s->width * s->vectors;
+/* One k step at index %K: the B row (`vectors` loads) and the A column
+ * (height values, k-major) into the accumulators FROM -> TO. */
+static void emit_k_step(tpcommon_buf *m, const tile_shape *s, const char *k, const char *tag,
+                        const char *from, const char *to) {
+    int nr = s->width * s->vectors, w = s->width;
+    tpcommon_buf_printf(m, "  %%ak%s = mul i64 %%%s, %d\n", tag, k, s->height);
+    if (s->strided_b)
+        tpcommon_buf_printf(m, "  %%bo%s = mul i64 %%%s, %%ldb\n", tag, k);
+    else
+        tpcommon_buf_printf(m, "  %%bo%s = mul i64 %%%s, %d\n", tag, k, nr);
+    for (int h = 0; h < s->vectors; h++)
+        tpcommon_buf_printf(m,
+                            "  %%bq%d%s = add i64 %%bo%s, %d\n"
+                            "  %%bp%d%s = getelementptr inbounds float, ptr %%b, i64 %%bq%d%s\n"
+                            "  %%b%d%s = load <%d x float>, ptr %%bp%d%s, align 4\n",
+                            h, tag, tag, h * w, h, tag, h, tag, h, tag, w, h, tag);
+    for (int r = 0; r < s->height; r++) {
+        tpcommon_buf_printf(m,
+                            "  %%ao%d%s = add i64 %%ak%s, %d\n"
+                            "  %%ap%d%s = getelementptr inbounds float, ptr %%a, i64 %%ao%d%s\n"
+                            "  %%as%d%s = load float, ptr %%ap%d%s, align 4\n"
+                            "  %%ai%d%s = insertelement <%d x float> poison, float %%as%d%s, "
+                            "i64 0\n"
+                            "  %%av%d%s = shufflevector <%d x float> %%ai%d%s, <%d x float> "
+                            "poison, <%d x i32> zeroinitializer\n",
+                            r, tag, tag, r, r, tag, r, tag, r, tag, r, tag, r, tag, w, r, tag, r,
+                            tag, w, r, tag, w, w);
+        for (int h = 0; h < s->vectors; h++) emit_accumulate(m, s, r, h, tag, from, to);
+    }
+}
+
+/* Independent accumulator sets of a tile with few accumulators (one or two
+ * rows): the FMA's latency, not its throughput, would bound a single chain
+ * of two to four vectors, so S consecutive k go to S sets, summed at the
+ * end; enough sets for about eight accumulators, at most four. */
+static int accumulator_sets(const tile_shape *s) {
+    int sets = 8 / (s->height * s->vectors);
+    return sets < 1 ? 1 : sets > 4 ? 4 : sets;
+}
+
+/* One k per iteration into %c{r}_{h} (the tiles with enough accumulators). */
+static void emit_k_loop_one_set(tpcommon_buf *m, const tile_shape *s) {
     tpcommon_buf_printf(m, "loop:\n  %%k = phi i64 [0, %%entry], [%%kn, %%body]\n");
     for (int r = 0; r < s->height; r++)
         for (int h = 0; h < s->vectors; h++)
@@ -139,33 +181,71 @@ static void emit_k_loop(tpcommon_buf *m, const tile_shape *s) {
                                 "  %%c%d_%d = phi <%d x float> [zeroinitializer, %%entry], "
                                 "[%%d%d_%d, %%body]\n",
                                 r, h, s->width, r, h);
-    tpcommon_buf_printf(m,
-                        "  %%more = icmp slt i64 %%k, %%kc\n"
-                        "  br i1 %%more, label %%body, label %%done\nbody:\n"
-                        "  %%ak = mul i64 %%k, %d\n",
-                        s->height);
-    if (s->strided_b)
-        tpcommon_buf_printf(m, "  %%bo = mul i64 %%k, %%ldb\n");
-    else
-        tpcommon_buf_printf(m, "  %%bo = mul i64 %%k, %d\n", nr);
-    for (int h = 0; h < s->vectors; h++)
-        tpcommon_buf_printf(m,
-                            "  %%bq%d = add i64 %%bo, %d\n"
-                            "  %%bp%d = getelementptr inbounds float, ptr %%b, i64 %%bq%d\n"
-                            "  %%b%d = load <%d x float>, ptr %%bp%d, align 4\n",
-                            h, h * s->width, h, h, h, s->width, h);
-    for (int r = 0; r < s->height; r++) {
-        tpcommon_buf_printf(m,
-                            "  %%ao%d = add i64 %%ak, %d\n"
-                            "  %%ap%d = getelementptr inbounds float, ptr %%a, i64 %%ao%d\n"
-                            "  %%as%d = load float, ptr %%ap%d, align 4\n"
-                            "  %%ai%d = insertelement <%d x float> poison, float %%as%d, i64 0\n"
-                            "  %%av%d = shufflevector <%d x float> %%ai%d, <%d x float> poison, "
-                            "<%d x i32> zeroinitializer\n",
-                            r, r, r, r, r, r, r, s->width, r, r, s->width, r, s->width, s->width);
-        for (int h = 0; h < s->vectors; h++) emit_accumulate(m, s, r, h);
-    }
+    tpcommon_buf_printf(m, "  %%more = icmp slt i64 %%k, %%kc\n"
+                           "  br i1 %%more, label %%body, label %%done\nbody:\n");
+    emit_k_step(m, s, "k", "", "c", "d");
     tpcommon_buf_printf(m, "  %%kn = add i64 %%k, 1\n  br label %%loop\n");
+}
+
+/* The k loop: S k steps per iteration into S accumulator sets
+ * (%acc{j}_{r}_{h}), the rest of kc one step at a time into set 0, then the
+ * sets summed into %c{r}_{h}. */
+static void emit_k_loop(tpcommon_buf *m, const tile_shape *s) {
+    int sets = accumulator_sets(s), w = s->width;
+    if (sets == 1) {
+        emit_k_loop_one_set(m, s);
+        return;
+    }
+    tpcommon_buf_printf(m, "loop:\n  %%k = phi i64 [0, %%entry], [%%kn, %%body]\n");
+    for (int j = 0; j < sets; j++)
+        for (int r = 0; r < s->height; r++)
+            for (int h = 0; h < s->vectors; h++)
+                tpcommon_buf_printf(m,
+                                    "  %%acc%d_%d_%d = phi <%d x float> [zeroinitializer, "
+                                    "%%entry], [%%new%d_%d_%d, %%body]\n",
+                                    j, r, h, w, j, r, h);
+    tpcommon_buf_printf(m,
+                        "  %%kend = add i64 %%k, %d\n"
+                        "  %%more = icmp sle i64 %%kend, %%kc\n"
+                        "  br i1 %%more, label %%body, label %%tail\nbody:\n",
+                        sets);
+    for (int j = 0; j < sets; j++) {
+        char k[16], tag[16], from[16], to[16];
+        snprintf(k, sizeof k, "k_s%d", j);
+        snprintf(tag, sizeof tag, "_s%d", j);
+        snprintf(from, sizeof from, "acc%d_", j);
+        snprintf(to, sizeof to, "new%d_", j);
+        tpcommon_buf_printf(m, "  %%k_s%d = add i64 %%k, %d\n", j, j);
+        emit_k_step(m, s, k, tag, from, to);
+    }
+    tpcommon_buf_printf(m,
+                        "  %%kn = add i64 %%k, %d\n  br label %%loop\n"
+                        "tail:\n  %%kt = phi i64 [%%k, %%loop], [%%ktn, %%tailbody]\n",
+                        sets);
+    for (int r = 0; r < s->height; r++)
+        for (int h = 0; h < s->vectors; h++)
+            tpcommon_buf_printf(m,
+                                "  %%tacc%d_%d = phi <%d x float> [%%acc0_%d_%d, %%loop], "
+                                "[%%tnew%d_%d, %%tailbody]\n",
+                                r, h, w, r, h, r, h);
+    tpcommon_buf_printf(m, "  %%tmore = icmp slt i64 %%kt, %%kc\n"
+                           "  br i1 %%tmore, label %%tailbody, label %%sum\ntailbody:\n");
+    emit_k_step(m, s, "kt", "_t", "tacc", "tnew");
+    tpcommon_buf_printf(m, "  %%ktn = add i64 %%kt, 1\n  br label %%tail\nsum:\n");
+    for (int r = 0; r < s->height; r++)
+        for (int h = 0; h < s->vectors; h++) {
+            tpcommon_buf_printf(m, "  %%sum1_%d_%d = fadd <%d x float> %%tacc%d_%d, %%acc1_%d_%d\n",
+                                r, h, w, r, h, r, h);
+            for (int j = 2; j < sets; j++)
+                tpcommon_buf_printf(m,
+                                    "  %%sum%d_%d_%d = fadd <%d x float> %%sum%d_%d_%d, "
+                                    "%%acc%d_%d_%d\n",
+                                    j, r, h, w, j - 1, r, h, j, r, h);
+            tpcommon_buf_printf(m,
+                                "  %%c%d_%d = bitcast <%d x float> %%sum%d_%d_%d to <%d x float>\n",
+                                r, h, w, sets - 1, r, h, w);
+        }
+    tpcommon_buf_printf(m, "  br label %%done\n");
 }
 
 /* Stores the accumulators to C: whole rows, or the first `cols` lanes. */
