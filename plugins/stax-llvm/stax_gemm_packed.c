@@ -25,10 +25,13 @@
  * compile (stax_gemm_pack_whole_b, all k blocks) and read from there by every
  * call (stax_gemm_source.b_packed, or the gemm's own packed_b_slot): no slice
  * packs B then, and a one-row product streams its weight exactly once.
- * A product of at most mr rows (one row tile: m = 1, small batches, GPT-2
- * decoding) whose B is not packed at compile but row-major f32 reads B in
- * place through the strided tile kernels: packing would cost a pass over B
- * for work that uses each element of B only m times. Only the last, partial
+ * A product of at most 2 * mr rows (m = 1, small batches, GPT-2 decoding)
+ * whose B is not packed at compile but row-major f32 reads B in place
+ * through the strided tile kernels: packing would cost a pass over B for
+ * work that uses each element of B only m times. (Not for more rows: a
+ * panel read in place is kc rows a row stride apart, which a power-of-two
+ * stride maps onto a few cache sets, so it does not stay in L1 for the
+ * many tiles that reuse it.) Only the last, partial
  * panel is packed (its zero padding keeps the kernels' loads inside B). */
 #include <string.h>
 
@@ -502,7 +505,7 @@ void stax_gemm_pack_whole_b(const stax_gemm *g, void **slots, const stax_gemm_ke
 static bool reads_b_in_place(const gemm_call *call) {
     const stax_gemm *g = call->g;
     return !call->b_packed && !call->source->pack_b && call->b_base && g->b_cs == 1 &&
-           g->m <= call->kernels->family->mr && call->kernels->strided[0] != NULL;
+           g->m <= 2 * call->kernels->family->mr && call->kernels->strided[0] != NULL;
 }
 
 /* B's panels packed at compile for these kernels (the family and kc they

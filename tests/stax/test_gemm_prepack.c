@@ -295,12 +295,13 @@ START_TEST(a_weight_given_as_an_input_is_not_prepacked) {
 }
 END_TEST
 
-/* A product of at most one row tile whose weight is an input reads the
+/* A product of at most two row tiles whose weight is an input reads the
  * weight in place (the strided tile kernels) but for the last partial panel;
- * m up to past the largest tile height (12), n around the panel widths. */
+ * m around one and two tiles of every family (4, 6, 12 rows), n around the
+ * panel widths. */
 START_TEST(few_rows_times_an_input_weight_match_a_double_product) {
     stax_test_cache_dir();
-    static const int64_t rows[] = {1, 2, 3, 5, 6, 7, 12, 13};
+    static const int64_t rows[] = {1, 2, 3, 5, 6, 7, 8, 9, 12, 13, 24, 25};
     static const int64_t sizes[][2] = {{1, 1}, {300, 31}, {40, 64}, {257, 100}};
     static const char *const thread_options[][1] = {{"threads=1"}, {"threads=2"}};
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++)
