@@ -14,7 +14,10 @@
  *            hfsq = f^2/2 and R the atanh series to s^10 (fdlibm's
  *            arrangement)                                        <= 2 ulp
  *   tanh     |x| < 0.625: x + x z q(z), z = x^2, q fitted (degree 5,
- *            relative error 6e-10); else 1 - 2/(exp(2|x|)+1)     <= 3 ulp
+ *            relative error 6e-10); else 1 - 2/(exp(2|x|)+1) with
+ *            2|x| clamped to 18.5 and exp's lean form for [0, 18.5]
+ *            (degree-6 fitted polynomial, 2^n added to the exponent)
+ *                                                                <= 3 ulp
  *   sigmoid  t = exp(-|x|), 1/(1+t) or t/(1+t) by sign          <= 3 ulp
  *   erf      |x| < 1: x P(x^2), P fitted (degree 6); |x| < 3.92:
  *            1 - exp(-x^2) R(x), R fitted (degree 10); else +-1  <= 4 ulp
@@ -33,6 +36,7 @@ const char *const stax_mathlib_ir =
     "declare float @llvm.fabs.f32(float)\n"
     "declare double @llvm.fabs.f64(double)\n"
     "declare float @llvm.copysign.f32(float, float)\n"
+    "declare float @llvm.minnum.f32(float, float)\n"
     "\n"
     "define internal float @stax_expf(float %x) #1 {\n"
     "  %lo = fcmp olt float %x, -1.040000e+02\n"
@@ -116,6 +120,35 @@ const char *const stax_mathlib_ir =
     "  ret float %r3\n"
     "}\n"
     "\n"
+    /* exp of x in [0, 18.5] (tanh's 2|x|, clamped): no range handling, a
+     * degree-6 minimax polynomial (relative error 2e-9) and 2^n added to the
+     * exponent bits, about half of stax_expf's instructions */
+    "define internal float @stax_exp_tanh_range(float %x) #1 {\n"
+    "  %t = fmul float %x, 0x3FF7154760000000\n"
+    "  %n = call float @llvm.rint.f32(float %t)\n"
+    "  %nn = fneg float %n\n"
+    "  %r1 = call float @llvm.fma.f32(float %nn, float 0x3FE6300000000000, float %x)\n"
+    "  %r = call float @llvm.fma.f32(float %nn, float 0xBF2BD01060000000, float %r1)\n"
+    /* Estrin's scheme, not Horner's: the polynomial is on this kernel's
+     * critical path, and three dependent FMAs instead of six let more
+     * elements be in flight */
+    "  %r2 = fmul float %r, %r\n"
+    "  %c23 = call float @llvm.fma.f32(float %r, float 0x3FC55541A0000000, float "
+    "0x3FDFFFFFC0000000)\n"
+    "  %c45 = call float @llvm.fma.f32(float %r, float 0x3F81267820000000, float "
+    "0x3FA5558220000000)\n"
+    "  %c01 = fadd float %r, 1.000000e+00\n"
+    "  %c46 = call float @llvm.fma.f32(float %r2, float 0x3F56AE7300000000, float %c45)\n"
+    "  %c26 = call float @llvm.fma.f32(float %r2, float %c46, float %c23)\n"
+    "  %p = call float @llvm.fma.f32(float %r2, float %c26, float %c01)\n"
+    "  %ni = fptosi float %n to i32\n"
+    "  %scale = shl i32 %ni, 23\n"
+    "  %pb = bitcast float %p to i32\n"
+    "  %qb = add i32 %pb, %scale\n"
+    "  %q = bitcast i32 %qb to float\n"
+    "  ret float %q\n"
+    "}\n"
+    "\n"
     "define internal float @stax_tanhf(float %x) #1 {\n"
     "  %a = call float @llvm.fabs.f32(float %x)\n"
     "  %z = fmul float %x, %x\n"
@@ -127,14 +160,19 @@ const char *const stax_mathlib_ir =
     "  %q0 = call float @llvm.fma.f32(float %q1, float %z, float 0xBFD5555560000000)\n"
     "  %xz = fmul float %x, %z\n"
     "  %small = call float @llvm.fma.f32(float %xz, float %q0, float %x)\n"
+    /* tanh(|x|) = 1 - 2/(exp(2|x|)+1); from 2|x| = 18.5 on it rounds to 1
+     * (minnum also sends NaN there; NaN takes the small branch below) */
     "  %a2 = fmul float %a, 2.000000e+00\n"
-    "  %t = call float @stax_expf(float %a2)\n"
+    "  %a2c = call float @llvm.minnum.f32(float %a2, float 1.850000e+01)\n"
+    "  %t = call float @stax_exp_tanh_range(float %a2c)\n"
     "  %t1 = fadd float %t, 1.000000e+00\n"
     "  %f = fdiv float 2.000000e+00, %t1\n"
     "  %l = fsub float 1.000000e+00, %f\n"
-    "  %large = call float @llvm.copysign.f32(float %l, float %x)\n"
-    "  %issmall = fcmp olt float %a, 6.250000e-01\n"
-    "  %r = select i1 %issmall, float %small, float %large\n"
+    "  %issmall = fcmp ult float %a, 6.250000e-01\n"
+    "  %m = select i1 %issmall, float %small, float %l\n"
+    /* tanh is odd: x's sign on both branches (the polynomial alone gives
+     * tanh(-0) = +0) */
+    "  %r = call float @llvm.copysign.f32(float %m, float %x)\n"
     "  ret float %r\n"
     "}\n"
     "\n"

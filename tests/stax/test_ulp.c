@@ -89,6 +89,38 @@ START_TEST(tanh_is_within_3_ulp) {
     check_bound("tanh", 3);
 }
 END_TEST
+START_TEST(tanh_keeps_sign_and_special_values) {
+    /* The edges of stax_tanhf's branches and clamp, and IEEE's special
+     * cases: tanh(+-0) = +-0, tanh(+-inf) = +-1, NaN stays NaN. */
+    const float xs[] = {0.0f,   -0.0f,   1e-45f,   -1e-45f,   1e-30f, -1e-30f, 0.62499f,
+                        0.625f, -0.625f, 4.0f,     9.0f,      -9.01f, 9.25f,   9.3f,
+                        -20.0f, 1e30f,   INFINITY, -INFINITY, NAN};
+    enum { N = sizeof xs / sizeof xs[0] };
+    stax_test_cache_dir();
+    tp_graph *g = NULL;
+    ck_assert_int_eq(tp_graph_create("tanh_special", &g), TP_OK);
+    tp_type t = {.dtype = TP_F32, .ndim = 1, .dims = {N}};
+    tp_value_id x, y;
+    ck_assert_int_eq(tp_graph_add_input(g, "x", &t, &x), TP_OK);
+    ck_assert_int_eq(tp_graph_add_node(g, "tanh", &x, 1, NULL, "y", &y), TP_OK);
+    ck_assert_int_eq(tp_graph_set_outputs(g, &y, 1), TP_OK);
+    tp_tensor *input = NULL, *output[1] = {NULL};
+    ck_assert_int_eq(tp_tensor_create(TP_F32, 1, t.dims, &input), TP_OK);
+    memcpy(tp_tensor_data_mut(input), xs, sizeof xs);
+    ck_assert_int_eq(stax_test_run("stax", g, &input, 1, NULL, 0, output), TP_OK);
+    const float *ys = tp_tensor_data(output[0]);
+    for (int i = 0; i < N; i++) {
+        float want = (float)tanh((double)xs[i]);
+        ck_assert_msg(!!signbit(ys[i]) == !!signbit(want), "tanh(%g) = %g has the wrong sign",
+                      (double)xs[i], (double)ys[i]);
+        ck_assert_msg(ulp_distance(ys[i], want) <= 3, "tanh(%g) = %.9g, libm gives %.9g",
+                      (double)xs[i], (double)ys[i], (double)want);
+    }
+    tp_tensor_release(input);
+    tp_tensor_release(output[0]);
+    tp_graph_destroy(g);
+}
+END_TEST
 START_TEST(sigmoid_is_within_3_ulp) {
     check_bound("sigmoid", 3);
 }
@@ -113,6 +145,7 @@ TP_TEST_SUITE(stax_ulp) {
     tcase_add_test(c, exp_is_within_2_ulp);
     tcase_add_test(c, log_is_within_2_ulp);
     tcase_add_test(c, tanh_is_within_3_ulp);
+    tcase_add_test(c, tanh_keeps_sign_and_special_values);
     tcase_add_test(c, sigmoid_is_within_3_ulp);
     tcase_add_test(c, erf_is_within_4_ulp);
     tcase_add_test(c, sin_is_within_1_ulp);
