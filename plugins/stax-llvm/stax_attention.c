@@ -79,7 +79,7 @@ void stax_emit_attention_rows(tpcommon_buf *m, const char *name, bool has_mask) 
            "  %%ep = getelementptr inbounds float, ptr %%srow, i64 %%k\n"
            "  %%ev = load float, ptr %%ep, align 4\n"
            "  %%ed = fsub float %%ev, %%base\n"
-           "  %%e = call float @stax_expf(float %%ed)\n"
+           "  %%e = call float @stax_expf_nonpositive(float %%ed)\n"
            "  store float %%e, ptr %%ep, align 4\n"
            "  %%accn = fadd reassoc contract float %%acc, %%e\n"
            "  %%kn = add i64 %%k, 1\n  %%km = icmp slt i64 %%kn, %%cols\n"

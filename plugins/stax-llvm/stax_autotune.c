@@ -130,6 +130,8 @@ static bool prepare_slots(tuner *t, void **slot_data) {
     for (int32_t s = 0; s < prog->num_slots; s++) {
         const stax_slot *slot = &prog->slots[s];
         t->slots[s] = slot_data[s];
+        if (slot->kind == STAX_SLOT_SCRATCH) /* the arena is not cleared (stax_arena.c) */
+            memset(t->slots[s], 0, slot->bytes);
         if (slot->kind != STAX_SLOT_INPUT && slot->kind != STAX_SLOT_OUTPUT) continue;
         t->slots[s] = alloc_aligned(t->host, slot->bytes > 0 ? slot->bytes : 1);
         if (!t->slots[s]) return false;

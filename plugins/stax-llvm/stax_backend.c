@@ -46,7 +46,9 @@ struct tp_plugin_executable {
     int64_t threads;
     int cache_hit;
     stax_dynamic *dyn; /* NULL: sizes fixed at compile */
-    void **scratch;    /* dynamic: per slot, owned here */
+    void *arena;       /* dynamic: the scratch arena, grown to the largest sizes yet */
+    size_t arena_capacity;
+    void **scratch; /* dynamic with STAX_ARENA=off: per slot, owned here */
     size_t *scratch_bytes;
     int32_t scratch_count;
     int64_t *bind;          /* dynamic: symbols bound by the current call */
@@ -120,6 +122,7 @@ static void release_executable(tp_plugin_executable *exe) {
     free(exe->kernels);
     free(exe->slot_mem);
     free_aligned(exe->host, exe->workspace);
+    free_aligned(exe->host, exe->arena);
     for (int32_t s = 0; s < exe->scratch_count; s++) free_aligned(exe->host, exe->scratch[s]);
     free(exe->scratch);
     free(exe->scratch_bytes);
@@ -150,10 +153,22 @@ static int32_t bind_program(tp_plugin_executable *exe) {
         }
         exe->scratch_count = prog->num_slots;
     }
+    if (exe->dyn && prog->arena_bytes > exe->arena_capacity) {
+        /* not cleared: no step reads scratch before writing it (stax_arena.c) */
+        free_aligned(exe->host, exe->arena);
+        exe->arena_capacity = 0;
+        exe->arena = alloc_aligned(exe->host, prog->arena_bytes);
+        if (!exe->arena) return TP_PLUGIN_ERROR;
+        exe->arena_capacity = prog->arena_bytes;
+    }
     for (int32_t s = 0; s < prog->num_slots; s++) {
         const stax_slot *slot = &prog->slots[s];
         slot_data[s] = slot->data;
         if (!exe->dyn || slot->kind != STAX_SLOT_SCRATCH) continue;
+        if (slot->arena_offset >= 0) {
+            slot_data[s] = (char *)exe->arena + slot->arena_offset;
+            continue;
+        }
         if (exe->scratch_bytes[s] < slot->bytes) {
             free_aligned(exe->host, exe->scratch[s]);
             exe->scratch_bytes[s] = 0;
@@ -332,6 +347,26 @@ static void log_steps(const tp_plugin_host *host, const tp_plugin_graph *graph,
     log_prepacked_b(host, graph, prog);
 }
 
+/* TP_LOG=debug: the scratch memory the executable holds. */
+static void log_arena(const tp_plugin_host *host, const tp_plugin_graph *graph,
+                      const stax_program *prog) {
+    if (!host->log) return;
+    int32_t scratch = 0;
+    for (int32_t s = 0; s < prog->num_slots; s++)
+        scratch += prog->slots[s].kind == STAX_SLOT_SCRATCH;
+    char line[256];
+    if (prog->arena_bytes > 0 || prog->scratch_bytes == 0)
+        snprintf(line, sizeof line,
+                 "graph '%s': scratch arena %zu bytes for %d scratch slots of %zu bytes",
+                 graph->name ? graph->name : "?", prog->arena_bytes, (int)scratch,
+                 prog->scratch_bytes);
+    else
+        snprintf(line, sizeof line,
+                 "graph '%s': STAX_ARENA=off: %d scratch buffers of %zu bytes in all",
+                 graph->name ? graph->name : "?", (int)scratch, prog->scratch_bytes);
+    host->log(host, TP_PLUGIN_LOG_DEBUG, line);
+}
+
 /* max-autotune: measured choices per packed matmul step, then the workspace
  * they need. A dynamic graph keeps the defaults (its sizes change per call). */
 static int32_t autotune_program(tp_plugin_executable *exe, int64_t budget_ms, char *error,
@@ -402,6 +437,7 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
         status = autotune_program(exe, budget_ms, error, error_size);
     free(template_ir);
     if (status == TP_PLUGIN_OK) log_steps(host, graph, prog);
+    if (status == TP_PLUGIN_OK) log_arena(host, graph, prog);
     if (status == TP_PLUGIN_OK) {
         /* the IR text is only needed to compile */
         free(prog->ir);

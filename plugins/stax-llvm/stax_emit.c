@@ -403,7 +403,7 @@ static void online_max_and_sum(fn_ctx *f, int32_t x, int32_t t, int64_t axis, in
         sel(f, cmp(f, "fcmp oeq", new_max, lit_float(t, -INFINITY)), lit_float(t, 0.0), new_max);
     ir_val chunk_sum = var_new(f, t, lit_float(t, 0.0));
     inner = open_chunk_elements(f, sc, axis, length, chunk);
-    ir_val e = lower_exp(f, bin(f, "fsub", conv(f, lower_value(f, x), t), shift));
+    ir_val e = lower_exp_nonpositive(f, bin(f, "fsub", conv(f, lower_value(f, x), t), shift));
     if (exps) store_view(f, exps, e);
     var_set(f, chunk_sum, bin(f, "fadd reassoc contract", var_get(f, chunk_sum), e));
     loop_close(f, inner);
@@ -498,8 +498,9 @@ int32_t stax_emit_row(stax_emit_graph *g, const char *name, int32_t root, int64_
             op == TP_PLUGIN_OP_SOFTMAX ? bin(&f, "fdiv", lit_float(t, 1.0), s) : lower_log(&f, s);
         open = open_axes(&f, reduced, ids);
         ir_val shifted = bin(&f, "fsub", conv(&f, lower_value(&f, x), t), m);
-        out_value = op == TP_PLUGIN_OP_SOFTMAX ? bin(&f, "fmul", lower_exp(&f, shifted), scale)
-                                               : bin(&f, "fsub", shifted, scale);
+        out_value = op == TP_PLUGIN_OP_SOFTMAX
+                        ? bin(&f, "fmul", lower_exp_nonpositive(&f, shifted), scale)
+                        : bin(&f, "fsub", shifted, scale);
     }
     store_view(&f, &info->view, conv(&f, out_value, value->type.dtype));
     close_axes(&f, ids, open);

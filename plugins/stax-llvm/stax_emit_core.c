@@ -305,8 +305,32 @@ void store_view(fn_ctx *f, const stax_view *view, ir_val value) {
     emit(f, "  store %s %s, ptr %s", stax_ty(value.t), value.s, p.s);
 }
 
+/* Adds the function's slots to the kernel being emitted (the arena's live
+ * ranges need every slot a step touches). */
+static void record_slots(fn_ctx *f) {
+    stax_slot_list *list = f->g->emitting;
+    for (int32_t s = 0; list && s < f->g->num_slots; s++) {
+        if (!f->slot_used[s]) continue;
+        bool known = false;
+        for (int32_t i = 0; i < list->count && !known; i++) known = list->slots[i] == s;
+        if (known) continue;
+        if (list->count == list->capacity) {
+            int32_t capacity = list->capacity ? list->capacity * 2 : 8;
+            int32_t *slots = realloc(list->slots, sizeof *slots * (size_t)capacity);
+            if (!slots) {
+                f->failed = true;
+                return;
+            }
+            list->slots = slots;
+            list->capacity = capacity;
+        }
+        list->slots[list->count++] = s;
+    }
+}
+
 int32_t fn_finish(fn_ctx *f, const char *name) {
     tpcommon_buf *m = f->g->module;
+    record_slots(f);
     tpcommon_buf_printf(m, "define internal void @%s_body(", name);
     for (int32_t s = 0; s < f->g->num_slots; s++)
         if (f->slot_used[s]) tpcommon_buf_printf(m, "ptr noalias %%s%d, ", s);

@@ -71,6 +71,8 @@ ir_val lower_value(fn_ctx *f, int32_t v);
 ir_val lower_compute(fn_ctx *f, int32_t v);
 /* Scalar math helpers the row kernels share. */
 ir_val lower_exp(fn_ctx *f, ir_val x);
+/* exp of x <= 0 (softmax's x - max): f32 results below 2^-125 are 0 */
+ir_val lower_exp_nonpositive(fn_ctx *f, ir_val x);
 ir_val lower_log(fn_ctx *f, ir_val x);
 
 #endif

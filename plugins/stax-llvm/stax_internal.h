@@ -27,7 +27,7 @@ extern const char *const stax_mathlib_ir;
 typedef enum stax_slot_kind {
     STAX_SLOT_INPUT = 0, /* run()'s input buffer `index` */
     STAX_SLOT_OUTPUT,    /* run()'s output buffer `index` */
-    STAX_SLOT_SCRATCH,   /* owned by the executable, reused across runs */
+    STAX_SLOT_SCRATCH,   /* owned by the executable, in its arena (stax_arena.c) */
     STAX_SLOT_CONST,     /* owned by the executable, filled at compile time */
 } stax_slot_kind;
 
@@ -35,8 +35,15 @@ typedef struct stax_slot {
     stax_slot_kind kind;
     int32_t index;
     size_t bytes;
-    void *data; /* SCRATCH, CONST */
+    void *data;           /* SCRATCH, CONST */
+    int64_t arena_offset; /* SCRATCH in the arena (stax_arena.c): its first byte; -1: own buffer */
 } stax_slot;
+
+/* Slot numbers (a kernel's: the slots its functions read or write). */
+typedef struct stax_slot_list {
+    int32_t count, capacity;
+    int32_t *slots;
+} stax_slot_list;
 
 /* Elements of `slot` (of the value's dtype) at offset + sum(i_d * strides[d]). */
 typedef struct stax_view {
@@ -176,7 +183,11 @@ typedef struct stax_program {
     stax_step *steps;
     int32_t num_kernels;
     char **kernel_names;
-    char *ir; /* the LLVM module's text */
+    stax_slot_list *kernel_slots; /* per kernel: the slots it touches (stax_arena.c reads them) */
+    void *arena;                  /* static: the scratch slots' shared buffer (NULL: none) */
+    size_t arena_bytes;           /* the arena's size (0 when STAX_ARENA=off) */
+    size_t scratch_bytes;         /* the scratch slots' bytes added up (64-byte aligned) */
+    char *ir;                     /* the LLVM module's text */
     bool uses_gemm;
     const struct stax_gemm_family
         *packed_gemm;           /* the family of the PACKED_GEMM and ATTENTION steps, or NULL */
@@ -212,6 +223,16 @@ int32_t stax_program_build(const tp_plugin_host *host, const tp_plugin_graph *gr
                            char *error, size_t error_size);
 void stax_program_free(stax_program *program);
 
+/* After planning (stax_arena.c): the scratch slots' live ranges from the
+ * steps, their arena offsets (STAX_ARENA=on, the default) and, when
+ * `allocate` (static builds), the arena, or with STAX_ARENA=off one zeroed
+ * buffer per slot. Dynamic builds place them and leave the memory to the
+ * executable (stax_backend.c's bind_program). */
+int32_t stax_arena_place(stax_program *program, bool allocate, char *error, size_t error_size);
+/* Whether STAX_ARENA turns the arena off; an unknown value is an error. */
+int32_t stax_arena_setting(const tp_plugin_host *host, bool *enabled, char *error,
+                           size_t error_size);
+
 /* ---- claims (stax_claims.c) ---- */
 
 /* Whether stax lowers node `value` of `graph` natively (its op id and compute
@@ -229,6 +250,7 @@ typedef struct stax_emit_graph {
     const stax_slot *slots;
     int32_t num_slots;
     tpcommon_buf *module;      /* functions are appended here */
+    stax_slot_list *emitting;  /* the kernel being emitted: fn_finish adds its slots (or NULL) */
     stax_decisions *decisions; /* NULL: decide from the sizes */
     char *error;
     size_t error_size;

@@ -212,6 +212,7 @@ static int32_t compile_object(const char *ir, const stax_jit_options *options, v
         tpcommon_error(error, size, "stax: internal error: generated IR does not parse: %s",
                        message ? message : "?");
         LLVMDisposeMessage(message);
+        message = NULL; /* disposed: not again below */
         module = NULL;
         status = TP_PLUGIN_ERROR;
     }

@@ -38,6 +38,10 @@ ir_val lower_exp(fn_ctx *f, ir_val x) {
     return call1(f, is_f32(x) ? "stax_expf" : "exp", x);
 }
 
+ir_val lower_exp_nonpositive(fn_ctx *f, ir_val x) {
+    return call1(f, is_f32(x) ? "stax_expf_nonpositive" : "exp", x);
+}
+
 ir_val lower_log(fn_ctx *f, ir_val x) {
     return call1(f, is_f32(x) ? "stax_logf" : "log", x);
 }

@@ -58,7 +58,8 @@ static int32_t add_slot(planner *p, stax_slot_kind kind, int32_t index, size_t b
     slot->kind = kind;
     slot->index = index;
     slot->bytes = bytes ? bytes : 1;
-    if ((kind == STAX_SLOT_SCRATCH && !p->mode) || kind == STAX_SLOT_CONST) {
+    slot->arena_offset = -1;
+    if (kind == STAX_SLOT_CONST) { /* scratch: placed after planning (stax_arena.c) */
         const tp_plugin_host *host = prog->host;
         slot->data = host && host->aligned_alloc ? host->aligned_alloc(slot->bytes)
                                                  : aligned_alloc(64, (slot->bytes + 63) / 64 * 64);
@@ -90,10 +91,14 @@ static int32_t add_kernel(planner *p, int32_t region, const char *suffix) {
     if (prog->num_kernels == p->kernel_capacity) {
         int32_t capacity = p->kernel_capacity ? p->kernel_capacity * 2 : 16;
         char **names = realloc(prog->kernel_names, sizeof *names * (size_t)capacity);
-        if (!names) return -1;
-        prog->kernel_names = names;
+        if (names) prog->kernel_names = names;
+        stax_slot_list *lists = realloc(prog->kernel_slots, sizeof *lists * (size_t)capacity);
+        if (lists) prog->kernel_slots = lists;
+        if (!names || !lists) return -1;
         p->kernel_capacity = capacity;
     }
+    prog->kernel_slots[prog->num_kernels] = (stax_slot_list){0};
+    p->eg.emitting = &prog->kernel_slots[prog->num_kernels]; /* emitted next */
     const char *ops[8];
     int32_t num_ops = 0;
     if (region >= 0) {
@@ -1059,6 +1064,9 @@ static int32_t plan_all(planner *p, const tp_plugin_tensor_meta *inputs, int32_t
     for (int32_t r = 0; r < p->fusion.num_regions && status == TP_PLUGIN_OK; r++)
         status = plan_region(p, r);
     if (status == TP_PLUGIN_OK) status = plan_outputs(p);
+    p->eg.emitting = NULL;
+    if (status == TP_PLUGIN_OK)
+        status = stax_arena_place(p->program, !p->mode, p->error, p->error_size);
     if (status != TP_PLUGIN_OK) return status;
     /* the matmul micro-kernels are a library module of their own (stax_gemm_library.c) */
     tpcommon_buf_printf(
@@ -1116,13 +1124,23 @@ int32_t stax_program_build(const tp_plugin_host *host, const tp_plugin_graph *gr
 
 void stax_program_free(stax_program *program) {
     for (int32_t s = 0; s < program->num_slots; s++)
-        if (program->slots[s].data) {
+        if (program->slots[s].data && program->slots[s].arena_offset < 0) {
             if (program->host && program->host->aligned_free)
                 program->host->aligned_free(program->slots[s].data);
             else
                 free(program->slots[s].data);
         }
-    for (int32_t k = 0; k < program->num_kernels; k++) free(program->kernel_names[k]);
+    if (program->arena) {
+        if (program->host && program->host->aligned_free)
+            program->host->aligned_free(program->arena);
+        else
+            free(program->arena);
+    }
+    for (int32_t k = 0; k < program->num_kernels; k++) {
+        free(program->kernel_names[k]);
+        free(program->kernel_slots[k].slots);
+    }
+    free(program->kernel_slots);
     for (int32_t s = 0; s < program->num_steps; s++) free(program->steps[s].check.where);
     free(program->slots);
     free(program->steps);

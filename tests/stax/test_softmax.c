@@ -123,6 +123,47 @@ START_TEST(huge_magnitudes_match_numpy) {
 }
 END_TEST
 
+/* Softmax's exp of x - max: within a few f32 roundings of the double
+ * formula down to outputs of 1e-37 (x - max = -86), exactly 0 or at most
+ * 2.7e-38 below that (where stax flushes to 0), and a NaN anywhere in a row
+ * makes the whole row NaN. */
+START_TEST(wide_spreads_stay_accurate_and_nan_rows_are_nan) {
+    stax_test_cache_dir();
+    int64_t rows = 4, length = 2000;
+    int64_t dims[2] = {rows, length};
+    tp_tensor *x = NULL;
+    ck_assert_int_eq(tp_tensor_create(TP_F32, 2, dims, &x), TP_OK);
+    float *d = tp_tensor_data_mut(x);
+    for (int64_t j = 0; j < length; j++) {
+        d[j] = 5.0f - 86.0f * (float)j / (float)(length - 1);         /* row 0: 5 .. -81 */
+        d[length + j] = (float)((j * 7919) % length) * -0.045f;       /* row 1: 0 .. -90 */
+        d[2 * length + j] = j % 2 ? -100.0f - (float)j : 10.0f;       /* row 2: far below */
+        d[3 * length + j] = j == 1234 ? NAN : (float)(j % 13) - 6.0f; /* row 3: one NaN */
+    }
+    tp_graph *g = row_graph("softmax", dims, 2, 1);
+    tp_tensor *y[1] = {NULL};
+    ck_assert_int_eq(stax_test_run("stax", g, &x, 1, NULL, 0, y), TP_OK);
+    const float *yd = tp_tensor_data(y[0]);
+    double *want = malloc(sizeof *want * (size_t)length);
+    for (int64_t r = 0; r < 3; r++) {
+        expected_row(d, r * length, 1, length, false, want);
+        for (int64_t i = 0; i < length; i++) {
+            double got = yd[r * length + i], w = want[i];
+            bool ok = w >= 2.7e-38 ? fabs(got - w) <= 2e-6 * w : got >= 0 && got <= 2.7e-38;
+            ck_assert_msg(ok, "softmax row %lld, element %lld is %.9g, the double formula %.9g",
+                          (long long)r, (long long)i, got, w);
+        }
+    }
+    for (int64_t i = 0; i < length; i++)
+        ck_assert_msg(isnan(yd[3 * length + i]), "softmax of a row with a NaN: element %lld is %g",
+                      (long long)i, (double)yd[3 * length + i]);
+    free(want);
+    tp_tensor_release(y[0]);
+    tp_tensor_release(x);
+    tp_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(a_middle_axis_matches_numpy) {
     stax_test_cache_dir();
     int64_t dims[3] = {2, 600, 3};
@@ -140,6 +181,7 @@ TP_TEST_SUITE(stax_softmax) {
     tcase_add_test(c, minus_infinity_entries_and_rows_match_numpy);
     tcase_add_test(c, huge_magnitudes_match_numpy);
     tcase_add_test(c, a_middle_axis_matches_numpy);
+    tcase_add_test(c, wide_spreads_stay_accurate_and_nan_rows_are_nan);
     suite_add_tcase(s, c);
     return s;
 }
