@@ -71,6 +71,7 @@ NUMPY = {
     "add": lambda i: i["a"] + i["b"],
     "sgemm-1024": lambda i: i["a"] @ i["b"],
     "sgemm-2048": lambda i: i["a"] @ i["b"],
+    "gemv-1280x1000": lambda i: i["x"] @ i["w"],
     "softmax": lambda i: softmax(i["x"]),
     "layer_norm": lambda i: layer_norm(i["x"]),
     "embedding": lambda i: i["table"][i["ids"]],
@@ -100,6 +101,7 @@ def torch_function(name):
         "add": lambda i: i["a"] + i["b"],
         "sgemm-1024": lambda i: i["a"] @ i["b"],
         "sgemm-2048": lambda i: i["a"] @ i["b"],
+        "gemv-1280x1000": lambda i: i["x"] @ i["w"],
         "softmax": lambda i: torch.softmax(i["x"], -1),
         "layer_norm": lambda i: torch.nn.functional.layer_norm(i["x"], i["x"].shape[-1:], eps=1e-5),
         "embedding": lambda i: torch.nn.functional.embedding(i["ids"], i["table"]),
@@ -150,6 +152,8 @@ def onnx_model(name, inputs):
         y = node("Add", "a", "b")
     elif name.startswith("sgemm"):
         y = node("MatMul", "a", "b")
+    elif name.startswith("gemv"):
+        y = node("MatMul", "x", "w")
     elif name == "softmax":
         y = node("Softmax", "x", axis=-1)
     elif name == "embedding":

@@ -83,7 +83,8 @@ static int32_t load_family(const tp_plugin_host *host, const stax_gemm_family *f
     if (status != TP_PLUGIN_OK) return status;
     *module = library.module;
     out->family = family;
-    for (int32_t i = 0; i < family->num_heights; i++) out->tile[i] = library.tiles[i];
+    for (int32_t i = 0; i < family->num_heights; i++)
+        out->tile[i] = library.tiles[i], out->strided[i] = library.strided[i];
     stax_gemm_family_blocking(host, family, &out->kc, &out->mc);
     return TP_PLUGIN_OK;
 }

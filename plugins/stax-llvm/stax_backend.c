@@ -318,6 +318,22 @@ static const char *step_name(const stax_program *prog, const stax_step *step, ch
     return buffer;
 }
 
+/* TP_LOG=debug: each packed matmul whose constant B was packed at compile. */
+static void log_prepacked_b(const tp_plugin_host *host, const tp_plugin_graph *graph,
+                            const stax_program *prog) {
+    char line[512], name[256];
+    for (int32_t i = 0; i < prog->num_steps; i++) {
+        const stax_step *step = &prog->steps[i];
+        if (step->kind != STAX_STEP_PACKED_GEMM || step->gemm.packed_b_kc <= 0) continue;
+        snprintf(line, sizeof line,
+                 "graph '%s': %s: constant B packed at compile for %s, kc %lld (%zu bytes)",
+                 graph->name ? graph->name : "?", step_name(prog, step, name, sizeof name),
+                 step->gemm.packed_b_family->name, (long long)step->gemm.packed_b_kc,
+                 prog->slots[step->gemm.packed_b_slot].bytes);
+        host->log(host, TP_PLUGIN_LOG_DEBUG, line);
+    }
+}
+
 /* TP_LOG=debug: the steps a run executes, under the names profiles use. */
 static void log_steps(const tp_plugin_host *host, const tp_plugin_graph *graph,
                       const stax_program *prog) {
@@ -330,6 +346,7 @@ static void log_steps(const tp_plugin_host *host, const tp_plugin_graph *graph,
         used += snprintf(line + used, sizeof line - (size_t)used, " %s",
                          step_name(prog, &prog->steps[i], name, sizeof name));
     host->log(host, TP_PLUGIN_LOG_DEBUG, line);
+    log_prepacked_b(host, graph, prog);
 }
 
 /* TP_LOG=debug: the scratch memory the executable holds. */
@@ -412,7 +429,8 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
     if (status == TP_PLUGIN_OK && family) {
         exe->gemm_kernels.family = family;
         for (int32_t i = 0; i < family->num_heights; i++)
-            exe->gemm_kernels.tile[i] = exe->gemm_library.tiles[i];
+            exe->gemm_kernels.tile[i] = exe->gemm_library.tiles[i],
+            exe->gemm_kernels.strided[i] = exe->gemm_library.strided[i];
         stax_gemm_family_blocking(host, family, &exe->gemm_kernels.kc, &exe->gemm_kernels.mc);
     }
     if (status == TP_PLUGIN_OK && bind_program(exe) != TP_PLUGIN_OK)

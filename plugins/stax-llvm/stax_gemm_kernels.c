@@ -10,7 +10,10 @@
  * accumulators stay in registers across the k loop.
  * Column edges use masked loads and stores of C; row edges have kernels of
  * their own heights (powers of two below mr), so no tile ever reads or writes
- * padded copies.
+ * padded copies. Each height also has a strided twin that reads B in place,
+ * one row of nr floats every ldb floats (a row-major B that a product of at
+ * most mr rows would not repay packing); its callers give it whole panels
+ * only (nr columns of B exist), so its B loads need no mask.
  *
  * The IR is plain vector IR for the JIT's target (the host): <16 x float>
  * becomes zmm code where the host has AVX-512 and pairs of ymm operations
@@ -98,31 +101,79 @@ void stax_gemm_family_kernel_name(const stax_gemm_family *family, int32_t height
     snprintf(name, size, "STAXKEY_gemm_%s_h%d", family->name, (int)height);
 }
 
+void stax_gemm_family_strided_kernel_name(const stax_gemm_family *family, int32_t height,
+                                          char *name, size_t size) {
+    snprintf(name, size, "STAXKEY_gemm_%s_h%d_strided_b", family->name, (int)height);
+}
+
 /* ---- IR ---- */
 
 typedef struct tile_shape {
     int height, width, vectors; /* rows, lanes per vector, vectors per row */
     bool fma;
+    bool strided_b; /* B rows ldb floats apart (an extra i64 %ldb), not nr */
 } tile_shape;
 
-static void emit_accumulate(tpcommon_buf *m, const tile_shape *s, int r, int h) {
+/* %TO{r}_{h} = %FROM{r}_{h} + A value r * B vector h (names of one k step
+ * carry its `tag`). */
+static void emit_accumulate(tpcommon_buf *m, const tile_shape *s, int r, int h, const char *tag,
+                            const char *from, const char *to) {
+    int w = s->width;
     if (s->fma) {
         tpcommon_buf_printf(m,
-                            "  %%d%d_%d = call <%d x float> @llvm.fma.v%df32(<%d x float> %%av%d, "
-                            "<%d x float> %%b%d, <%d x float> %%c%d_%d)\n",
-                            r, h, s->width, s->width, s->width, r, s->width, h, s->width, r, h);
+                            "  %%%s%d_%d = call <%d x float> @llvm.fma.v%df32(<%d x float> "
+                            "%%av%d%s, <%d x float> %%b%d%s, <%d x float> %%%s%d_%d)\n",
+                            to, r, h, w, w, w, r, tag, w, h, tag, w, from, r, h);
         return;
     }
     tpcommon_buf_printf(m,
-                        "  %%p%d_%d = fmul contract <%d x float> %%av%d, %%b%d\n"
-                        "  %%d%d_%d = fadd contract <%d x float> %%c%d_%d, %%p%d_%d\n",
-                        r, h, s->width, r, h, r, h, s->width, r, h, r, h);
+                        "  %%p%d_%d%s = fmul contract <%d x float> %%av%d%s, %%b%d%s\n"
+                        "  %%%s%d_%d = fadd contract <%d x float> %%%s%d_%d, %%p%d_%d%s\n",
+                        r, h, tag, w, r, tag, h, tag, to, r, h, w, from, r, h, r, h, tag);
 }
 
-/* The k loop: one packed B row (`vectors` loads) and the packed A column
- * (height values, k-major) per k. */
-static void emit_k_loop(tpcommon_buf *m, const tile_shape *s) {
-    int nr = s->width * s->vectors;
+/* One k step at index %K: the B row (`vectors` loads) and the A column
+ * (height values, k-major) into the accumulators FROM -> TO. */
+static void emit_k_step(tpcommon_buf *m, const tile_shape *s, const char *k, const char *tag,
+                        const char *from, const char *to) {
+    int nr = s->width * s->vectors, w = s->width;
+    tpcommon_buf_printf(m, "  %%ak%s = mul i64 %%%s, %d\n", tag, k, s->height);
+    if (s->strided_b)
+        tpcommon_buf_printf(m, "  %%bo%s = mul i64 %%%s, %%ldb\n", tag, k);
+    else
+        tpcommon_buf_printf(m, "  %%bo%s = mul i64 %%%s, %d\n", tag, k, nr);
+    for (int h = 0; h < s->vectors; h++)
+        tpcommon_buf_printf(m,
+                            "  %%bq%d%s = add i64 %%bo%s, %d\n"
+                            "  %%bp%d%s = getelementptr inbounds float, ptr %%b, i64 %%bq%d%s\n"
+                            "  %%b%d%s = load <%d x float>, ptr %%bp%d%s, align 4\n",
+                            h, tag, tag, h * w, h, tag, h, tag, h, tag, w, h, tag);
+    for (int r = 0; r < s->height; r++) {
+        tpcommon_buf_printf(m,
+                            "  %%ao%d%s = add i64 %%ak%s, %d\n"
+                            "  %%ap%d%s = getelementptr inbounds float, ptr %%a, i64 %%ao%d%s\n"
+                            "  %%as%d%s = load float, ptr %%ap%d%s, align 4\n"
+                            "  %%ai%d%s = insertelement <%d x float> poison, float %%as%d%s, "
+                            "i64 0\n"
+                            "  %%av%d%s = shufflevector <%d x float> %%ai%d%s, <%d x float> "
+                            "poison, <%d x i32> zeroinitializer\n",
+                            r, tag, tag, r, r, tag, r, tag, r, tag, r, tag, r, tag, w, r, tag, r,
+                            tag, w, r, tag, w, w);
+        for (int h = 0; h < s->vectors; h++) emit_accumulate(m, s, r, h, tag, from, to);
+    }
+}
+
+/* Independent accumulator sets of a tile with few accumulators (one or two
+ * rows): the FMA's latency, not its throughput, would bound a single chain
+ * of two to four vectors, so S consecutive k go to S sets, summed at the
+ * end; enough sets for about eight accumulators, at most four. */
+static int accumulator_sets(const tile_shape *s) {
+    int sets = 8 / (s->height * s->vectors);
+    return sets < 1 ? 1 : sets > 4 ? 4 : sets;
+}
+
+/* One k per iteration into %c{r}_{h} (the tiles with enough accumulators). */
+static void emit_k_loop_one_set(tpcommon_buf *m, const tile_shape *s) {
     tpcommon_buf_printf(m, "loop:\n  %%k = phi i64 [0, %%entry], [%%kn, %%body]\n");
     for (int r = 0; r < s->height; r++)
         for (int h = 0; h < s->vectors; h++)
@@ -130,29 +181,71 @@ static void emit_k_loop(tpcommon_buf *m, const tile_shape *s) {
                                 "  %%c%d_%d = phi <%d x float> [zeroinitializer, %%entry], "
                                 "[%%d%d_%d, %%body]\n",
                                 r, h, s->width, r, h);
-    tpcommon_buf_printf(m,
-                        "  %%more = icmp slt i64 %%k, %%kc\n"
-                        "  br i1 %%more, label %%body, label %%done\nbody:\n"
-                        "  %%bo = mul i64 %%k, %d\n  %%ak = mul i64 %%k, %d\n",
-                        nr, s->height);
-    for (int h = 0; h < s->vectors; h++)
-        tpcommon_buf_printf(m,
-                            "  %%bq%d = add i64 %%bo, %d\n"
-                            "  %%bp%d = getelementptr inbounds float, ptr %%b, i64 %%bq%d\n"
-                            "  %%b%d = load <%d x float>, ptr %%bp%d, align 4\n",
-                            h, h * s->width, h, h, h, s->width, h);
-    for (int r = 0; r < s->height; r++) {
-        tpcommon_buf_printf(m,
-                            "  %%ao%d = add i64 %%ak, %d\n"
-                            "  %%ap%d = getelementptr inbounds float, ptr %%a, i64 %%ao%d\n"
-                            "  %%as%d = load float, ptr %%ap%d, align 4\n"
-                            "  %%ai%d = insertelement <%d x float> poison, float %%as%d, i64 0\n"
-                            "  %%av%d = shufflevector <%d x float> %%ai%d, <%d x float> poison, "
-                            "<%d x i32> zeroinitializer\n",
-                            r, r, r, r, r, r, r, s->width, r, r, s->width, r, s->width, s->width);
-        for (int h = 0; h < s->vectors; h++) emit_accumulate(m, s, r, h);
-    }
+    tpcommon_buf_printf(m, "  %%more = icmp slt i64 %%k, %%kc\n"
+                           "  br i1 %%more, label %%body, label %%done\nbody:\n");
+    emit_k_step(m, s, "k", "", "c", "d");
     tpcommon_buf_printf(m, "  %%kn = add i64 %%k, 1\n  br label %%loop\n");
+}
+
+/* The k loop: S k steps per iteration into S accumulator sets
+ * (%acc{j}_{r}_{h}), the rest of kc one step at a time into set 0, then the
+ * sets summed into %c{r}_{h}. */
+static void emit_k_loop(tpcommon_buf *m, const tile_shape *s) {
+    int sets = accumulator_sets(s), w = s->width;
+    if (sets == 1) {
+        emit_k_loop_one_set(m, s);
+        return;
+    }
+    tpcommon_buf_printf(m, "loop:\n  %%k = phi i64 [0, %%entry], [%%kn, %%body]\n");
+    for (int j = 0; j < sets; j++)
+        for (int r = 0; r < s->height; r++)
+            for (int h = 0; h < s->vectors; h++)
+                tpcommon_buf_printf(m,
+                                    "  %%acc%d_%d_%d = phi <%d x float> [zeroinitializer, "
+                                    "%%entry], [%%new%d_%d_%d, %%body]\n",
+                                    j, r, h, w, j, r, h);
+    tpcommon_buf_printf(m,
+                        "  %%kend = add i64 %%k, %d\n"
+                        "  %%more = icmp sle i64 %%kend, %%kc\n"
+                        "  br i1 %%more, label %%body, label %%tail\nbody:\n",
+                        sets);
+    for (int j = 0; j < sets; j++) {
+        char k[16], tag[16], from[16], to[16];
+        snprintf(k, sizeof k, "k_s%d", j);
+        snprintf(tag, sizeof tag, "_s%d", j);
+        snprintf(from, sizeof from, "acc%d_", j);
+        snprintf(to, sizeof to, "new%d_", j);
+        tpcommon_buf_printf(m, "  %%k_s%d = add i64 %%k, %d\n", j, j);
+        emit_k_step(m, s, k, tag, from, to);
+    }
+    tpcommon_buf_printf(m,
+                        "  %%kn = add i64 %%k, %d\n  br label %%loop\n"
+                        "tail:\n  %%kt = phi i64 [%%k, %%loop], [%%ktn, %%tailbody]\n",
+                        sets);
+    for (int r = 0; r < s->height; r++)
+        for (int h = 0; h < s->vectors; h++)
+            tpcommon_buf_printf(m,
+                                "  %%tacc%d_%d = phi <%d x float> [%%acc0_%d_%d, %%loop], "
+                                "[%%tnew%d_%d, %%tailbody]\n",
+                                r, h, w, r, h, r, h);
+    tpcommon_buf_printf(m, "  %%tmore = icmp slt i64 %%kt, %%kc\n"
+                           "  br i1 %%tmore, label %%tailbody, label %%sum\ntailbody:\n");
+    emit_k_step(m, s, "kt", "_t", "tacc", "tnew");
+    tpcommon_buf_printf(m, "  %%ktn = add i64 %%kt, 1\n  br label %%tail\nsum:\n");
+    for (int r = 0; r < s->height; r++)
+        for (int h = 0; h < s->vectors; h++) {
+            tpcommon_buf_printf(m, "  %%sum1_%d_%d = fadd <%d x float> %%tacc%d_%d, %%acc1_%d_%d\n",
+                                r, h, w, r, h, r, h);
+            for (int j = 2; j < sets; j++)
+                tpcommon_buf_printf(m,
+                                    "  %%sum%d_%d_%d = fadd <%d x float> %%sum%d_%d_%d, "
+                                    "%%acc%d_%d_%d\n",
+                                    j, r, h, w, j - 1, r, h, j, r, h);
+            tpcommon_buf_printf(m,
+                                "  %%c%d_%d = bitcast <%d x float> %%sum%d_%d_%d to <%d x float>\n",
+                                r, h, w, sets - 1, r, h, w);
+        }
+    tpcommon_buf_printf(m, "  br label %%done\n");
 }
 
 /* Stores the accumulators to C: whole rows, or the first `cols` lanes. */
@@ -214,9 +307,9 @@ static void emit_tile_kernel(tpcommon_buf *m, const char *name, const tile_shape
     int nr = s->width * s->vectors;
     tpcommon_buf_printf(m,
                         "define void @%s(ptr noalias %%a, ptr noalias %%b, ptr noalias %%c, "
-                        "i64 %%ldc, i64 %%kc, i64 %%acc, i64 %%cols) #0 {\n"
+                        "i64 %%ldc, i64 %%kc, i64 %%acc, i64 %%cols%s) #0 {\n"
                         "entry:\n  br label %%loop\n",
-                        name);
+                        name, s->strided_b ? ", i64 %ldb" : "");
     emit_k_loop(m, s);
     tpcommon_buf_printf(m,
                         "done:\n  %%add = icmp ne i64 %%acc, 0\n"
@@ -245,9 +338,12 @@ void stax_emit_gemm_family_kernels(tpcommon_buf *m, const stax_gemm_family *fami
                         "<%d x i1>)\n\n",
                         w, w, w, w, w, w, w);
     for (int32_t i = 0; i < family->num_heights; i++) {
-        tile_shape shape = {family->heights[i], w, family->nr / w, family->fma};
+        tile_shape shape = {family->heights[i], w, family->nr / w, family->fma, false};
         char name[96];
         stax_gemm_family_kernel_name(family, family->heights[i], name, sizeof name);
+        emit_tile_kernel(m, name, &shape);
+        shape.strided_b = true;
+        stax_gemm_family_strided_kernel_name(family, family->heights[i], name, sizeof name);
         emit_tile_kernel(m, name, &shape);
     }
 }

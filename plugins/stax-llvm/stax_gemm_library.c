@@ -51,9 +51,9 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
     if (!legacy && !family) return TP_PLUGIN_OK;
     char *ir = library_ir(legacy, family, stax_jit_cpu(), stax_jit_features());
     if (!ir) return tpcommon_error(error, error_size, "stax: out of memory");
-    char tile_names[STAX_GEMM_MAX_HEIGHTS][96];
-    const char *names[2 + STAX_GEMM_MAX_HEIGHTS];
-    void *addresses[2 + STAX_GEMM_MAX_HEIGHTS] = {0};
+    char tile_names[STAX_GEMM_MAX_HEIGHTS][96], strided_names[STAX_GEMM_MAX_HEIGHTS][96];
+    const char *names[2 + 2 * STAX_GEMM_MAX_HEIGHTS];
+    void *addresses[2 + 2 * STAX_GEMM_MAX_HEIGHTS] = {0};
     int32_t count = 0;
     if (legacy) {
         names[count++] = STAX_GEMM_KERNEL_NAME;
@@ -63,6 +63,9 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
         stax_gemm_family_kernel_name(family, family->heights[i], tile_names[i],
                                      sizeof tile_names[i]);
         names[count++] = tile_names[i];
+        stax_gemm_family_strided_kernel_name(family, family->heights[i], strided_names[i],
+                                             sizeof strided_names[i]);
+        names[count++] = strided_names[i];
     }
     stax_jit_options jit = {3, NULL, NULL, host};
     char *dump = graph_dump_ir && *graph_dump_ir ? library_dump_path(graph_dump_ir) : NULL;
@@ -76,8 +79,10 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
     int32_t at = 0;
     if (legacy)
         for (int i = 0; i < 2; i++) out->ukernels[i] = (stax_ukernel_fn)(uintptr_t)addresses[at++];
-    for (int32_t i = 0; family && i < family->num_heights; i++)
+    for (int32_t i = 0; family && i < family->num_heights; i++) {
         out->tiles[i] = (stax_gemm_tile_fn)(uintptr_t)addresses[at++];
+        out->strided[i] = (stax_gemm_strided_tile_fn)(uintptr_t)addresses[at++];
+    }
     out->cache_hit = cache_hit;
     return TP_PLUGIN_OK;
 }

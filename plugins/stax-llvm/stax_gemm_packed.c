@@ -22,8 +22,22 @@
  *
  * A caller may supply B's panels itself (stax_gemm_source.pack_b): conv packs
  * its im2col columns straight into the panel layout, so the unpacked im2col
- * matrix never exists. */
+ * matrix never exists. A B that is a constant of the graph is packed once at
+ * compile (stax_gemm_pack_whole_b, all k blocks) and read from there by every
+ * call (stax_gemm_source.b_packed, or the gemm's own packed_b_slot): no slice
+ * packs B then, and a one-row product streams its weight exactly once.
+ * A product of at most 2 * mr rows (m = 1, small batches, GPT-2 decoding)
+ * whose B is not packed at compile but row-major f32 reads B in place
+ * through the strided tile kernels: packing would cost a pass over B for
+ * work that uses each element of B only m times. (Not for more rows: a
+ * panel read in place is kc rows a row stride apart, which a power-of-two
+ * stride maps onto a few cache sets, so it does not stay in L1 for the
+ * many tiles that reuse it.) Only the last, partial
+ * panel is packed (its zero padding keeps the kernels' loads inside B). */
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "stax_internal.h"
 #include "stax_storage_float.h"
@@ -69,6 +83,8 @@ typedef struct gemm_call {
     int64_t nr, kc_max, panels, threads, tiles_per_chunk;
     int64_t grain;                   /* units (panels, tiles or batches) per slice */
     const float *a_base, *b_base;    /* f32 operands */
+    const float *b_packed;           /* B packed for all k blocks (whole_b_block), or NULL */
+    bool b_in_place;                 /* whole panels read from B by the strided kernels */
     const uint16_t *a_bits, *b_bits; /* f16/bf16 operands (the other base is NULL) */
     float *c_base;
     float *b_space, *a_space; /* B panels (per slice in batches mode), A chunks per slice */
@@ -78,11 +94,11 @@ typedef struct gemm_call {
 /* One k block of one product. */
 typedef struct k_block {
     const gemm_call *call;
-    const float *a, *b; /* A at column pc, B at row pc */
-    float *c, *packed;  /* C of the product; its B panels from panel0 on */
-    int64_t panel0;
-    int64_t pc, kc, batch; /* B's rows [pc, pc + kc) */
-    int64_t a_at, b_at;    /* element offsets of a and b (f16/bf16 operands) */
+    const float *a, *b;           /* A at column pc, B at row pc */
+    float *c, *packed;            /* C of the product; its B panels from panel0 on */
+    int64_t panel0, panel_stride; /* floats from one packed panel to the next */
+    int64_t pc, kc, batch;        /* B's rows [pc, pc + kc) */
+    int64_t a_at, b_at;           /* element offsets of a and b (f16/bf16 operands) */
     bool first, last;
 } k_block;
 
@@ -104,19 +120,32 @@ static void batch_offsets(const stax_gemm *g, int64_t batch, int64_t *a_off, int
     }
 }
 
-static k_block block_of(const gemm_call *call, int64_t batch, int64_t pc, float *packed) {
+/* Where k block pc of a B packed whole starts: the blocks before it hold pc
+ * rows of every panel (panels * nr floats per row), and within the block the
+ * panels are kc * nr floats apart. */
+static int64_t whole_b_block(const gemm_call *call, int64_t pc) {
+    return pc * call->panels * call->nr;
+}
+
+/* One k block whose B panels are packed into `packed` from panel `panel0`
+ * on, or, with a B packed whole, read from there (packed and panel0 unused). */
+static k_block block_of(const gemm_call *call, int64_t batch, int64_t pc, float *packed,
+                        int64_t panel0) {
     const stax_gemm *g = call->g;
     int64_t a_off, b_off;
     batch_offsets(g, batch, &a_off, &b_off);
     int64_t kc = g->k - pc < call->kc_max ? g->k - pc : call->kc_max;
     int64_t a_at = a_off + pc * g->a_cs, b_at = b_off + pc * g->b_rs;
+    bool whole = call->b_packed != NULL;
     return (k_block){.call = call,
+                     .packed = whole ? (float *)call->b_packed + whole_b_block(call, pc) : packed,
+                     .panel0 = whole ? 0 : panel0,
+                     .panel_stride = whole ? kc * call->nr : panel_floats(call),
                      .a = call->a_base ? call->a_base + a_at : NULL,
                      .b = call->b_base ? call->b_base + b_at : NULL,
                      .a_at = a_at,
                      .b_at = b_at,
                      .c = call->c_base + batch * g->m * g->n,
-                     .packed = packed,
                      .pc = pc,
                      .kc = kc,
                      .batch = batch,
@@ -166,11 +195,12 @@ static void copy_floats(float *restrict dst, const float *restrict src, int64_t 
 static void pack_panel(const k_block *kb, int64_t p) {
     const stax_gemm *g = kb->call->g;
     int64_t nr = kb->call->nr, j0 = p * nr, cols = g->n - j0 < nr ? g->n - j0 : nr;
-    float *out = kb->packed + (p - kb->panel0) * panel_floats(kb->call);
+    float *out = kb->packed + (p - kb->panel0) * kb->panel_stride;
     if (g->b_dtype != TP_PLUGIN_F32) {
         pack_panel_storage_float(kb, p, out);
         return;
     }
+    if (kb->call->b_in_place && cols == nr) return; /* read in place by sweep */
     const float *b = kb->b + j0 * g->b_cs;
     if (kb->call->source->pack_b) {
         kb->call->source->pack_b(kb->call->source->b_context, kb->batch, kb->pc, kb->kc, j0, cols,
@@ -192,8 +222,47 @@ static void pack_panel(const k_block *kb, int64_t p) {
         for (int64_t k = 0; k < kb->kc; k++) out[k * nr + j] = b[k * g->b_rs + j * g->b_cs];
 }
 
+/* Packs panels [begin, end) of a k block (nothing when B was packed whole). */
 static void pack_range(void *context, int64_t begin, int64_t end) {
-    for (int64_t p = begin; p < end; p++) pack_panel(context, p);
+    const k_block *kb = context;
+    if (kb->call->b_packed) return;
+    for (int64_t p = begin; p < end; p++) pack_panel(kb, p);
+}
+
+/* One tile of h rows of f32 A with unit column stride: out[k * h + r] =
+ * rows[r][k]. With SSE2, four k at a time: 4x4 transposes for each four
+ * rows, pairs interleaved for two more, the last odd row and k one by one
+ * (a scalar loop here would gather one float per cycle or worse). */
+static void pack_a_tile_contiguous(const float *const *rows, int64_t h, int64_t kc, float *out) {
+    int64_t k = 0;
+#if defined(__SSE2__)
+    for (; k + 4 <= kc; k += 4) {
+        float *o = out + k * h;
+        int64_t r = 0;
+        for (; r + 4 <= h; r += 4) {
+            __m128 v0 = _mm_loadu_ps(rows[r] + k), v1 = _mm_loadu_ps(rows[r + 1] + k);
+            __m128 v2 = _mm_loadu_ps(rows[r + 2] + k), v3 = _mm_loadu_ps(rows[r + 3] + k);
+            _MM_TRANSPOSE4_PS(v0, v1, v2, v3);
+            _mm_storeu_ps(o + r, v0);
+            _mm_storeu_ps(o + h + r, v1);
+            _mm_storeu_ps(o + 2 * h + r, v2);
+            _mm_storeu_ps(o + 3 * h + r, v3);
+        }
+        if (r + 2 <= h) {
+            __m128 a = _mm_loadu_ps(rows[r] + k), b = _mm_loadu_ps(rows[r + 1] + k);
+            __m128 low = _mm_unpacklo_ps(a, b), high = _mm_unpackhi_ps(a, b);
+            _mm_storel_pi((__m64 *)(o + r), low);
+            _mm_storeh_pi((__m64 *)(o + h + r), low);
+            _mm_storel_pi((__m64 *)(o + 2 * h + r), high);
+            _mm_storeh_pi((__m64 *)(o + 3 * h + r), high);
+            r += 2;
+        }
+        for (; r < h; r++)
+            for (int64_t j = 0; j < 4; j++) o[j * h + r] = rows[r][k + j];
+    }
+#endif
+    for (; k < kc; k++)
+        for (int64_t r = 0; r < h; r++) out[k * h + r] = rows[r][k];
 }
 
 /* Tiles [t0, t1) of A's k block into `out`: each tile h floats per k. */
@@ -211,6 +280,11 @@ static void pack_a(const k_block *kb, int64_t t0, int64_t t1, float *out) {
         const float *a = kb->a + row * g->a_rs;
         const float *rows[STAX_GEMM_MAX_TILE_ROWS];
         for (int64_t r = 0; r < h; r++) rows[r] = a + r * g->a_rs;
+        if (g->a_cs == 1) {
+            pack_a_tile_contiguous(rows, h, kb->kc, out);
+            out += h * kb->kc;
+            continue;
+        }
         /* written in order; the h rows are read as h streams */
         for (int64_t k = 0; k < kb->kc; k++, out += h)
             for (int64_t r = 0; r < h; r++) out[r] = rows[r][k * g->a_cs];
@@ -303,11 +377,16 @@ static void sweep(const k_block *kb, int64_t t0, int64_t t1, int64_t p0, int64_t
             int64_t q1 = q0 + group < p1 ? q0 + group : p1;
             for (int64_t p = q0; p < q1; p++) {
                 int64_t j0 = p * call->nr, cols = g->n - j0 < call->nr ? g->n - j0 : call->nr;
-                const float *b = kb->packed + (p - kb->panel0) * panel_floats(call), *a = a_chunk;
+                const float *b = kb->packed + (p - kb->panel0) * kb->panel_stride, *a = a_chunk;
+                bool in_place = call->b_in_place && cols == call->nr;
                 for (int64_t t = c0; t < c1; t++) {
                     int32_t kernel = tile_kernel(&call->rt, t);
-                    call->kernels->tile[kernel](a, b, kb->c + tile_row(&call->rt, t) * g->n + j0,
-                                                g->n, kb->kc, kb->first ? 0 : 1, cols);
+                    float *c = kb->c + tile_row(&call->rt, t) * g->n + j0;
+                    if (in_place)
+                        call->kernels->strided[kernel](a, kb->b + j0, c, g->n, kb->kc,
+                                                       kb->first ? 0 : 1, cols, g->b_rs);
+                    else
+                        call->kernels->tile[kernel](a, b, c, g->n, kb->kc, kb->first ? 0 : 1, cols);
                     a += call->kernels->family->heights[kernel] * kb->kc;
                 }
             }
@@ -355,8 +434,9 @@ static void run_by_rows(gemm_call *call) {
     int64_t slices = slices_of(call, call->rt.count);
     for (int64_t batch = 0; batch < g->batch; batch++)
         for (int64_t pc = 0; pc < g->k; pc += call->kc_max) {
-            k_block kb = block_of(call, batch, pc, call->b_space);
-            if (parallel && call->panels > 1)
+            k_block kb = block_of(call, batch, pc, call->b_space, 0);
+            if (call->b_packed) { /* nothing to pack */
+            } else if (parallel && call->panels > 1)
                 call->host->parallel_for(call->panels,
                                          stax_grain(call->host, call->panels, 1, call->threads),
                                          pack_range, &kb);
@@ -377,8 +457,7 @@ typedef struct columns_job {
 static void columns_of(const gemm_call *call, int64_t batch, int64_t p0, int64_t p1, float *panels,
                        float *a_buffer) {
     for (int64_t pc = 0; pc < call->g->k; pc += call->kc_max) {
-        k_block kb = block_of(call, batch, pc, panels);
-        kb.panel0 = p0;
+        k_block kb = block_of(call, batch, pc, panels, p0);
         pack_range(&kb, p0, p1);
         sweep(&kb, 0, call->rt.count, p0, p1, a_buffer);
     }
@@ -428,7 +507,7 @@ static void batches_range(void *context, int64_t begin, int64_t end) {
         float *a_buffer = call->a_space + s * chunk_floats(call);
         for (int64_t batch = b0; batch < b1; batch++) {
             for (int64_t pc = 0; pc < g->k; pc += call->kc_max) {
-                k_block kb = block_of(call, batch, pc, packed);
+                k_block kb = block_of(call, batch, pc, packed, 0);
                 pack_range(&kb, 0, call->panels);
                 sweep(&kb, 0, call->rt.count, 0, call->panels, a_buffer);
             }
@@ -447,7 +526,7 @@ static void pack_whole_a_range(void *context, int64_t begin, int64_t end) {
     const whole_a_job *job = context;
     const gemm_call *call = job->call;
     for (int64_t pc = 0; pc < call->g->k; pc += call->kc_max) {
-        k_block kb = block_of(call, 0, pc, NULL);
+        k_block kb = block_of(call, 0, pc, NULL, 0);
         pack_a(&kb, begin, end, job->out + call->g->m * pc + tile_row(&call->rt, begin) * kb.kc);
     }
 }
@@ -478,6 +557,61 @@ static int64_t panels_of(const stax_gemm *g, const stax_gemm_kernels *kernels) {
     return (g->n + kernels->family->nr - 1) / kernels->family->nr;
 }
 
+/* ---- B packed once for all k blocks ---- */
+
+static const float *operand_floats(void **slots, int32_t slot, int64_t offset, int32_t dtype) {
+    return dtype == TP_PLUGIN_F32 ? (const float *)slots[slot] + offset : NULL;
+}
+
+static const uint16_t *operand_bits(void **slots, int32_t slot, int64_t offset, int32_t dtype) {
+    return dtype == TP_PLUGIN_F32 ? NULL : (const uint16_t *)slots[slot] + offset;
+}
+
+size_t stax_gemm_whole_b_floats(const stax_gemm *g, const stax_gemm_kernels *kernels) {
+    return (size_t)(g->k * panels_of(g, kernels) * kernels->family->nr);
+}
+
+bool stax_gemm_b_shared_by_batches(const stax_gemm *g) {
+    for (int32_t d = 0; d < g->batch_ndim; d++)
+        if (g->b_batch_strides[d] != 0) return false;
+    return true;
+}
+
+void stax_gemm_pack_whole_b(const stax_gemm *g, void **slots, const stax_gemm_kernels *kernels,
+                            float *out) {
+    static const stax_gemm_source strided = {0};
+    gemm_call call = {.g = g,
+                      .kernels = kernels,
+                      .source = &strided,
+                      .nr = kernels->family->nr,
+                      .kc_max = kernels->kc,
+                      .panels = panels_of(g, kernels),
+                      .b_base = operand_floats(slots, g->b_slot, g->b_offset, g->b_dtype),
+                      .b_bits = operand_bits(slots, g->b_slot, g->b_offset, g->b_dtype)};
+    for (int64_t pc = 0; pc < g->k; pc += call.kc_max) {
+        k_block kb = block_of(&call, 0, pc, out + whole_b_block(&call, pc), 0);
+        kb.panel_stride = kb.kc * call.nr; /* the layout block_of reads with b_packed */
+        for (int64_t p = 0; p < call.panels; p++) pack_panel(&kb, p);
+    }
+}
+
+/* Whether the strided kernels read B in place (see the head of this file). */
+static bool reads_b_in_place(const gemm_call *call) {
+    const stax_gemm *g = call->g;
+    return !call->b_packed && !call->source->pack_b && call->b_base && g->b_cs == 1 &&
+           g->m <= 2 * call->kernels->family->mr && call->kernels->strided[0] != NULL;
+}
+
+/* B's panels packed at compile for these kernels (the family and kc they
+ * were packed for), or NULL: a tuned step with other blocking packs B itself. */
+static const float *compile_time_b(const stax_gemm *g, void **slots,
+                                   const stax_gemm_kernels *kernels) {
+    if (g->packed_b_kc <= 0 || g->packed_b_kc != kernels->kc ||
+        g->packed_b_family != kernels->family)
+        return NULL;
+    return slots[g->packed_b_slot];
+}
+
 static int64_t tiles_per_chunk(const stax_gemm_kernels *kernels) {
     int64_t tiles = kernels->mc / kernels->family->mr;
     return tiles > 0 ? tiles : 1;
@@ -490,14 +624,6 @@ size_t stax_gemm_packed_workspace_bytes(const stax_gemm *gemm, const stax_gemm_k
     int64_t b = panels_of(gemm, kernels) * kernels->kc * kernels->family->nr;
     int64_t a = tiles_per_chunk(kernels) * kernels->family->mr * kernels->kc;
     return (size_t)(slices * (a + b)) * sizeof(float);
-}
-
-static const float *operand_floats(void **slots, int32_t slot, int64_t offset, int32_t dtype) {
-    return dtype == TP_PLUGIN_F32 ? (const float *)slots[slot] + offset : NULL;
-}
-
-static const uint16_t *operand_bits(void **slots, int32_t slot, int64_t offset, int32_t dtype) {
-    return dtype == TP_PLUGIN_F32 ? NULL : (const uint16_t *)slots[slot] + offset;
 }
 
 static bool parallel_host(const tp_plugin_host *host, int64_t threads) {
@@ -585,6 +711,9 @@ static void run_packed(const tp_plugin_host *host, const stax_gemm *g, void **sl
                       .b_bits = operand_bits(slots, g->b_slot, g->b_offset, g->b_dtype),
                       .c_base = c_base,
                       .b_space = workspace};
+    if (!source->pack_b)
+        call.b_packed = source->b_packed ? source->b_packed : compile_time_b(g, slots, kernels);
+    call.b_in_place = reads_b_in_place(&call);
     if (g->k <= 0) { /* an empty sum (dynamic sizes): zeros, the bias, then the epilogue */
         int64_t total = g->batch * g->m * g->n;
         if (total > 0) memset(c_base, 0, sizeof(float) * (size_t)total);

@@ -82,6 +82,13 @@ typedef struct stax_gemm {
     int64_t a_rs, a_cs, b_rs, b_cs; /* element strides of the matrices */
     int32_t epilogue;               /* kernel over the output's flat range, or -1 */
     int32_t a_dtype, b_dtype;       /* TP_PLUGIN_F32, or F16/BF16 widened while packing */
+    /* A constant B (shared by all batches) packed at compile by
+     * stax_gemm_pack_whole_b into CONST slot packed_b_slot for the kernels of
+     * packed_b_family with k blocks of packed_b_kc; packed_b_kc 0: not packed.
+     * Kernels with another family or kc (max-autotune) pack B per call. */
+    int32_t packed_b_slot;
+    int64_t packed_b_kc;
+    const struct stax_gemm_family *packed_b_family;
 } stax_gemm;
 
 /* How a window step runs (stax_window.c). */
@@ -321,6 +328,10 @@ void stax_gemm_family_blocking(const tp_plugin_host *host, const stax_gemm_famil
                                int64_t *kc, int64_t *mc);
 void stax_gemm_family_kernel_name(const stax_gemm_family *family, int32_t height, char *name,
                                   size_t size);
+/* The name of the tile kernel of `height` rows that reads B in place
+ * (stax_gemm_strided_tile_fn). */
+void stax_gemm_family_strided_kernel_name(const stax_gemm_family *family, int32_t height,
+                                          char *name, size_t size);
 /* The family's tile kernels (and the intrinsics they need) into `module`. */
 void stax_emit_gemm_family_kernels(tpcommon_buf *module, const stax_gemm_family *family);
 
@@ -398,10 +409,18 @@ void stax_gemm_run(const tp_plugin_host *host, const stax_gemm *gemm, void **slo
 typedef void (*stax_gemm_tile_fn)(const float *a, const float *b, float *c, int64_t ldc, int64_t kc,
                                   int64_t accumulate, int64_t cols);
 
-/* A family's loaded tile kernels (tile[i] has family->heights[i] rows). */
+/* As stax_gemm_tile_fn with B read in place: kc rows of (at least) nr
+ * floats, ldb floats apart (a row-major B, unpacked). */
+typedef void (*stax_gemm_strided_tile_fn)(const float *a, const float *b, float *c, int64_t ldc,
+                                          int64_t kc, int64_t accumulate, int64_t cols,
+                                          int64_t ldb);
+
+/* A family's loaded tile kernels (tile[i] has family->heights[i] rows);
+ * strided[i]: its twin reading B in place, or NULL (B is then packed). */
 typedef struct stax_gemm_kernels {
     const stax_gemm_family *family;
     stax_gemm_tile_fn tile[STAX_GEMM_MAX_HEIGHTS];
+    stax_gemm_strided_tile_fn strided[STAX_GEMM_MAX_HEIGHTS];
     int64_t kc, mc;
 } stax_gemm_kernels;
 
@@ -411,7 +430,8 @@ typedef struct stax_gemm_library {
     stax_module *module;                            /* NULL when the program has no matmul */
     stax_ukernel_fn ukernels[2];                    /* legacy: 6-row, 4-row */
     stax_gemm_tile_fn tiles[STAX_GEMM_MAX_HEIGHTS]; /* family->heights[i] rows */
-    int cache_hit;                                  /* as stax_jit_load's */
+    stax_gemm_strided_tile_fn strided[STAX_GEMM_MAX_HEIGHTS]; /* their in-place-B twins */
+    int cache_hit;                                            /* as stax_jit_load's */
 } stax_gemm_library;
 
 /* Loads the legacy pair (`legacy`) and/or `family`'s tile kernels; a module
@@ -493,9 +513,23 @@ typedef struct stax_gemm_source {
     const float *row_bias;   /* C[i][j] += row_bias[i] (per product), or NULL */
     const float *a_packed;   /* A already packed (stax_gemm_pack_whole_a; one A for every
                               * product), or NULL */
+    const float *b_packed;   /* B already packed (stax_gemm_pack_whole_b; one B for every
+                              * product), or NULL: the gemm's packed_b_slot when its kernels
+                              * match, else B packed per k block */
     int64_t epilogue_offset; /* added to the flat range the epilogue is called on (a conv's
                               * image and group within its output) */
 } stax_gemm_source;
+
+/* The floats stax_gemm_pack_whole_b writes for `gemm` with `kernels`. */
+size_t stax_gemm_whole_b_floats(const stax_gemm *gemm, const stax_gemm_kernels *kernels);
+/* Whether every product of `gemm` reads the same B (no batch stride of B). */
+bool stax_gemm_b_shared_by_batches(const stax_gemm *gemm);
+/* Packs B of `gemm` (shared by its batches) for all its k blocks into `out`
+ * in the layout the driver reads a prepacked B in: k block pc at
+ * pc * panels * nr, its panels kc * nr floats apart, zeros past n; f16/bf16
+ * are widened here. Done at compile for a constant B. */
+void stax_gemm_pack_whole_b(const stax_gemm *gemm, void **slots, const stax_gemm_kernels *kernels,
+                            float *out);
 
 /* Packs A of a batch-1 `gemm` for all its k blocks into `out` (m * k floats),
  * in the layout the driver's tiles read: k block pc at m * pc, tiles in row

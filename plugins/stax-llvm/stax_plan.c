@@ -567,6 +567,29 @@ static bool shared_b_repacked_per_batch(const stax_gemm *gm) {
 }
 
 static int32_t contiguous_operand(planner *p, int32_t r, int32_t v, stax_view *out);
+static int32_t add_packed_constant(planner *p, const stax_gemm_family *family, size_t floats,
+                                   stax_gemm_kernels *kernels);
+
+/* A packed matmul whose B is a constant of the graph (or a view of one: a
+ * linear's transposed weight), shared by all its products: B packed now for
+ * `family`, into a constant slot of its own, so that no call packs it again. */
+static int32_t prepack_constant_b(planner *p, int32_t s, const stax_gemm_family *family) {
+    const stax_gemm *gm = &p->program->steps[s].gemm;
+    if (gm->b_slot < 0 || p->program->slots[gm->b_slot].kind != STAX_SLOT_CONST ||
+        !stax_gemm_b_shared_by_batches(gm) || gm->k <= 0)
+        return TP_PLUGIN_OK;
+    stax_gemm_kernels kernels = {.family = family};
+    int32_t slot = add_packed_constant(p, family, stax_gemm_whole_b_floats(gm, &kernels), &kernels);
+    if (slot < 0) return oom(p);
+    stax_gemm *step_gemm = &p->program->steps[s].gemm; /* after add_slot: steps did not move */
+    stax_gemm one_slot = *step_gemm;                   /* B as slot 0 */
+    one_slot.b_slot = 0;
+    void *slots[1] = {p->program->slots[step_gemm->b_slot].data};
+    stax_gemm_pack_whole_b(&one_slot, slots, &kernels, p->program->slots[slot].data);
+    step_gemm->packed_b_slot = slot, step_gemm->packed_b_kc = kernels.kc;
+    step_gemm->packed_b_family = family;
+    return TP_PLUGIN_OK;
+}
 
 static int32_t plan_matmul_region(planner *p, int32_t r) {
     const tpcommon_region *region = &p->fusion.regions[r];
@@ -624,11 +647,12 @@ static int32_t plan_matmul_region(planner *p, int32_t r) {
         step->kind = family ? STAX_STEP_PACKED_GEMM : STAX_STEP_GEMM;
         step->gemm = *gm;
         step->gemm.epilogue = epilogue_kernel;
-        if (family)
-            p->program->packed_gemm = family;
-        else
+        if (!family) {
             p->program->uses_gemm = true;
-        return TP_PLUGIN_OK;
+            return TP_PLUGIN_OK;
+        }
+        p->program->packed_gemm = family;
+        return prepack_constant_b(p, p->program->num_steps - 1, family);
     }
     int32_t kernel = add_kernel(p, r, "matmul");
     if (kernel < 0) return oom(p);
@@ -853,16 +877,25 @@ static int32_t widen_window_operand(planner *p, int32_t r, int32_t v, stax_view 
     return status;
 }
 
+/* A constant slot of `floats` floats for an operand packed now for
+ * `family`'s blocking (*kernels: the family, kc and mc it is packed for);
+ * -1 when out of memory. The caller packs into the slot's data. */
+static int32_t add_packed_constant(planner *p, const stax_gemm_family *family, size_t floats,
+                                   stax_gemm_kernels *kernels) {
+    *kernels = (stax_gemm_kernels){.family = family};
+    stax_gemm_family_blocking(p->program->host, family, &kernels->kc, &kernels->mc);
+    return add_slot(p, STAX_SLOT_CONST, -1, floats * sizeof(float));
+}
+
 /* A packed conv's weights that are a constant: packed now, into a constant
  * slot of their own, so that no call packs them again. */
 static int32_t pack_constant_weights(planner *p, int32_t s) {
     stax_window *w = &p->program->steps[s].window;
     w->packed_w_slot = -1, w->packed_kc = -1;
     if (p->program->slots[w->w_slot].kind != STAX_SLOT_CONST) return TP_PLUGIN_OK;
-    stax_gemm_kernels kernels = {.family = p->gemm_family};
-    stax_gemm_family_blocking(p->program->host, p->gemm_family, &kernels.kc, &kernels.mc);
+    stax_gemm_kernels kernels;
     int64_t floats = w->out_channels * p->program->steps[s].gemm.k;
-    int32_t slot = add_slot(p, STAX_SLOT_CONST, -1, (size_t)floats * sizeof(float));
+    int32_t slot = add_packed_constant(p, p->gemm_family, (size_t)floats, &kernels);
     if (slot < 0) return oom(p);
     const stax_step *step = &p->program->steps[s]; /* after add_slot: steps did not move */
     stax_window_pack_weights(step, &kernels, p->program->slots[step->window.w_slot].data,

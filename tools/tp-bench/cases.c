@@ -24,6 +24,7 @@ const bench_case bench_cases[] = {
     {"add", BENCH_POINTWISE_C, 16 << 20, 0, 0},
     {"sgemm-1024", BENCH_SGEMM, 1024, 0, 0},
     {"sgemm-2048", BENCH_SGEMM, 2048, 0, 0},
+    {"gemv-1280x1000", BENCH_GEMV, 1, 1280, 1000}, /* MobileNetV2's classifier, one image */
     {"softmax", BENCH_GRAPH, 4096, 4096, 0},
     {"layer_norm", BENCH_GRAPH, 4096, 1024, 0},
     {"embedding", BENCH_GRAPH, 8, 128, 768}, /* BERT's 30,522-word table, 8x128 token ids */
@@ -121,6 +122,9 @@ tp_graph *bench_build_graph(const bench_case *c) {
         tp_attrs a = TP_ATTRS_INIT;
         a.axis = -1;
         y = op(g, n, in(g, "x", 2, c->b, c->f), TP_NO_VALUE, &a);
+    } else if (c->kind == BENCH_GEMV) { /* the weight an input: read by every call */
+        tp_value_id x = in(g, "x", 2, c->b, c->f), w = in(g, "w", 2, c->f, c->h); /* in order */
+        y = op(g, "matmul", x, w, NULL);
     } else { /* sgemm */
         y = op(g, "matmul", in(g, "a", 2, c->b, c->b), in(g, "b", 2, c->b, c->b), NULL);
     }

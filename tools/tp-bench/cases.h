@@ -11,8 +11,9 @@
 #include "tensorplay/tensorplay.h"
 
 typedef enum bench_kind {
-    BENCH_GRAPH,       /* built by bench_build_graph */
-    BENCH_SGEMM,       /* a square matmul, also timed with OpenBLAS */
+    BENCH_GRAPH, /* built by bench_build_graph */
+    BENCH_SGEMM, /* a square matmul, also timed with OpenBLAS */
+    BENCH_GEMV,  /* x [b, f] @ w [f, h] with one row (b = 1), also timed with OpenBLAS sgemv */
     BENCH_POINTWISE_C, /* also timed with the C-loop baseline */
     BENCH_MODEL,       /* read from MODELS_DIR/NAME.onnx with inputs NAME.npz */
 } bench_kind;

@@ -467,7 +467,7 @@ static void run_case(const bench_case *bc, helper_process *helper, double triad,
         check_output(&list[i], helper, helper_case, path, eager_output);
     }
     int backend_count = count;
-    if (bc->kind == BENCH_SGEMM && baseline_openblas_available()) {
+    if ((bc->kind == BENCH_SGEMM || bc->kind == BENCH_GEMV) && baseline_openblas_available()) {
         memset(&list[count], 0, sizeof list[count]);
         snprintf(list[count].label, sizeof list[count].label, "openblas");
         list[count++].kind = CONTENDER_OPENBLAS;
