@@ -483,9 +483,12 @@ static void run_case(const bench_case *bc, helper_process *helper, double triad,
         for (int i = 0; i < count; i++) {
             double m = measure_round(&list[i], bc, inputs, n, helper, o);
             if (m >= 0) list[i].medians[list[i].rounds++] = m;
-            /* thread pools (ORT's, OpenMP's, ours) spin a while after their
-             * last job: let them go to sleep before the next contender */
-            usleep(20000);
+            /* thread pools spin a while after their last job: let them go
+             * to sleep before the next contender, or it shares the cores
+             * with them. OpenBLAS's workers (the openblas baseline, NumPy)
+             * yield for 2^28 cycles (about 0.1 s) before they sleep;
+             * ONNX Runtime's, OpenMP's and ours for a few ms at most. */
+            usleep(o->threads > 1 && list[i].kind != CONTENDER_BACKEND ? 150000 : 20000);
         }
     print_case(bc, list, count, triad, helper, o);
     for (int i = 0; i < backend_count; i++) {
