@@ -15,8 +15,9 @@
  *            arrangement)                                        <= 2 ulp
  *   tanh     |x| < 0.625: x + x z q(z), z = x^2, q fitted (degree 5,
  *            relative error 6e-10); else 1 - 2/(exp(2|x|)+1) with
- *            2|x| clamped to 18.5 and exp's lean form for [0, 18.5]
- *            (degree-6 fitted polynomial, 2^n added to the exponent)
+ *            2|x| clamped to 18.5 and exp's lean form for a bounded
+ *            range (degree-6 fitted polynomial, 2^n added to the
+ *            exponent)
  *                                                                <= 3 ulp
  *   sigmoid  t = exp(-|x|), 1/(1+t) or t/(1+t) by sign          <= 3 ulp
  *   erf      |x| < 1: x P(x^2), P fitted (degree 6); |x| < 3.92:
@@ -72,19 +73,20 @@ const char *const stax_mathlib_ir =
     "  ret float %res\n"
     "}\n"
     "\n"
-    /* exp for softmax's x - max (<= 0, or NaN): for x < -86.5 (results
-     * below 2.7e-38, next to a row maximum's 1) it gives 0, so 2^n stays a
-     * normal number and one step of it added to the exponent bits
-     * suffices; the degree-6 polynomial of stax_exp_tanh_range. About half
-     * of stax_expf's instructions. */
-    "define internal float @stax_expf_nonpositive(float %x) #1 {\n"
-    "  %under = fcmp olt float %x, -8.650000e+01\n"
-    "  %xc = select i1 %under, float -8.650000e+01, float %x\n"
-    "  %t = fmul float %xc, 0x3FF7154760000000\n"
+    /* exp of x in [-86.5, 18.5], for callers that clamp their argument
+     * there (tanh's 2|x|, softmax's x - max): no range handling, since 2^n
+     * stays a normal number (n from -125 to 27) and is added to the exponent
+     * bits in one step; a degree-6 minimax polynomial (relative error
+     * 2e-9). About half of stax_expf's instructions. */
+    "define internal float @stax_exp_in_range(float %x) #1 {\n"
+    "  %t = fmul float %x, 0x3FF7154760000000\n"
     "  %n = call float @llvm.rint.f32(float %t)\n"
     "  %nn = fneg float %n\n"
-    "  %r1 = call float @llvm.fma.f32(float %nn, float 0x3FE6300000000000, float %xc)\n"
+    "  %r1 = call float @llvm.fma.f32(float %nn, float 0x3FE6300000000000, float %x)\n"
     "  %r = call float @llvm.fma.f32(float %nn, float 0xBF2BD01060000000, float %r1)\n"
+    /* Estrin's scheme, not Horner's: the polynomial is on this kernel's
+     * critical path, and three dependent FMAs instead of six let more
+     * elements be in flight */
     "  %r2 = fmul float %r, %r\n"
     "  %c23 = call float @llvm.fma.f32(float %r, float 0x3FC55541A0000000, float "
     "0x3FDFFFFFC0000000)\n"
@@ -99,6 +101,15 @@ const char *const stax_mathlib_ir =
     "  %pb = bitcast float %p to i32\n"
     "  %qb = add i32 %pb, %scale\n"
     "  %q = bitcast i32 %qb to float\n"
+    "  ret float %q\n"
+    "}\n"
+    "\n"
+    /* exp for softmax's x - max (<= 0, or NaN): for x < -86.5 (results
+     * below 2.7e-38, next to a row maximum's 1) it gives 0 */
+    "define internal float @stax_expf_nonpositive(float %x) #1 {\n"
+    "  %under = fcmp olt float %x, -8.650000e+01\n"
+    "  %xc = select i1 %under, float -8.650000e+01, float %x\n"
+    "  %q = call float @stax_exp_in_range(float %xc)\n"
     "  %flushed = select i1 %under, float 0.000000e+00, float %q\n"
     /* fptosi of NaN is poison: NaN is selected around it */
     "  %nan = fcmp uno float %x, %x\n"
@@ -154,35 +165,6 @@ const char *const stax_mathlib_ir =
     "  ret float %r3\n"
     "}\n"
     "\n"
-    /* exp of x in [0, 18.5] (tanh's 2|x|, clamped): no range handling, a
-     * degree-6 minimax polynomial (relative error 2e-9) and 2^n added to the
-     * exponent bits, about half of stax_expf's instructions */
-    "define internal float @stax_exp_tanh_range(float %x) #1 {\n"
-    "  %t = fmul float %x, 0x3FF7154760000000\n"
-    "  %n = call float @llvm.rint.f32(float %t)\n"
-    "  %nn = fneg float %n\n"
-    "  %r1 = call float @llvm.fma.f32(float %nn, float 0x3FE6300000000000, float %x)\n"
-    "  %r = call float @llvm.fma.f32(float %nn, float 0xBF2BD01060000000, float %r1)\n"
-    /* Estrin's scheme, not Horner's: the polynomial is on this kernel's
-     * critical path, and three dependent FMAs instead of six let more
-     * elements be in flight */
-    "  %r2 = fmul float %r, %r\n"
-    "  %c23 = call float @llvm.fma.f32(float %r, float 0x3FC55541A0000000, float "
-    "0x3FDFFFFFC0000000)\n"
-    "  %c45 = call float @llvm.fma.f32(float %r, float 0x3F81267820000000, float "
-    "0x3FA5558220000000)\n"
-    "  %c01 = fadd float %r, 1.000000e+00\n"
-    "  %c46 = call float @llvm.fma.f32(float %r2, float 0x3F56AE7300000000, float %c45)\n"
-    "  %c26 = call float @llvm.fma.f32(float %r2, float %c46, float %c23)\n"
-    "  %p = call float @llvm.fma.f32(float %r2, float %c26, float %c01)\n"
-    "  %ni = fptosi float %n to i32\n"
-    "  %scale = shl i32 %ni, 23\n"
-    "  %pb = bitcast float %p to i32\n"
-    "  %qb = add i32 %pb, %scale\n"
-    "  %q = bitcast i32 %qb to float\n"
-    "  ret float %q\n"
-    "}\n"
-    "\n"
     "define internal float @stax_tanhf(float %x) #1 {\n"
     "  %a = call float @llvm.fabs.f32(float %x)\n"
     "  %z = fmul float %x, %x\n"
@@ -198,7 +180,7 @@ const char *const stax_mathlib_ir =
      * (minnum also sends NaN there; NaN takes the small branch below) */
     "  %a2 = fmul float %a, 2.000000e+00\n"
     "  %a2c = call float @llvm.minnum.f32(float %a2, float 1.850000e+01)\n"
-    "  %t = call float @stax_exp_tanh_range(float %a2c)\n"
+    "  %t = call float @stax_exp_in_range(float %a2c)\n"
     "  %t1 = fadd float %t, 1.000000e+00\n"
     "  %f = fdiv float 2.000000e+00, %t1\n"
     "  %l = fsub float 1.000000e+00, %f\n"
