@@ -69,6 +69,25 @@ static inline tp_tensor *stax_test_random(tp_dtype dtype, int ndim, const int64_
 
 /* Compiles and runs `graph` on `backend_name`; stores the outputs. Returns
  * the compile status (run must succeed when compile did). */
+/* Graph building for tests: a node (failing the test with the library's
+ * message when it is refused) and an input of the given type. */
+static inline tp_value_id stax_test_node(tp_graph *g, const char *op, const tp_value_id *in, int n,
+                                         const tp_attrs *attrs) {
+    tp_value_id id;
+    tp_status status = tp_graph_add_node(g, op, in, n, attrs, NULL, &id);
+    ck_assert_msg(status == TP_OK, "%s: %s", op, tp_last_error());
+    return id;
+}
+
+static inline tp_value_id stax_test_input(tp_graph *g, const char *name, tp_dtype dtype, int ndim,
+                                          const int64_t *dims) {
+    tp_type type = {.dtype = dtype, .ndim = ndim};
+    for (int d = 0; d < ndim; d++) type.dims[d] = dims[d];
+    tp_value_id id;
+    ck_assert_int_eq(tp_graph_add_input(g, name, &type, &id), TP_OK);
+    return id;
+}
+
 static inline tp_status stax_test_run(const char *backend_name, const tp_graph *graph,
                                       tp_tensor *const *inputs, int num_inputs,
                                       const char *const *options, int num_options,

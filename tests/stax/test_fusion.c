@@ -4,23 +4,6 @@
  * views and the threads option. */
 #include "stax_harness.h"
 
-static tp_value_id node(tp_graph *g, const char *op, const tp_value_id *in, int n,
-                        const tp_attrs *attrs) {
-    tp_value_id id;
-    tp_status status = tp_graph_add_node(g, op, in, n, attrs, NULL, &id);
-    ck_assert_msg(status == TP_OK, "%s: %s", op, tp_last_error());
-    return id;
-}
-
-static tp_value_id input(tp_graph *g, const char *name, tp_dtype dtype, int ndim,
-                         const int64_t *dims) {
-    tp_type t = {.dtype = dtype, .ndim = ndim};
-    for (int d = 0; d < ndim; d++) t.dims[d] = dims[d];
-    tp_value_id id;
-    ck_assert_int_eq(tp_graph_add_input(g, name, &t, &id), TP_OK);
-    return id;
-}
-
 static void compare_graph(tp_graph *g, uint64_t seed, double rtol, double atol, const char *what) {
     int n = tp_graph_num_inputs(g);
     tp_tensor *inputs[8];
@@ -46,23 +29,23 @@ START_TEST(random_pointwise_graphs_with_reductions_and_matmuls_match_eager) {
         int64_t full[2] = {rows, cols}, row[1] = {cols}, column[2] = {rows, 1};
         tp_value_id pool[32];
         int count = 0;
-        pool[count++] = input(g, "a", TP_F32, 2, full);
-        pool[count++] = input(g, "b", TP_F32, 1, row);
-        pool[count++] = input(g, "c", TP_F32, 2, column);
+        pool[count++] = stax_test_input(g, "a", TP_F32, 2, full);
+        pool[count++] = stax_test_input(g, "b", TP_F32, 1, row);
+        pool[count++] = stax_test_input(g, "c", TP_F32, 2, column);
         int steps = 4 + (int)(stax_test_next(&state) % 10);
         for (int s = 0; s < steps; s++) {
             int kind = (int)(stax_test_next(&state) % 10);
             tp_value_id x = pool[stax_test_next(&state) % (uint64_t)count];
             tp_value_id y = pool[stax_test_next(&state) % (uint64_t)count];
             if (kind < 4) {
-                pool[count++] = node(g, unary[stax_test_next(&state) % 11], &x, 1, NULL);
+                pool[count++] = stax_test_node(g, unary[stax_test_next(&state) % 11], &x, 1, NULL);
             } else if (kind < 8) {
                 tp_value_id in[2] = {x, y};
-                pool[count++] = node(g, binary[stax_test_next(&state) % 5], in, 2, NULL);
+                pool[count++] = stax_test_node(g, binary[stax_test_next(&state) % 5], in, 2, NULL);
             } else if (kind == 8) {
                 tp_attrs attrs = TP_ATTRS_INIT;
                 attrs.naxes = 1, attrs.axes[0] = -1, attrs.keepdim = true;
-                pool[count++] = node(g, "sum", &x, 1, &attrs);
+                pool[count++] = stax_test_node(g, "sum", &x, 1, &attrs);
             } else {
                 const tp_type *t = tp_graph_value_type(g, x);
                 int64_t k = t->ndim ? t->dims[t->ndim - 1] : 1;
@@ -70,9 +53,9 @@ START_TEST(random_pointwise_graphs_with_reductions_and_matmuls_match_eager) {
                 int64_t wshape[2] = {k, cols};
                 char name[16];
                 snprintf(name, sizeof name, "w%d", s);
-                tp_value_id in[2] = {x, input(g, name, TP_F32, 2, wshape)};
-                pool[count++] = node(g, "matmul", in, 2, NULL);
-                tp_value_id act = node(g, "tanh", &pool[count - 1], 1, NULL);
+                tp_value_id in[2] = {x, stax_test_input(g, name, TP_F32, 2, wshape)};
+                pool[count++] = stax_test_node(g, "matmul", in, 2, NULL);
+                tp_value_id act = stax_test_node(g, "tanh", &pool[count - 1], 1, NULL);
                 pool[count++] = act;
             }
         }
@@ -97,14 +80,15 @@ START_TEST(matmul_epilogues_match_eager) {
             ck_assert_int_eq(tp_graph_create("epi", &g), TP_OK);
             int64_t xs[2] = {sizes[s][0], sizes[s][1]}, ws[2] = {sizes[s][1], sizes[s][2]},
                     bs[1] = {sizes[s][2]};
-            tp_value_id in[2] = {input(g, "x", TP_F32, 2, xs), input(g, "w", TP_F32, 2, ws)};
-            tp_value_id b = input(g, "b", TP_F32, 1, bs);
-            tp_value_id h = node(g, "matmul", in, 2, NULL);
+            tp_value_id in[2] = {stax_test_input(g, "x", TP_F32, 2, xs),
+                                 stax_test_input(g, "w", TP_F32, 2, ws)};
+            tp_value_id b = stax_test_input(g, "b", TP_F32, 1, bs);
+            tp_value_id h = stax_test_node(g, "matmul", in, 2, NULL);
             tp_value_id hb[2] = {h, b};
-            tp_value_id y = node(g, "add", hb, 2, NULL);
-            y = node(g, acts[a], &y, 1, NULL);
+            tp_value_id y = stax_test_node(g, "add", hb, 2, NULL);
+            y = stax_test_node(g, acts[a], &y, 1, NULL);
             tp_value_id yy[2] = {y, y};
-            y = node(g, "mul", yy, 2, NULL);
+            y = stax_test_node(g, "mul", yy, 2, NULL);
             ck_assert_int_eq(tp_graph_set_outputs(g, &y, 1), TP_OK);
             compare_graph(g, 3, 1e-4, 1e-4, acts[a]);
             tp_graph_destroy(g);
@@ -124,10 +108,12 @@ START_TEST(matmul_row_edges_match_eager) {
             tp_graph *g = NULL;
             ck_assert_int_eq(tp_graph_create("edges", &g), TP_OK);
             int64_t xs[2] = {ms[i], 37}, ws[2] = {37, ns[j]}, bs[1] = {ns[j]};
-            tp_value_id in[2] = {input(g, "x", TP_F32, 2, xs), input(g, "w", TP_F32, 2, ws)};
-            tp_value_id hb[2] = {node(g, "matmul", in, 2, NULL), input(g, "b", TP_F32, 1, bs)};
-            tp_value_id y = node(g, "add", hb, 2, NULL);
-            y = node(g, "tanh", &y, 1, NULL);
+            tp_value_id in[2] = {stax_test_input(g, "x", TP_F32, 2, xs),
+                                 stax_test_input(g, "w", TP_F32, 2, ws)};
+            tp_value_id hb[2] = {stax_test_node(g, "matmul", in, 2, NULL),
+                                 stax_test_input(g, "b", TP_F32, 1, bs)};
+            tp_value_id y = stax_test_node(g, "add", hb, 2, NULL);
+            y = stax_test_node(g, "tanh", &y, 1, NULL);
             ck_assert_int_eq(tp_graph_set_outputs(g, &y, 1), TP_OK);
             char what[64];
             snprintf(what, sizeof what, "m %lld n %lld", (long long)ms[i], (long long)ns[j]);
@@ -147,22 +133,23 @@ START_TEST(odd_sizes_match_eager) {
             tp_graph *g = NULL;
             ck_assert_int_eq(tp_graph_create("odd", &g), TP_OK);
             int64_t xs[2] = {n, m}, bs[1] = {m}, ws[2] = {m, 3};
-            tp_value_id x = input(g, "x", TP_F32, 2, xs), b = input(g, "b", TP_F32, 1, bs);
-            tp_value_id w = input(g, "w", TP_F32, 2, ws);
+            tp_value_id x = stax_test_input(g, "x", TP_F32, 2, xs),
+                        b = stax_test_input(g, "b", TP_F32, 1, bs);
+            tp_value_id w = stax_test_input(g, "w", TP_F32, 2, ws);
             tp_value_id xb[2] = {x, b}, xw[2] = {x, w};
-            tp_value_id sum_in = node(g, "add", xb, 2, NULL);
-            tp_value_id e = node(g, "exp", &sum_in, 1, NULL);
+            tp_value_id sum_in = stax_test_node(g, "add", xb, 2, NULL);
+            tp_value_id e = stax_test_node(g, "exp", &sum_in, 1, NULL);
             tp_attrs attrs = TP_ATTRS_INIT;
             attrs.naxes = 1, attrs.axes[0] = 1;
-            tp_value_id s = node(g, "sum", &e, 1, &attrs);
-            tp_value_id mean = node(g, "mean", &e, 1, &attrs);
-            tp_value_id mm = node(g, "matmul", xw, 2, NULL);
+            tp_value_id s = stax_test_node(g, "sum", &e, 1, &attrs);
+            tp_value_id mean = stax_test_node(g, "mean", &e, 1, &attrs);
+            tp_value_id mm = stax_test_node(g, "matmul", xw, 2, NULL);
             tp_value_id outs[5] = {e, s, mean, mm};
             int count = 4;
             if (m > 0) {
                 tp_attrs axis = TP_ATTRS_INIT;
                 axis.axis = -1;
-                outs[count++] = node(g, "softmax", &x, 1, &axis);
+                outs[count++] = stax_test_node(g, "softmax", &x, 1, &axis);
             }
             ck_assert_int_eq(tp_graph_set_outputs(g, outs, count), TP_OK);
             char what[64];
@@ -202,17 +189,18 @@ START_TEST(transposed_views_feed_matmul_and_pointwise) {
     tp_graph *g = NULL;
     ck_assert_int_eq(tp_graph_create("views", &g), TP_OK);
     int64_t xs[2] = {37, 21}, ws[2] = {37, 45};
-    tp_value_id x = input(g, "x", TP_F32, 2, xs), w = input(g, "w", TP_F32, 2, ws);
+    tp_value_id x = stax_test_input(g, "x", TP_F32, 2, xs),
+                w = stax_test_input(g, "w", TP_F32, 2, ws);
     tp_attrs attrs = TP_ATTRS_INIT;
     attrs.dim0 = 0, attrs.dim1 = 1;
-    tp_value_id xt = node(g, "transpose", &x, 1, &attrs);
+    tp_value_id xt = stax_test_node(g, "transpose", &x, 1, &attrs);
     tp_value_id in[2] = {xt, w};
-    tp_value_id mm = node(g, "matmul", in, 2, NULL);
-    tp_value_id r = node(g, "relu", &mm, 1, NULL);
-    tp_value_id rt = node(g, "transpose", &r, 1, &attrs);
+    tp_value_id mm = stax_test_node(g, "matmul", in, 2, NULL);
+    tp_value_id r = stax_test_node(g, "relu", &mm, 1, NULL);
+    tp_value_id rt = stax_test_node(g, "transpose", &r, 1, &attrs);
     tp_attrs shape = TP_ATTRS_INIT;
     shape.shape_ndim = 1, shape.shape[0] = -1;
-    tp_value_id flat = node(g, "reshape", &rt, 1, &shape);
+    tp_value_id flat = stax_test_node(g, "reshape", &rt, 1, &shape);
     tp_value_id outs[3] = {flat, rt, xt};
     ck_assert_int_eq(tp_graph_set_outputs(g, outs, 3), TP_OK);
     compare_graph(g, 9, 1e-4, 1e-5, "views");
@@ -225,9 +213,10 @@ START_TEST(threads_option_gives_the_same_results) {
     tp_graph *g = NULL;
     ck_assert_int_eq(tp_graph_create("threads", &g), TP_OK);
     int64_t xs[2] = {300, 200}, ws[2] = {200, 100};
-    tp_value_id in[2] = {input(g, "x", TP_F32, 2, xs), input(g, "w", TP_F32, 2, ws)};
-    tp_value_id y = node(g, "matmul", in, 2, NULL);
-    y = node(g, "sigmoid", &y, 1, NULL);
+    tp_value_id in[2] = {stax_test_input(g, "x", TP_F32, 2, xs),
+                         stax_test_input(g, "w", TP_F32, 2, ws)};
+    tp_value_id y = stax_test_node(g, "matmul", in, 2, NULL);
+    y = stax_test_node(g, "sigmoid", &y, 1, NULL);
     ck_assert_int_eq(tp_graph_set_outputs(g, &y, 1), TP_OK);
     tp_tensor *inputs[2] = {stax_test_random(TP_F32, 2, xs, 1), stax_test_random(TP_F32, 2, ws, 2)};
     tp_tensor *one[1], *many[1];

@@ -23,27 +23,10 @@ typedef struct weight_case {
     bool w_is_input;   /* w an input of the graph instead of a constant */
 } weight_case;
 
-static tp_value_id add(tp_graph *g, const char *op, const tp_value_id *in, int n,
-                       const tp_attrs *attrs) {
-    tp_value_id id;
-    tp_status status = tp_graph_add_node(g, op, in, n, attrs, NULL, &id);
-    ck_assert_msg(status == TP_OK, "%s: %s", op, tp_last_error());
-    return id;
-}
-
-static tp_value_id input(tp_graph *g, const char *name, tp_dtype dtype, int ndim,
-                         const int64_t *dims) {
-    tp_type type = {.dtype = dtype, .ndim = ndim};
-    for (int d = 0; d < ndim; d++) type.dims[d] = dims[d];
-    tp_value_id id;
-    ck_assert_int_eq(tp_graph_add_input(g, name, &type, &id), TP_OK);
-    return id;
-}
-
 static tp_value_id swap_last_two(tp_graph *g, tp_value_id x, int ndim) {
     tp_attrs attrs = TP_ATTRS_INIT;
     attrs.dim0 = ndim - 2, attrs.dim1 = ndim - 1;
-    return add(g, "transpose", &x, 1, &attrs);
+    return stax_test_node(g, "transpose", &x, 1, &attrs);
 }
 
 /* Uniform values in [-2, 2), rounded to the dtype. */
@@ -80,12 +63,12 @@ static tp_graph *build(const weight_case *c, tp_tensor *const *operands) {
     ck_assert_int_eq(tp_graph_create("prepack", &g), TP_OK);
     int64_t dims[3];
     int nd = x_dims(c, dims);
-    tp_value_id x = input(g, "x", c->dtype, nd, dims), w;
+    tp_value_id x = stax_test_input(g, "x", c->dtype, nd, dims), w;
     if (c->x_transposed) x = swap_last_two(g, x, nd);
     int64_t w_dims[2] = {w_stored_transposed(c) ? c->n : c->k,
                          w_stored_transposed(c) ? c->k : c->n};
     if (c->w_is_input) {
-        w = input(g, "w", c->dtype, 2, w_dims);
+        w = stax_test_input(g, "w", c->dtype, 2, w_dims);
     } else {
         tp_attrs payload = TP_ATTRS_INIT;
         payload.data = operands[1];
@@ -94,13 +77,13 @@ static tp_graph *build(const weight_case *c, tp_tensor *const *operands) {
     tp_value_id y;
     if (c->linear) {
         tp_value_id in[3] = {x, w, 0};
-        if (c->bias) in[2] = input(g, "bias", c->dtype, 1, &c->n);
-        y = add(g, "linear", in, c->bias ? 3 : 2, NULL);
+        if (c->bias) in[2] = stax_test_input(g, "bias", c->dtype, 1, &c->n);
+        y = stax_test_node(g, "linear", in, c->bias ? 3 : 2, NULL);
     } else {
         if (c->w_transposed) w = swap_last_two(g, w, 2);
-        y = add(g, "matmul", (tp_value_id[]){x, w}, 2, NULL);
+        y = stax_test_node(g, "matmul", (tp_value_id[]){x, w}, 2, NULL);
     }
-    if (c->relu) y = add(g, "relu", &y, 1, NULL);
+    if (c->relu) y = stax_test_node(g, "relu", &y, 1, NULL);
     ck_assert_int_eq(tp_graph_set_outputs(g, &y, 1), TP_OK);
     return g;
 }
