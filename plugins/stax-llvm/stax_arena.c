@@ -57,6 +57,15 @@ static void touch_kernel(const stax_program *prog, stax_live_range *ranges, int3
     for (int32_t i = 0; i < list->count; i++) touch(prog, ranges, list->slots[i], step);
 }
 
+/* A product's operands and its epilogue kernel. */
+static void touch_gemm(const stax_program *prog, stax_live_range *ranges, const stax_gemm *gemm,
+                       int32_t s) {
+    touch(prog, ranges, gemm->a_slot, s);
+    touch(prog, ranges, gemm->b_slot, s);
+    touch(prog, ranges, gemm->c_slot, s);
+    touch_kernel(prog, ranges, gemm->epilogue, s);
+}
+
 /* Every slot step `s` reads or writes, by step kind. */
 static void touch_step(const stax_program *prog, stax_live_range *ranges, int32_t s) {
     const stax_step *step = &prog->steps[s];
@@ -70,10 +79,7 @@ static void touch_step(const stax_program *prog, stax_live_range *ranges, int32_
         break;
     case STAX_STEP_GEMM:
     case STAX_STEP_PACKED_GEMM:
-        touch(prog, ranges, step->gemm.a_slot, s);
-        touch(prog, ranges, step->gemm.b_slot, s);
-        touch(prog, ranges, step->gemm.c_slot, s);
-        touch_kernel(prog, ranges, step->gemm.epilogue, s);
+        touch_gemm(prog, ranges, &step->gemm, s);
         break;
     case STAX_STEP_WINDOW: {
         const stax_window *w = &step->window;
@@ -83,12 +89,8 @@ static void touch_step(const stax_program *prog, stax_live_range *ranges, int32_
         touch_kernel(prog, ranges, w->epilogue, s);
         bool gemm_method =
             w->method == STAX_WINDOW_GEMM_IM2COL || w->method == STAX_WINDOW_GEMM_POINTWISE;
-        if (gemm_method) { /* step->gemm: the same slots, and any epilogue kernel */
-            touch(prog, ranges, step->gemm.a_slot, s);
-            touch(prog, ranges, step->gemm.b_slot, s);
-            touch(prog, ranges, step->gemm.c_slot, s);
-            touch_kernel(prog, ranges, step->gemm.epilogue, s);
-        }
+        if (gemm_method) /* step->gemm: the same slots, and any epilogue kernel */
+            touch_gemm(prog, ranges, &step->gemm, s);
         break;
     }
     case STAX_STEP_ATTENTION: {

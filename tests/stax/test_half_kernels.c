@@ -78,15 +78,6 @@ static tp_graph *new_graph(const char *name) {
     return g;
 }
 
-static tp_value_id input_of(tp_graph *g, const char *name, tp_dtype dtype, int ndim,
-                            const int64_t *dims) {
-    tp_type type = {.dtype = dtype, .ndim = ndim};
-    for (int d = 0; d < ndim; d++) type.dims[d] = dims[d];
-    tp_value_id id;
-    ck_assert_int_eq(tp_graph_add_input(g, name, &type, &id), TP_OK);
-    return id;
-}
-
 static tp_value_id node_of(tp_graph *g, const char *op, const tp_value_id *operands, int count,
                            const tp_attrs *attrs, const char *name) {
     tp_value_id id;
@@ -150,8 +141,8 @@ static void check_product(tp_dtype dtype, const product_shape *s, bool integers)
     int64_t a_dims[3] = {s->batch, s->m, s->k}, b_dims[2] = {s->k, s->n};
     if (s->b_transposed) b_dims[0] = s->n, b_dims[1] = s->k;
     int a_rank = s->batch > 1 ? 3 : 2;
-    tp_value_id a = input_of(g, "a", dtype, a_rank, s->batch > 1 ? a_dims : a_dims + 1);
-    tp_value_id b = input_of(g, "b", dtype, 2, b_dims);
+    tp_value_id a = stax_test_input(g, "a", dtype, a_rank, s->batch > 1 ? a_dims : a_dims + 1);
+    tp_value_id b = stax_test_input(g, "b", dtype, 2, b_dims);
     if (s->b_transposed) {
         tp_attrs swap = TP_ATTRS_INIT;
         swap.dim0 = 0, swap.dim1 = 1;
@@ -224,7 +215,8 @@ END_TEST
 static void check_patterns_through_packing(tp_dtype dtype, bool patterns_in_b) {
     int64_t a_dims[2] = {patterns_in_b ? 1 : 65536, 1}, b_dims[2] = {1, patterns_in_b ? 65536 : 1};
     tp_graph *g = new_graph("half_patterns");
-    tp_value_id a = input_of(g, "a", dtype, 2, a_dims), b = input_of(g, "b", dtype, 2, b_dims);
+    tp_value_id a = stax_test_input(g, "a", dtype, 2, a_dims),
+                b = stax_test_input(g, "b", dtype, 2, b_dims);
     tp_value_id out = node_of(g, "matmul", (tp_value_id[]){a, b}, 2, NULL, "c");
     tp_tensor *inputs[2] = {NULL, NULL};
     ck_assert_int_eq(tp_tensor_create(dtype, 2, a_dims, &inputs[0]), TP_OK);
@@ -258,8 +250,8 @@ END_TEST
 START_TEST(matmul_of_f16_by_f32_gives_the_f32_product) {
     enum { M = 9, K = 20, N = 11 };
     tp_graph *g = new_graph("mixed_matmul");
-    tp_value_id a = input_of(g, "a", TP_F16, 2, (int64_t[]){M, K});
-    tp_value_id b = input_of(g, "b", TP_F32, 2, (int64_t[]){K, N});
+    tp_value_id a = stax_test_input(g, "a", TP_F16, 2, (int64_t[]){M, K});
+    tp_value_id b = stax_test_input(g, "b", TP_F32, 2, (int64_t[]){K, N});
     tp_value_id out = node_of(g, "matmul", (tp_value_id[]){a, b}, 2, NULL, "c");
     tp_tensor *inputs[2] = {half_tensor(TP_F16, 2, (int64_t[]){M, K}, 101, 2.0, false),
                             stax_test_random(TP_F32, 2, (int64_t[]){K, N}, 102)};
@@ -288,10 +280,10 @@ END_TEST
 static void check_linear_epilogue(tp_dtype dtype) {
     enum { ROWS = 7, IN = 33, OUT = 19 };
     tp_graph *g = new_graph("half_linear");
-    tp_value_id x = input_of(g, "x", dtype, 2, (int64_t[]){ROWS, IN});
-    tp_value_id w = input_of(g, "w", dtype, 2, (int64_t[]){OUT, IN});
-    tp_value_id bias = input_of(g, "bias", dtype, 1, (int64_t[]){OUT});
-    tp_value_id shift = input_of(g, "shift", dtype, 1, (int64_t[]){OUT});
+    tp_value_id x = stax_test_input(g, "x", dtype, 2, (int64_t[]){ROWS, IN});
+    tp_value_id w = stax_test_input(g, "w", dtype, 2, (int64_t[]){OUT, IN});
+    tp_value_id bias = stax_test_input(g, "bias", dtype, 1, (int64_t[]){OUT});
+    tp_value_id shift = stax_test_input(g, "shift", dtype, 1, (int64_t[]){OUT});
     tp_value_id y = node_of(g, "linear", (tp_value_id[]){x, w, bias}, 3, NULL, "y");
     tp_value_id out = node_of(g, "add", (tp_value_id[]){y, shift}, 2, NULL, "out");
     tp_tensor *inputs[4] = {half_tensor(dtype, 2, (int64_t[]){ROWS, IN}, 21, 1.0, false),
@@ -344,7 +336,7 @@ static void softmax_oracle(const tp_tensor *x, int64_t rows, int64_t length, boo
 static void check_softmax(tp_dtype dtype, const char *op) {
     enum { ROWS = 6, LENGTH = 77 };
     tp_graph *g = new_graph("half_softmax");
-    tp_value_id x = input_of(g, "x", dtype, 2, (int64_t[]){ROWS, LENGTH});
+    tp_value_id x = stax_test_input(g, "x", dtype, 2, (int64_t[]){ROWS, LENGTH});
     tp_attrs attrs = TP_ATTRS_INIT;
     attrs.axis = -1;
     tp_value_id out = node_of(g, op, &x, 1, &attrs, "y");
@@ -370,9 +362,9 @@ END_TEST
 static void check_layer_norm(tp_dtype dtype) {
     enum { ROWS = 12, LENGTH = 50 };
     tp_graph *g = new_graph("half_layer_norm");
-    tp_value_id x = input_of(g, "x", dtype, 3, (int64_t[]){4, 3, LENGTH});
-    tp_value_id w = input_of(g, "w", dtype, 1, (int64_t[]){LENGTH});
-    tp_value_id b = input_of(g, "b", dtype, 1, (int64_t[]){LENGTH});
+    tp_value_id x = stax_test_input(g, "x", dtype, 3, (int64_t[]){4, 3, LENGTH});
+    tp_value_id w = stax_test_input(g, "w", dtype, 1, (int64_t[]){LENGTH});
+    tp_value_id b = stax_test_input(g, "b", dtype, 1, (int64_t[]){LENGTH});
     tp_attrs attrs = TP_ATTRS_INIT;
     attrs.axis = 2;
     attrs.eps = 1e-5;
@@ -419,7 +411,7 @@ START_TEST(pad_constant_and_reflect_move_the_bits) {
         for (int mode = 0; mode < 2; mode++) {
             tp_dtype dtype = storage_dtypes[d];
             tp_graph *g = new_graph("half_pad");
-            tp_value_id x = input_of(g, "x", dtype, 2, (int64_t[]){2, 4});
+            tp_value_id x = stax_test_input(g, "x", dtype, 2, (int64_t[]){2, 4});
             tp_attrs attrs = TP_ATTRS_INIT;
             attrs.mode = mode ? TP_MODE_REFLECT : TP_MODE_CONSTANT;
             attrs.value = 1.5;
@@ -448,7 +440,7 @@ START_TEST(topk_values_and_indices_of_f16_and_bf16_rows) {
         tp_dtype dtype = storage_dtypes[d];
         for (int indices = 0; indices < 2; indices++) {
             tp_graph *g = new_graph("half_topk");
-            tp_value_id x = input_of(g, "x", dtype, 2, (int64_t[]){ROWS, LENGTH});
+            tp_value_id x = stax_test_input(g, "x", dtype, 2, (int64_t[]){ROWS, LENGTH});
             tp_attrs attrs = TP_ATTRS_INIT;
             attrs.axis = 1, attrs.k = K;
             tp_value_id out = node_of(g, indices ? "topk_indices" : "topk", &x, 1, &attrs, "y");
@@ -488,7 +480,7 @@ START_TEST(cumsum_of_f16_and_bf16_rounds_each_prefix_once) {
     for (int d = 0; d < 2; d++) {
         tp_dtype dtype = storage_dtypes[d];
         tp_graph *g = new_graph("half_cumsum");
-        tp_value_id x = input_of(g, "x", dtype, 2, (int64_t[]){ROWS, LENGTH});
+        tp_value_id x = stax_test_input(g, "x", dtype, 2, (int64_t[]){ROWS, LENGTH});
         tp_attrs attrs = TP_ATTRS_INIT;
         attrs.axis = 1;
         tp_value_id out = node_of(g, "cumsum", &x, 1, &attrs, "y");
@@ -520,7 +512,7 @@ START_TEST(resize_linear_of_f16_and_bf16_images) {
     for (int d = 0; d < 2; d++) {
         tp_dtype dtype = storage_dtypes[d];
         tp_graph *g = new_graph("half_resize");
-        tp_value_id x = input_of(g, "x", dtype, 4, (int64_t[]){1, PLANES, IN_H, IN_W});
+        tp_value_id x = stax_test_input(g, "x", dtype, 4, (int64_t[]){1, PLANES, IN_H, IN_W});
         tp_attrs attrs = TP_ATTRS_INIT;
         attrs.mode = TP_MODE_LINEAR;
         attrs.coordinates = TP_COORDINATES_HALF_PIXEL;
@@ -597,9 +589,9 @@ static void check_conv(tp_dtype dtype, const conv_case *c, const char *what) {
     int64_t x_dims[4] = {c->batch, c->cin, c->h, c->w};
     int64_t w_dims[4] = {c->cout, c->cin / c->group, c->kh, c->kw};
     tp_graph *g = new_graph("half_conv");
-    tp_value_id x = input_of(g, "x", dtype, 4, x_dims);
-    tp_value_id w = input_of(g, "w", dtype, 4, w_dims);
-    tp_value_id b = input_of(g, "b", dtype, 1, &c->cout);
+    tp_value_id x = stax_test_input(g, "x", dtype, 4, x_dims);
+    tp_value_id w = stax_test_input(g, "w", dtype, 4, w_dims);
+    tp_value_id b = stax_test_input(g, "b", dtype, 1, &c->cout);
     tp_attrs attrs = TP_ATTRS_INIT;
     attrs.group = c->group;
     attrs.nstrides = 2, attrs.strides[0] = attrs.strides[1] = c->stride;
@@ -642,7 +634,7 @@ START_TEST(max_and_avg_pool_of_f16_and_bf16) {
             tp_dtype dtype = storage_dtypes[d];
             int64_t k = average ? 2 : 3, out_size = (SIZE - k) / 2 + 1;
             tp_graph *g = new_graph("half_pool");
-            tp_value_id x = input_of(g, "x", dtype, 4, (int64_t[]){1, PLANES, SIZE, SIZE});
+            tp_value_id x = stax_test_input(g, "x", dtype, 4, (int64_t[]){1, PLANES, SIZE, SIZE});
             tp_attrs attrs = TP_ATTRS_INIT;
             attrs.nkernel_shape = 2, attrs.kernel_shape[0] = attrs.kernel_shape[1] = k;
             attrs.nstrides = 2, attrs.strides[0] = attrs.strides[1] = 2;
@@ -687,8 +679,8 @@ START_TEST(conv_transpose_of_f16_and_bf16_matches_eager) {
     for (int d = 0; d < 2; d++) {
         tp_dtype dtype = storage_dtypes[d];
         tp_graph *g = new_graph("half_conv_transpose");
-        tp_value_id x = input_of(g, "x", dtype, 4, (int64_t[]){1, 3, 5, 4});
-        tp_value_id w = input_of(g, "w", dtype, 4, (int64_t[]){3, 2, 3, 3});
+        tp_value_id x = stax_test_input(g, "x", dtype, 4, (int64_t[]){1, 3, 5, 4});
+        tp_value_id w = stax_test_input(g, "w", dtype, 4, (int64_t[]){3, 2, 3, 3});
         tp_attrs attrs = TP_ATTRS_INIT;
         attrs.nstrides = 2, attrs.strides[0] = attrs.strides[1] = 2;
         tp_value_id out = node_of(g, "conv_transpose", (tp_value_id[]){x, w}, 2, &attrs, "y");
@@ -721,7 +713,7 @@ START_TEST(constant_weights_of_f16_and_bf16_are_copied_bit_for_bit) {
         tp_tensor *weight = half_tensor(dtype, 2, (int64_t[]){OUT, IN}, 111, 1.0, false);
         tp_tensor *x = half_tensor(dtype, 2, (int64_t[]){ROWS, IN}, 112, 1.0, false);
         tp_graph *with_constant = new_graph("half_constant_weight");
-        tp_value_id xc = input_of(with_constant, "x", dtype, 2, (int64_t[]){ROWS, IN});
+        tp_value_id xc = stax_test_input(with_constant, "x", dtype, 2, (int64_t[]){ROWS, IN});
         tp_attrs payload = TP_ATTRS_INIT;
         payload.dtype = dtype;
         payload.data = weight;
@@ -729,8 +721,8 @@ START_TEST(constant_weights_of_f16_and_bf16_are_copied_bit_for_bit) {
         tp_value_id yc = node_of(with_constant, "linear", (tp_value_id[]){xc, wc}, 2, NULL, "y");
         tp_tensor *from_constant = run_on_stax(with_constant, yc, &x, 1);
         tp_graph *with_input = new_graph("half_input_weight");
-        tp_value_id xi = input_of(with_input, "x", dtype, 2, (int64_t[]){ROWS, IN});
-        tp_value_id wi = input_of(with_input, "w", dtype, 2, (int64_t[]){OUT, IN});
+        tp_value_id xi = stax_test_input(with_input, "x", dtype, 2, (int64_t[]){ROWS, IN});
+        tp_value_id wi = stax_test_input(with_input, "w", dtype, 2, (int64_t[]){OUT, IN});
         tp_value_id yi = node_of(with_input, "linear", (tp_value_id[]){xi, wi}, 2, NULL, "y");
         tp_tensor *inputs[2] = {x, weight};
         tp_tensor *from_input = run_on_stax(with_input, yi, inputs, 2);
@@ -754,10 +746,10 @@ START_TEST(stax_claims_every_f16_and_bf16_kernel_family) {
     for (int d = 0; d < 2; d++) {
         tp_dtype dtype = storage_dtypes[d];
         tp_graph *g = new_graph("half_claims");
-        tp_value_id x = input_of(g, "x", dtype, 2, (int64_t[]){4, 8});
-        tp_value_id w = input_of(g, "w", dtype, 2, (int64_t[]){8, 8});
-        tp_value_id image = input_of(g, "image", dtype, 4, (int64_t[]){1, 2, 6, 6});
-        tp_value_id filters = input_of(g, "filters", dtype, 4, (int64_t[]){2, 2, 3, 3});
+        tp_value_id x = stax_test_input(g, "x", dtype, 2, (int64_t[]){4, 8});
+        tp_value_id w = stax_test_input(g, "w", dtype, 2, (int64_t[]){8, 8});
+        tp_value_id image = stax_test_input(g, "image", dtype, 4, (int64_t[]){1, 2, 6, 6});
+        tp_value_id filters = stax_test_input(g, "filters", dtype, 4, (int64_t[]){2, 2, 3, 3});
         tp_attrs none = TP_ATTRS_INIT, last = TP_ATTRS_INIT, pad = TP_ATTRS_INIT;
         last.axis = -1, last.k = 2;
         pad.npad_before = pad.npad_after = 2, pad.pad_before[1] = 1;
