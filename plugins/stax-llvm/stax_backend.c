@@ -24,6 +24,7 @@
 
 #include "stax_autotune.h"
 #include "stax_dynamic.h"
+#include "stax_gemv.h"
 #include "tpcommon_profile.h"
 
 /* What init makes and every call receives: no global holds the host. */
@@ -334,6 +335,26 @@ static void log_prepacked_b(const tp_plugin_host *host, const tp_plugin_graph *g
     }
 }
 
+/* TP_LOG=debug: each packed matmul of a few rows that streams B row by row
+ * (stax_gemv.c) instead of packing it. */
+static void log_gemv_steps(const tp_plugin_host *host, const tp_plugin_graph *graph,
+                           const stax_program *prog) {
+    static const stax_gemm_source from_slots = {0};
+    char line[512], name[256];
+    for (int32_t i = 0; i < prog->num_steps; i++) {
+        const stax_step *step = &prog->steps[i];
+        if (step->kind != STAX_STEP_PACKED_GEMM ||
+            !stax_gemv_suits_operands(&step->gemm, &from_slots))
+            continue;
+        snprintf(line, sizeof line,
+                 "graph '%s': %s: %lld row(s) through the gemv kernels, B streamed row-major%s",
+                 graph->name ? graph->name : "?", step_name(prog, step, name, sizeof name),
+                 (long long)step->gemm.m,
+                 prog->slots[step->gemm.b_slot].kind == STAX_SLOT_CONST ? " (constant)" : "");
+        host->log(host, TP_PLUGIN_LOG_DEBUG, line);
+    }
+}
+
 /* TP_LOG=debug: the steps a run executes, under the names profiles use. */
 static void log_steps(const tp_plugin_host *host, const tp_plugin_graph *graph,
                       const stax_program *prog) {
@@ -347,6 +368,7 @@ static void log_steps(const tp_plugin_host *host, const tp_plugin_graph *graph,
                          step_name(prog, &prog->steps[i], name, sizeof name));
     host->log(host, TP_PLUGIN_LOG_DEBUG, line);
     log_prepacked_b(host, graph, prog);
+    log_gemv_steps(host, graph, prog);
 }
 
 /* TP_LOG=debug: the scratch memory the executable holds. */
@@ -431,6 +453,7 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
         for (int32_t i = 0; i < family->num_heights; i++)
             exe->gemm_kernels.tile[i] = exe->gemm_library.tiles[i],
             exe->gemm_kernels.strided[i] = exe->gemm_library.strided[i];
+        memcpy(exe->gemm_kernels.gemv, exe->gemm_library.gemv, sizeof exe->gemm_kernels.gemv);
         stax_gemm_family_blocking(host, family, &exe->gemm_kernels.kc, &exe->gemm_kernels.mc);
     }
     if (status == TP_PLUGIN_OK && bind_program(exe) != TP_PLUGIN_OK)

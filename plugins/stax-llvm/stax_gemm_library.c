@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stax_gemv.h"
 #include "stax_internal.h"
 
 static char *library_ir(bool legacy, const stax_gemm_family *family, const char *cpu,
@@ -24,6 +25,7 @@ static char *library_ir(bool legacy, const stax_gemm_family *family, const char 
         &m, "declare <8 x float> @llvm.fma.v8f32(<8 x float>, <8 x float>, <8 x float>)\n\n");
     if (legacy) stax_emit_gemm_microkernel(&m);
     if (family) stax_emit_gemm_family_kernels(&m, family);
+    if (family) stax_emit_gemv_kernels(&m, family);
     tpcommon_buf_printf(&m,
                         "attributes #0 = { nounwind \"target-cpu\"=\"%s\" "
                         "\"target-features\"=\"%s\" }\n",
@@ -52,8 +54,9 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
     char *ir = library_ir(legacy, family, stax_jit_cpu(), stax_jit_features());
     if (!ir) return tpcommon_error(error, error_size, "stax: out of memory");
     char tile_names[STAX_GEMM_MAX_HEIGHTS][96], strided_names[STAX_GEMM_MAX_HEIGHTS][96];
-    const char *names[2 + 2 * STAX_GEMM_MAX_HEIGHTS];
-    void *addresses[2 + 2 * STAX_GEMM_MAX_HEIGHTS] = {0};
+    char gemv_names[STAX_GEMV_MAX_ROWS][96];
+    const char *names[2 + 2 * STAX_GEMM_MAX_HEIGHTS + STAX_GEMV_MAX_ROWS];
+    void *addresses[2 + 2 * STAX_GEMM_MAX_HEIGHTS + STAX_GEMV_MAX_ROWS] = {0};
     int32_t count = 0;
     if (legacy) {
         names[count++] = STAX_GEMM_KERNEL_NAME;
@@ -66,6 +69,10 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
         stax_gemm_family_strided_kernel_name(family, family->heights[i], strided_names[i],
                                              sizeof strided_names[i]);
         names[count++] = strided_names[i];
+    }
+    for (int32_t r = 0; family && r < STAX_GEMV_MAX_ROWS; r++) {
+        stax_gemv_kernel_name(family, r + 1, gemv_names[r], sizeof gemv_names[r]);
+        names[count++] = gemv_names[r];
     }
     stax_jit_options jit = {3, NULL, NULL, host};
     char *dump = graph_dump_ir && *graph_dump_ir ? library_dump_path(graph_dump_ir) : NULL;
@@ -83,6 +90,8 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
         out->tiles[i] = (stax_gemm_tile_fn)(uintptr_t)addresses[at++];
         out->strided[i] = (stax_gemm_strided_tile_fn)(uintptr_t)addresses[at++];
     }
+    for (int32_t r = 0; family && r < STAX_GEMV_MAX_ROWS; r++)
+        out->gemv[r] = (stax_gemv_fn)(uintptr_t)addresses[at++];
     out->cache_hit = cache_hit;
     return TP_PLUGIN_OK;
 }

@@ -39,6 +39,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "stax_gemv.h"
 #include "stax_internal.h"
 #include "stax_storage_float.h"
 
@@ -571,6 +572,11 @@ size_t stax_gemm_whole_b_floats(const stax_gemm *g, const stax_gemm_kernels *ker
     return (size_t)(g->k * panels_of(g, kernels) * kernels->family->nr);
 }
 
+void stax_gemm_batch_offsets(const stax_gemm *g, int64_t batch, int64_t *a_offset,
+                             int64_t *b_offset) {
+    batch_offsets(g, batch, a_offset, b_offset);
+}
+
 bool stax_gemm_b_shared_by_batches(const stax_gemm *g) {
     for (int32_t d = 0; d < g->batch_ndim; d++)
         if (g->b_batch_strides[d] != 0) return false;
@@ -718,6 +724,10 @@ static void run_packed(const tp_plugin_host *host, const stax_gemm *g, void **sl
         int64_t total = g->batch * g->m * g->n;
         if (total > 0) memset(c_base, 0, sizeof(float) * (size_t)total);
         for (int64_t batch = 0; batch < g->batch; batch++) epilogue_rows(&call, batch, 0, g->m);
+        return;
+    }
+    if (!call.b_packed && stax_gemv_takes(g, source, kernels)) { /* a few rows: stax_gemv.c */
+        stax_gemv_run(host, g, slots, kernels, epilogue, call.threads, source);
         return;
     }
     call.a_space = workspace + most_slices * call.panels * panel_floats(&call);

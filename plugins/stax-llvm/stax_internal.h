@@ -417,11 +417,19 @@ typedef void (*stax_gemm_strided_tile_fn)(const float *a, const float *b, float 
 
 /* A family's loaded tile kernels (tile[i] has family->heights[i] rows);
  * strided[i]: its twin reading B in place, or NULL (B is then packed). */
+/* C[r][0..cols) = sum over p < k of a[r * lda + p * acs] * b[p * ldb + j]
+ * for the kernel's rows r: a product of a few rows that streams B row by
+ * row, in place (stax_gemv_kernels.c, stax_gemv.c). */
+#define STAX_GEMV_MAX_ROWS 4
+typedef void (*stax_gemv_fn)(const float *a, int64_t lda, int64_t acs, const float *b, int64_t ldb,
+                             float *c, int64_t ldc, int64_t k, int64_t cols);
+
 typedef struct stax_gemm_kernels {
     const stax_gemm_family *family;
     stax_gemm_tile_fn tile[STAX_GEMM_MAX_HEIGHTS];
     stax_gemm_strided_tile_fn strided[STAX_GEMM_MAX_HEIGHTS];
     int64_t kc, mc;
+    stax_gemv_fn gemv[STAX_GEMV_MAX_ROWS]; /* gemv[r - 1]: r rows; NULL: none loaded */
 } stax_gemm_kernels;
 
 /* The matmul micro-kernels of a program, compiled once per process and
@@ -431,6 +439,7 @@ typedef struct stax_gemm_library {
     stax_ukernel_fn ukernels[2];                    /* legacy: 6-row, 4-row */
     stax_gemm_tile_fn tiles[STAX_GEMM_MAX_HEIGHTS]; /* family->heights[i] rows */
     stax_gemm_strided_tile_fn strided[STAX_GEMM_MAX_HEIGHTS]; /* their in-place-B twins */
+    stax_gemv_fn gemv[STAX_GEMV_MAX_ROWS];                    /* gemv[r - 1]: r rows */
     int cache_hit;                                            /* as stax_jit_load's */
 } stax_gemm_library;
 
@@ -524,6 +533,9 @@ typedef struct stax_gemm_source {
 size_t stax_gemm_whole_b_floats(const stax_gemm *gemm, const stax_gemm_kernels *kernels);
 /* Whether every product of `gemm` reads the same B (no batch stride of B). */
 bool stax_gemm_b_shared_by_batches(const stax_gemm *gemm);
+/* Element offsets of A and B for product `batch` of `gemm` (its batch strides). */
+void stax_gemm_batch_offsets(const stax_gemm *gemm, int64_t batch, int64_t *a_offset,
+                             int64_t *b_offset);
 /* Packs B of `gemm` (shared by its batches) for all its k blocks into `out`
  * in the layout the driver reads a prepacked B in: k block pc at
  * pc * panels * nr, its panels kc * nr floats apart, zeros past n; f16/bf16

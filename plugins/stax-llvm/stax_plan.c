@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "stax_emit_core.h"
+#include "stax_gemv.h"
 
 typedef struct planner {
     const tp_plugin_graph *graph;
@@ -570,6 +571,23 @@ static int32_t contiguous_operand(planner *p, int32_t r, int32_t v, stax_view *o
 static int32_t add_packed_constant(planner *p, const stax_gemm_family *family, size_t floats,
                                    stax_gemm_kernels *kernels);
 
+/* A product of a few rows whose f32 B is a constant (shared by its
+ * batches): the gemv kernels stream B row-major, so a B stored otherwise (a
+ * linear's [n, k] weight) is written so now, into a constant slot of its
+ * own that the step reads instead. */
+static int32_t row_major_constant_b(planner *p, int32_t s) {
+    const stax_gemm *gm = &p->program->steps[s].gemm;
+    if (gm->b_cs == 1) return TP_PLUGIN_OK;
+    int32_t slot = add_slot(p, STAX_SLOT_CONST, -1, (size_t)(gm->k * gm->n) * sizeof(float));
+    if (slot < 0) return oom(p);
+    stax_gemm *step_gemm = &p->program->steps[s].gemm; /* after add_slot: steps did not move */
+    stax_gemv_row_major_b(step_gemm, p->program->slots[step_gemm->b_slot].data,
+                          p->program->slots[slot].data);
+    step_gemm->b_slot = slot, step_gemm->b_offset = 0;
+    step_gemm->b_rs = step_gemm->n, step_gemm->b_cs = 1;
+    return TP_PLUGIN_OK;
+}
+
 /* A packed matmul whose B is a constant of the graph (or a view of one: a
  * linear's transposed weight), shared by all its products: B packed now for
  * `family`, into a constant slot of its own, so that no call packs it again. */
@@ -578,6 +596,8 @@ static int32_t prepack_constant_b(planner *p, int32_t s, const stax_gemm_family 
     if (gm->b_slot < 0 || p->program->slots[gm->b_slot].kind != STAX_SLOT_CONST ||
         !stax_gemm_b_shared_by_batches(gm) || gm->k <= 0)
         return TP_PLUGIN_OK;
+    if (stax_gemv_suits_shape(gm) && gm->b_dtype == TP_PLUGIN_F32)
+        return row_major_constant_b(p, s);
     stax_gemm_kernels kernels = {.family = family};
     int32_t slot = add_packed_constant(p, family, stax_gemm_whole_b_floats(gm, &kernels), &kernels);
     if (slot < 0) return oom(p);

@@ -7,8 +7,10 @@
  * the weight (folded into rows, and not), f16/bf16 weights, one-row and
  * few-row products, n and k off the panel and k-block edges. The compile log
  * must say that the weight was packed at compile, so a change that stops
- * prepacking fails here; max-autotune (whose tiles may differ from the
- * prepacked ones) must still compute the same product. */
+ * prepacking fails here, except for an f32 product of at most four rows,
+ * whose weight the gemv kernels stream row-major instead (test_gemv.c);
+ * max-autotune (whose tiles may differ from the prepacked ones) must still
+ * compute the same product. */
 #include <math.h>
 
 #include "stax_harness.h"
@@ -167,6 +169,13 @@ static void release_operands(tp_tensor **operands) {
 
 static const char *const families[] = {"auto", "avx512", "avx2", "generic"};
 
+/* How many weights the compile log should report packed at compile: none
+ * for an f32 product of at most four rows (STAX_GEMV_MAX_ROWS in stax),
+ * which streams its weight row-major. */
+static int want_prepacked(const weight_case *c) {
+    return c->dtype == TP_F32 && c->batch == 1 && c->m <= 4 ? 0 : 1;
+}
+
 /* Every family, one and two threads: the product is right and was prepacked. */
 static void check_case(const weight_case *c, const char *label) {
     tp_tensor *operands[3];
@@ -181,9 +190,9 @@ static void check_case(const weight_case *c, const char *label) {
                      tp_dtype_name(c->dtype), (long long)c->batch, (long long)c->m, (long long)c->k,
                      (long long)c->n, families[f], thread_options[t][0]);
             int prepacked = run_case(c, operands, thread_options[t], 1, what);
-            ck_assert_msg(prepacked == 1,
-                          "%s: the compile log reports %d prepacked weights, want 1", what,
-                          prepacked);
+            ck_assert_msg(prepacked == want_prepacked(c),
+                          "%s: the compile log reports %d prepacked weights, want %d", what,
+                          prepacked, want_prepacked(c));
         }
     unsetenv("STAX_GEMM_KERNEL");
     release_operands(operands);
@@ -329,7 +338,7 @@ START_TEST(max_autotune_with_a_constant_weight_matches_a_double_product) {
         tp_tensor *operands[3];
         make_operands(&shapes_to_tune[i], operands);
         int prepacked = run_case(&shapes_to_tune[i], operands, options, 2, "max-autotune");
-        ck_assert_int_eq(prepacked, 1);
+        ck_assert_int_eq(prepacked, want_prepacked(&shapes_to_tune[i]));
         release_operands(operands);
     }
 }

@@ -1,0 +1,159 @@
+/* stax-llvm — products of a few rows (m = 1: a classifier, a decoding step;
+ * small batches) on the row-streaming kernels of stax_gemv_kernels.c.
+ *
+ * Such a product uses each element of B only m times, so its time is the
+ * time to read B once: nothing is packed (a copy would be a second pass
+ * over B), and B is read row by row, each row from start to end, a few rows
+ * at a time. C is cut into blocks of columns that stay in L1 while every
+ * row of B goes through them (STAX_GEMV_BLOCK_FLOATS); the rows of A go
+ * through the kernels STAX_GEMV_MAX_ROWS at a time. Each finished block
+ * gets the source's row bias and the fused epilogue while it is in cache.
+ * On the pool, slices of columns (whole cache lines of C) of every product
+ * of the batch.
+ *
+ * A constant f32 B is kept row-major for these kernels at compile, not
+ * packed into panels (stax_gemm_packed.c); a transposed one is transposed
+ * once (stax_gemv_row_major_b). */
+#include <string.h>
+
+#include "stax_gemv.h"
+
+/* Floats of C one block of columns holds for the rows of one kernel call
+ * (8 KiB: in L1 next to the rows of B streaming through). */
+#define STAX_GEMV_BLOCK_FLOATS 2048
+/* Columns per unit of work on the pool: whole cache lines of C per slice. */
+#define STAX_GEMV_UNIT_COLUMNS 64
+/* Multiply-adds below which a slice is not worth a thread's wake-up. */
+#define STAX_GEMV_MIN_SLICE_WORK 65536
+
+bool stax_gemv_suits_shape(const stax_gemm *g) {
+    return g->m >= 1 && g->m <= STAX_GEMV_MAX_ROWS && g->n > 0 && g->k > 0 &&
+           g->a_dtype == TP_PLUGIN_F32;
+}
+
+bool stax_gemv_suits_operands(const stax_gemm *g, const stax_gemm_source *source) {
+    return stax_gemv_suits_shape(g) && g->b_dtype == TP_PLUGIN_F32 && g->b_cs == 1 &&
+           g->packed_b_kc <= 0 && !source->pack_b && !source->a_packed && !source->b_packed;
+}
+
+bool stax_gemv_takes(const stax_gemm *g, const stax_gemm_source *source,
+                     const stax_gemm_kernels *kernels) {
+    if (!stax_gemv_suits_operands(g, source)) return false;
+    for (int32_t r = 0; r < STAX_GEMV_MAX_ROWS; r++)
+        if (!kernels->gemv[r]) return false;
+    return true;
+}
+
+void stax_gemv_row_major_b(const stax_gemm *g, const float *b_data, float *out) {
+    enum { TILE = 64 };
+    const float *b = b_data + g->b_offset;
+    /* tiles of TILE x TILE, each written a column at a time (reading along
+     * k, contiguous in a transposed weight) while it stays in L1 */
+    for (int64_t p0 = 0; p0 < g->k; p0 += TILE) {
+        int64_t p1 = p0 + TILE < g->k ? p0 + TILE : g->k;
+        for (int64_t j0 = 0; j0 < g->n; j0 += TILE) {
+            int64_t j1 = j0 + TILE < g->n ? j0 + TILE : g->n;
+            for (int64_t j = j0; j < j1; j++)
+                for (int64_t p = p0; p < p1; p++) out[p * g->n + j] = b[p * g->b_rs + j * g->b_cs];
+        }
+    }
+}
+
+typedef struct gemv_call {
+    const tp_plugin_host *host;
+    const stax_gemm *g;
+    void **slots;
+    const stax_gemm_kernels *kernels;
+    stax_kernel_fn epilogue;
+    const stax_gemm_source *source;
+    const float *a, *b;
+    float *c;
+    int64_t units_per_product, units, grain, block_columns;
+} gemv_call;
+
+/* Row bias and epilogue of columns [j0, j1) of every row of product `batch`. */
+static void finish_columns(const gemv_call *call, int64_t batch, float *c, int64_t j0, int64_t j1) {
+    const stax_gemm *g = call->g;
+    const float *bias = call->source->row_bias;
+    for (int64_t r = 0; bias && r < g->m; r++)
+        for (int64_t j = j0; j < j1; j++) c[r * g->n + j] += bias[r];
+    if (!call->epilogue) return;
+    int64_t first = call->source->epilogue_offset + batch * g->m * g->n;
+    if (j0 == 0 && j1 == g->n) {
+        call->epilogue(call->slots, first, first + g->m * g->n);
+        return;
+    }
+    for (int64_t r = 0; r < g->m; r++)
+        call->epilogue(call->slots, first + r * g->n + j0, first + r * g->n + j1);
+}
+
+/* Columns [j0, j1) of product `batch`, one block of columns at a time. */
+static void product_columns(const gemv_call *call, int64_t batch, int64_t j0, int64_t j1) {
+    const stax_gemm *g = call->g;
+    int64_t a_off, b_off;
+    stax_gemm_batch_offsets(g, batch, &a_off, &b_off);
+    const float *a = call->a + a_off, *b = call->b + b_off;
+    float *c = call->c + batch * g->m * g->n;
+    for (int64_t b0 = j0; b0 < j1; b0 += call->block_columns) {
+        int64_t b1 = b0 + call->block_columns < j1 ? b0 + call->block_columns : j1;
+        for (int64_t r0 = 0; r0 < g->m; r0 += STAX_GEMV_MAX_ROWS) {
+            int64_t rows = g->m - r0 < STAX_GEMV_MAX_ROWS ? g->m - r0 : STAX_GEMV_MAX_ROWS;
+            call->kernels->gemv[rows - 1](a + r0 * g->a_rs, g->a_rs, g->a_cs, b + b0, g->b_rs,
+                                          c + r0 * g->n + b0, g->n, g->k, b1 - b0);
+        }
+        finish_columns(call, batch, c, b0, b1);
+    }
+}
+
+/* Slices [begin, end): units of STAX_GEMV_UNIT_COLUMNS columns, product-major;
+ * a slice's units within one product run as one range of columns. */
+static void slices_range(void *context, int64_t begin, int64_t end) {
+    const gemv_call *call = context;
+    for (int64_t s = begin; s < end; s++) {
+        int64_t u = s * call->grain;
+        int64_t u1 = u + call->grain < call->units ? u + call->grain : call->units;
+        while (u < u1) {
+            int64_t batch = u / call->units_per_product, first = u % call->units_per_product;
+            int64_t last = first + (u1 - u) < call->units_per_product ? first + (u1 - u)
+                                                                      : call->units_per_product;
+            int64_t j1 = last * STAX_GEMV_UNIT_COLUMNS;
+            product_columns(call, batch, first * STAX_GEMV_UNIT_COLUMNS,
+                            j1 < call->g->n ? j1 : call->g->n);
+            u += last - first;
+        }
+    }
+}
+
+static int64_t block_columns(const stax_gemm *g) {
+    int64_t rows = g->m < STAX_GEMV_MAX_ROWS ? g->m : STAX_GEMV_MAX_ROWS;
+    int64_t columns = STAX_GEMV_BLOCK_FLOATS / rows / STAX_GEMV_UNIT_COLUMNS;
+    return (columns > 0 ? columns : 1) * STAX_GEMV_UNIT_COLUMNS;
+}
+
+void stax_gemv_run(const tp_plugin_host *host, const stax_gemm *g, void **slots,
+                   const stax_gemm_kernels *kernels, stax_kernel_fn epilogue, int64_t threads,
+                   const stax_gemm_source *source) {
+    gemv_call call = {.host = host,
+                      .g = g,
+                      .slots = slots,
+                      .kernels = kernels,
+                      .epilogue = epilogue,
+                      .source = source,
+                      .a = (const float *)slots[g->a_slot] + g->a_offset,
+                      .b = (const float *)slots[g->b_slot] + g->b_offset,
+                      .c = (float *)slots[g->c_slot] + g->c_offset,
+                      .units_per_product =
+                          (g->n + STAX_GEMV_UNIT_COLUMNS - 1) / STAX_GEMV_UNIT_COLUMNS,
+                      .block_columns = block_columns(g)};
+    call.units = g->batch * call.units_per_product;
+    bool parallel = threads > 1 && host && host->parallel_for;
+    int64_t unit_work = g->m * g->k * STAX_GEMV_UNIT_COLUMNS;
+    int64_t min_grain =
+        STAX_GEMV_MIN_SLICE_WORK / unit_work > 1 ? STAX_GEMV_MIN_SLICE_WORK / unit_work : 1;
+    call.grain = parallel ? stax_grain(host, call.units, min_grain, threads) : call.units;
+    int64_t slices = (call.units + call.grain - 1) / call.grain;
+    if (parallel && slices > 1)
+        host->parallel_for(slices, 1, slices_range, &call);
+    else
+        slices_range(&call, 0, slices);
+}

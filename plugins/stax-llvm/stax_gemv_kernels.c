@@ -1,0 +1,208 @@
+/* stax-llvm — the LLVM IR of the row-streaming kernels behind products of a
+ * few rows (stax_gemv.c drives them): C[r][0..cols) = sum over p of
+ * A[r][p] * B[p][0..cols) for r < R, with B row-major and read in place.
+ *
+ * The tile kernels of stax_gemm_kernels.c keep a tile of C in registers
+ * across k, so a product of one row reads each row of B only a panel wide
+ * (64 bytes on AVX2) before jumping a row ahead: one cache line per row, a
+ * row stride apart, which the prefetchers follow badly. These kernels keep
+ * the block of C in L1 instead and walk B by rows: U rows of B at a time
+ * (U streams, each read from start to end), each vector of them multiplied
+ * by R broadcast values of A and added into the R rows of C, so every
+ * element of B is loaded once and C is loaded and stored once per U rows of
+ * B. The last k (k % U) go one row at a time; the columns past the last
+ * whole vector take masked loads and stores, so nothing is read past
+ * `cols` (B's rows may end there).
+ *
+ * Like the tile kernels, the IR is plain vector IR of the family's vector
+ * width: a forced family computes the same results on any host. */
+#include <stdio.h>
+
+#include "stax_internal.h"
+
+typedef struct gemv_shape {
+    int rows;  /* R: rows of A and C */
+    int width; /* lanes per vector */
+    bool fma;
+} gemv_shape;
+
+/* Rows of B per step of the main loop: enough streams and few loads and
+ * stores of C per row of B, with R * U broadcast values of A in registers. */
+static int rows_of_b_per_step(const gemv_shape *s) {
+    return s->rows == 1 ? 8 : 4;
+}
+
+/* %to = %from + %a * %b (fused where the family fuses). */
+static void emit_multiply_add(tpcommon_buf *m, const gemv_shape *s, const char *to, const char *a,
+                              const char *b, const char *from) {
+    int w = s->width;
+    if (s->fma) {
+        tpcommon_buf_printf(m,
+                            "  %%%s = call <%d x float> @llvm.fma.v%df32(<%d x float> %%%s, "
+                            "<%d x float> %%%s, <%d x float> %%%s)\n",
+                            to, w, w, w, a, w, b, w, from);
+        return;
+    }
+    tpcommon_buf_printf(m,
+                        "  %%%s_p = fmul contract <%d x float> %%%s, %%%s\n"
+                        "  %%%s = fadd contract <%d x float> %%%s, %%%s_p\n",
+                        to, w, a, b, to, w, from, to);
+}
+
+/* One vector of columns at %{tag}j: U vectors of B, then each row of C
+ * loaded, accumulated and stored; masked when `masked`. */
+static void emit_columns(tpcommon_buf *m, const gemv_shape *s, const char *tag, int u_count,
+                         bool masked, const char *j) {
+    int w = s->width;
+    const char *q = masked ? "e" : "v";
+    for (int u = 0; u < u_count; u++) {
+        tpcommon_buf_printf(m, "  %%%s%sbp%d = getelementptr float, ptr %%%sbrow%d, i64 %%%s\n",
+                            tag, q, u, tag, u, j);
+        if (masked)
+            tpcommon_buf_printf(m,
+                                "  %%%s%sb%d = call <%d x float> @llvm.masked.load.v%df32.p0(ptr "
+                                "%%%s%sbp%d, i32 4, <%d x i1> %%mask, <%d x float> "
+                                "zeroinitializer)\n",
+                                tag, q, u, w, w, tag, q, u, w, w);
+        else
+            tpcommon_buf_printf(m, "  %%%s%sb%d = load <%d x float>, ptr %%%s%sbp%d, align 4\n",
+                                tag, q, u, w, tag, q, u);
+    }
+    for (int r = 0; r < s->rows; r++) {
+        tpcommon_buf_printf(m, "  %%%s%scp%d = getelementptr float, ptr %%crow%d, i64 %%%s\n", tag,
+                            q, r, r, j);
+        if (masked)
+            tpcommon_buf_printf(m,
+                                "  %%%s%sc%d_0 = call <%d x float> @llvm.masked.load.v%df32.p0("
+                                "ptr %%%s%scp%d, i32 4, <%d x i1> %%mask, <%d x float> "
+                                "zeroinitializer)\n",
+                                tag, q, r, w, w, tag, q, r, w, w);
+        else
+            tpcommon_buf_printf(m, "  %%%s%sc%d_0 = load <%d x float>, ptr %%%s%scp%d, align 4\n",
+                                tag, q, r, w, tag, q, r);
+        for (int u = 0; u < u_count; u++) {
+            char to[48], a[48], b[48], from[48];
+            snprintf(to, sizeof to, "%s%sc%d_%d", tag, q, r, u + 1);
+            snprintf(a, sizeof a, "%sav%d_%d", tag, r, u);
+            snprintf(b, sizeof b, "%s%sb%d", tag, q, u);
+            snprintf(from, sizeof from, "%s%sc%d_%d", tag, q, r, u);
+            emit_multiply_add(m, s, to, a, b, from);
+        }
+        if (masked)
+            tpcommon_buf_printf(m,
+                                "  call void @llvm.masked.store.v%df32.p0(<%d x float> "
+                                "%%%s%sc%d_%d, ptr %%%s%scp%d, i32 4, <%d x i1> %%mask)\n",
+                                w, w, tag, q, r, u_count, tag, q, r, w);
+        else
+            tpcommon_buf_printf(m, "  store <%d x float> %%%s%sc%d_%d, ptr %%%s%scp%d, align 4\n",
+                                w, tag, q, r, u_count, tag, q, r);
+    }
+}
+
+/* A loop over k from %start (coming from block `pred`) while k < %limit, in
+ * steps of u_count rows of B, then on to block `exit`. Labels and values
+ * carry `tag`. */
+static void emit_k_loop(tpcommon_buf *m, const gemv_shape *s, const char *tag, int u_count,
+                        const char *start, const char *pred, const char *limit, const char *exit) {
+    int w = s->width;
+    tpcommon_buf_printf(m,
+                        "%sloop:\n"
+                        "  %%%sk = phi i64 [%s, %%%s], [%%%skn, %%%snext]\n"
+                        "  %%%smore = icmp slt i64 %%%sk, %s\n"
+                        "  br i1 %%%smore, label %%%sbody, label %%%s\n"
+                        "%sbody:\n",
+                        tag, tag, start, pred, tag, tag, tag, tag, limit, tag, tag, exit, tag);
+    for (int u = 0; u < u_count; u++) {
+        tpcommon_buf_printf(m,
+                            "  %%%sku%d = add i64 %%%sk, %d\n"
+                            "  %%%sbo%d = mul i64 %%%sku%d, %%ldb\n"
+                            "  %%%sbrow%d = getelementptr float, ptr %%b, i64 %%%sbo%d\n"
+                            "  %%%sak%d = mul i64 %%%sku%d, %%acs\n",
+                            tag, u, tag, u, tag, u, tag, u, tag, u, tag, u, tag, u, tag, u);
+        for (int r = 0; r < s->rows; r++)
+            tpcommon_buf_printf(m,
+                                "  %%%sao%d_%d = add i64 %%%sak%d, %%arow%d\n"
+                                "  %%%sap%d_%d = getelementptr float, ptr %%a, i64 %%%sao%d_%d\n"
+                                "  %%%sas%d_%d = load float, ptr %%%sap%d_%d, align 4\n"
+                                "  %%%sai%d_%d = insertelement <%d x float> poison, float "
+                                "%%%sas%d_%d, i64 0\n"
+                                "  %%%sav%d_%d = shufflevector <%d x float> %%%sai%d_%d, <%d x "
+                                "float> poison, <%d x i32> zeroinitializer\n",
+                                tag, r, u, tag, u, r, tag, r, u, tag, r, u, tag, r, u, tag, r, u,
+                                tag, r, u, w, tag, r, u, tag, r, u, w, tag, r, u, w, w);
+    }
+    tpcommon_buf_printf(m,
+                        "  br label %%%sjloop\n"
+                        "%sjloop:\n"
+                        "  %%%sj = phi i64 [0, %%%sbody], [%%%sjn, %%%sjbody]\n"
+                        "  %%%sjmore = icmp slt i64 %%%sj, %%jmain\n"
+                        "  br i1 %%%sjmore, label %%%sjbody, label %%%sjafter\n"
+                        "%sjbody:\n",
+                        tag, tag, tag, tag, tag, tag, tag, tag, tag, tag, tag, tag);
+    char j[32];
+    snprintf(j, sizeof j, "%sj", tag);
+    emit_columns(m, s, tag, u_count, false, j);
+    tpcommon_buf_printf(m,
+                        "  %%%sjn = add i64 %%%sj, %d\n"
+                        "  br label %%%sjloop\n"
+                        "%sjafter:\n"
+                        "  br i1 %%edge, label %%%sjedge, label %%%snext\n"
+                        "%sjedge:\n",
+                        tag, tag, w, tag, tag, tag, tag, tag);
+    emit_columns(m, s, tag, u_count, true, "jmain");
+    tpcommon_buf_printf(m,
+                        "  br label %%%snext\n"
+                        "%snext:\n"
+                        "  %%%skn = add i64 %%%sk, %d\n"
+                        "  br label %%%sloop\n",
+                        tag, tag, tag, tag, u_count, tag);
+}
+
+static void emit_gemv_kernel(tpcommon_buf *m, const char *name, const gemv_shape *s) {
+    int w = s->width, u_count = rows_of_b_per_step(s);
+    tpcommon_buf_printf(m,
+                        "define void @%s(ptr noalias %%a, i64 %%lda, i64 %%acs, ptr noalias %%b, "
+                        "i64 %%ldb, ptr noalias %%c, i64 %%ldc, i64 %%k, i64 %%cols) #0 {\n"
+                        "entry:\n"
+                        "  %%cbytes = shl i64 %%cols, 2\n",
+                        name);
+    for (int r = 0; r < s->rows; r++)
+        tpcommon_buf_printf(m,
+                            "  %%arow%d = mul i64 %%lda, %d\n"
+                            "  %%coff%d = mul i64 %%ldc, %d\n"
+                            "  %%crow%d = getelementptr float, ptr %%c, i64 %%coff%d\n"
+                            "  call void @llvm.memset.p0.i64(ptr %%crow%d, i8 0, i64 %%cbytes, "
+                            "i1 false)\n",
+                            r, r, r, r, r, r, r);
+    tpcommon_buf_printf(m,
+                        "  %%krest = and i64 %%k, %d\n"
+                        "  %%kmain = sub i64 %%k, %%krest\n"
+                        "  %%jrest = and i64 %%cols, %d\n"
+                        "  %%jmain = sub i64 %%cols, %%jrest\n"
+                        "  %%edge = icmp ne i64 %%jrest, 0\n"
+                        "  %%jresti = insertelement <%d x i64> poison, i64 %%jrest, i64 0\n"
+                        "  %%jrestv = shufflevector <%d x i64> %%jresti, <%d x i64> poison, "
+                        "<%d x i32> zeroinitializer\n"
+                        "  %%mask = icmp slt <%d x i64> <",
+                        u_count - 1, w - 1, w, w, w, w, w);
+    for (int lane = 0; lane < w; lane++) tpcommon_buf_printf(m, "%si64 %d", lane ? ", " : "", lane);
+    tpcommon_buf_printf(m, ">, %%jrestv\n  br label %%gloop\n");
+    emit_k_loop(m, s, "g", u_count, "0", "entry", "%kmain", "tloop");
+    emit_k_loop(m, s, "t", 1, "%kmain", "gloop", "%k", "done");
+    tpcommon_buf_printf(m, "done:\n  ret void\n}\n\n");
+}
+
+void stax_gemv_kernel_name(const stax_gemm_family *family, int32_t rows, char *name, size_t size) {
+    snprintf(name, size, "STAXKEY_gemv_%s_r%d", family->name, (int)rows);
+}
+
+void stax_emit_gemv_kernels(tpcommon_buf *m, const stax_gemm_family *family) {
+    /* the family's kernels (emitted first) declare the fma and masked intrinsics */
+    tpcommon_buf_printf(m, "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)\n\n");
+    for (int32_t rows = 1; rows <= STAX_GEMV_MAX_ROWS; rows++) {
+        gemv_shape shape = {rows, family->vector_width, family->fma};
+        char name[96];
+        stax_gemv_kernel_name(family, rows, name, sizeof name);
+        emit_gemv_kernel(m, name, &shape);
+    }
+}

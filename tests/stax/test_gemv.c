@@ -1,0 +1,294 @@
+/* stax's products of a few rows (m <= 4: the gemv kernels, which stream B
+ * row by row in place instead of packing it): every micro-kernel family
+ * forced through STAX_GEMM_KERNEL (avx512 runs here as pairs of ymm
+ * operations), one and two threads, against a double-precision product
+ * computed here. n around the vector widths (1, 7, 16, 17) and wide (1000),
+ * k around the kernels' steps of 4 and 8 rows of B (1, 5) and long (1280);
+ * B an input, a constant, a transposed constant; a linear's bias and a fused
+ * relu; batches; A read through a column stride. The compile log must say
+ * which products went through the gemv kernels, so a change that stops
+ * taking them (or takes them where B is not row-major) fails here. */
+#include <math.h>
+
+#include "stax_harness.h"
+
+/* The most rows the gemv kernels take (STAX_GEMV_MAX_ROWS in stax). */
+#define GEMV_MAX_ROWS 4
+
+typedef struct product_case {
+    int64_t batch, m, k, n;
+    bool w_constant;   /* w a constant node instead of an input */
+    bool w_transposed; /* w stored [n, k] and transposed in the graph */
+    bool x_transposed; /* x stored [batch, k, m] and transposed in the graph */
+    bool w_batched;    /* w [batch, k, n], one per product (else shared) */
+    bool linear;       /* linear(x, w [n, k], bias) + relu instead of matmul */
+    tp_dtype dtype;
+} product_case;
+
+static tp_value_id swap_last_two(tp_graph *g, tp_value_id x, int ndim) {
+    tp_attrs attrs = TP_ATTRS_INIT;
+    attrs.dim0 = ndim - 2, attrs.dim1 = ndim - 1;
+    return stax_test_node(g, "transpose", &x, 1, &attrs);
+}
+
+static bool w_stored_transposed(const product_case *c) {
+    return c->linear || c->w_transposed;
+}
+
+static int x_dims(const product_case *c, int64_t *dims) {
+    int nd = 0;
+    if (c->batch > 1) dims[nd++] = c->batch;
+    dims[nd++] = c->x_transposed ? c->k : c->m;
+    dims[nd++] = c->x_transposed ? c->m : c->k;
+    return nd;
+}
+
+static int w_dims(const product_case *c, int64_t *dims) {
+    int nd = 0;
+    if (c->w_batched) dims[nd++] = c->batch;
+    dims[nd++] = w_stored_transposed(c) ? c->n : c->k;
+    dims[nd++] = w_stored_transposed(c) ? c->k : c->n;
+    return nd;
+}
+
+/* Uniform values in [-2, 2), rounded to the case's dtype. */
+static tp_tensor *random_tensor(tp_dtype dtype, int ndim, const int64_t *dims, uint64_t seed) {
+    tp_tensor *f32 = stax_test_random(TP_F32, ndim, dims, seed);
+    if (dtype == TP_F32) return f32;
+    tp_tensor *t = NULL;
+    ck_assert_int_eq(tp_tensor_create(dtype, ndim, dims, &t), TP_OK);
+    const float *from = tp_tensor_data(f32);
+    uint16_t *to = tp_tensor_data_mut(t);
+    for (int64_t i = 0; i < tp_tensor_numel(t); i++)
+        to[i] = dtype == TP_F16 ? tp_f16_from_f32(from[i]) : tp_bf16_from_f32(from[i]);
+    tp_tensor_release(f32);
+    return t;
+}
+
+/* operands: x, w, bias (linear only). */
+static tp_graph *build(const product_case *c, tp_tensor *const *operands) {
+    tp_graph *g = NULL;
+    ck_assert_int_eq(tp_graph_create("gemv", &g), TP_OK);
+    int64_t dims[3];
+    int nd = x_dims(c, dims);
+    tp_value_id x = stax_test_input(g, "x", c->dtype, nd, dims), w;
+    if (c->x_transposed) x = swap_last_two(g, x, nd);
+    int w_nd = w_dims(c, dims);
+    if (c->w_constant) {
+        tp_attrs payload = TP_ATTRS_INIT;
+        payload.data = operands[1];
+        ck_assert_int_eq(tp_graph_add_node(g, "constant", NULL, 0, &payload, "w", &w), TP_OK);
+    } else {
+        w = stax_test_input(g, "w", c->dtype, w_nd, dims);
+    }
+    tp_value_id y;
+    if (c->linear) {
+        tp_value_id bias = stax_test_input(g, "bias", c->dtype, 1, &c->n);
+        y = stax_test_node(g, "linear", (tp_value_id[]){x, w, bias}, 3, NULL);
+        y = stax_test_node(g, "relu", &y, 1, NULL);
+    } else {
+        if (c->w_transposed) w = swap_last_two(g, w, w_nd);
+        y = stax_test_node(g, "matmul", (tp_value_id[]){x, w}, 2, NULL);
+    }
+    ck_assert_int_eq(tp_graph_set_outputs(g, &y, 1), TP_OK);
+    return g;
+}
+
+/* |y - exact| <= the f32 accumulation's bound + the result's rounding. */
+static void check_against_double(const product_case *c, tp_tensor *const *operands,
+                                 const tp_tensor *y, const char *what) {
+    ck_assert_int_eq(tp_tensor_numel(y), c->batch * c->m * c->n);
+    double unit = c->dtype == TP_F16 ? 0x1p-10 : c->dtype == TP_BF16 ? 0x1p-7 : 0.0;
+    for (int64_t q = 0; q < c->batch; q++)
+        for (int64_t i = 0; i < c->m; i++)
+            for (int64_t j = 0; j < c->n; j++) {
+                double sum = c->linear ? tp_tensor_get_f64(operands[2], j) : 0.0;
+                double magnitude = fabs(sum);
+                for (int64_t p = 0; p < c->k; p++) {
+                    int64_t xi =
+                        c->x_transposed ? (q * c->k + p) * c->m + i : (q * c->m + i) * c->k + p;
+                    int64_t wi = w_stored_transposed(c) ? j * c->k + p : p * c->n + j;
+                    if (c->w_batched) wi += q * c->k * c->n;
+                    double term =
+                        tp_tensor_get_f64(operands[0], xi) * tp_tensor_get_f64(operands[1], wi);
+                    sum += term;
+                    magnitude += fabs(term);
+                }
+                if (c->linear && sum < 0) sum = 0;
+                double got = tp_tensor_get_f64(y, (q * c->m + i) * c->n + j);
+                double bound = 1e-5 * magnitude + 1e-6 + unit * fabs(sum);
+                ck_assert_msg(fabs(got - sum) <= bound,
+                              "%s: batch %lld, y[%lld][%lld] is %.9g, the double product gives "
+                              "%.9g",
+                              what, (long long)q, (long long)i, (long long)j, got, sum);
+            }
+}
+
+/* The compile log's lines that name a product taken by the gemv kernels. */
+static void count_gemv_lines(tp_log_level level, const char *message, void *user) {
+    (void)level;
+    if (strstr(message, "through the gemv kernels")) ++*(int *)user;
+}
+
+/* Compiles and runs case c with `options`, checks the product; returns how
+ * many products the compile log says went through the gemv kernels. */
+static int run_case(const product_case *c, const char *const *options, int num_options,
+                    const char *what) {
+    tp_tensor *operands[3] = {NULL, NULL, NULL};
+    int64_t dims[3];
+    int nd = x_dims(c, dims);
+    operands[0] = random_tensor(c->dtype, nd, dims, 51);
+    nd = w_dims(c, dims);
+    operands[1] = random_tensor(c->dtype, nd, dims, 52);
+    if (c->linear) operands[2] = random_tensor(c->dtype, 1, &c->n, 53);
+    tp_tensor *inputs[3] = {operands[0]};
+    int num_inputs = 1;
+    if (!c->w_constant) inputs[num_inputs++] = operands[1];
+    if (c->linear) inputs[num_inputs++] = operands[2];
+    tp_graph *g = build(c, operands);
+    int gemv = 0;
+    tp_log_level level = tp_get_log_level();
+    tp_set_log_handler(count_gemv_lines, &gemv);
+    tp_set_log_level(TP_LOG_DEBUG);
+    tp_tensor *y[1] = {NULL};
+    tp_status status = stax_test_run("stax", g, inputs, num_inputs, options, num_options, y);
+    tp_set_log_handler(NULL, NULL);
+    tp_set_log_level(level);
+    ck_assert_msg(status == TP_OK, "%s: %s", what, tp_last_error());
+    check_against_double(c, operands, y[0], what);
+    tp_tensor_release(y[0]);
+    tp_graph_destroy(g);
+    for (int i = 0; i < 3; i++)
+        if (operands[i]) tp_tensor_release(operands[i]);
+    return gemv;
+}
+
+static const char *const families[] = {"auto", "avx512", "avx2", "generic"};
+static const char *const thread_options[][1] = {{"threads=1"}, {"threads=2"}};
+
+/* Every family, one and two threads: the product is right, and it went
+ * through the gemv kernels exactly when `want_gemv`. */
+static void check_case(const product_case *c, bool want_gemv, const char *label) {
+    for (size_t f = 0; f < sizeof families / sizeof *families; f++)
+        for (int t = 0; t < 2; t++) {
+            setenv("STAX_GEMM_KERNEL", families[f], 1);
+            char what[256];
+            snprintf(what, sizeof what,
+                     "%s (%s, batch %lld, m %lld, k %lld, n %lld), STAX_GEMM_KERNEL=%s, %s", label,
+                     tp_dtype_name(c->dtype), (long long)c->batch, (long long)c->m, (long long)c->k,
+                     (long long)c->n, families[f], thread_options[t][0]);
+            int gemv = run_case(c, thread_options[t], 1, what);
+            ck_assert_msg(gemv == (want_gemv ? 1 : 0),
+                          "%s: the compile log names %d products through the gemv kernels, "
+                          "want %d",
+                          what, gemv, want_gemv ? 1 : 0);
+        }
+    unsetenv("STAX_GEMM_KERNEL");
+}
+
+static const int64_t widths[] = {1, 7, 16, 17, 1000};
+static const int64_t depths[] = {1, 5, 1280};
+
+START_TEST(few_rows_times_an_input_b_stream_b_and_match_a_double_product) {
+    stax_test_cache_dir();
+    for (int64_t m = 1; m <= 3; m++)
+        for (size_t w = 0; w < sizeof widths / sizeof *widths; w++)
+            for (size_t d = 0; d < sizeof depths / sizeof *depths; d++) {
+                product_case c = {
+                    .batch = 1, .m = m, .k = depths[d], .n = widths[w], .dtype = TP_F32};
+                check_case(&c, true, "matmul, w an input");
+            }
+}
+END_TEST
+
+START_TEST(four_rows_are_the_most_the_gemv_kernels_take) {
+    stax_test_cache_dir();
+    product_case four = {.batch = 1, .m = GEMV_MAX_ROWS, .k = 37, .n = 45, .dtype = TP_F32};
+    check_case(&four, true, "matmul, the most rows");
+    product_case seven = {.batch = 1, .m = 7, .k = 1280, .n = 1000, .dtype = TP_F32};
+    check_case(&seven, false, "matmul, more rows");
+    seven.k = 5, seven.n = 17;
+    check_case(&seven, false, "matmul, more rows");
+}
+END_TEST
+
+START_TEST(a_constant_b_is_streamed_row_major_and_matches) {
+    stax_test_cache_dir();
+    static const int64_t shapes[][3] = {{1, 1, 1}, {1, 1280, 1000}, {2, 5, 17}, {3, 130, 7}};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        product_case c = {.batch = 1,
+                          .m = shapes[s][0],
+                          .k = shapes[s][1],
+                          .n = shapes[s][2],
+                          .w_constant = true,
+                          .dtype = TP_F32};
+        check_case(&c, true, "matmul, w a constant");
+        c.w_transposed = true; /* transposed once at compile */
+        check_case(&c, true, "matmul, w a transposed constant");
+    }
+}
+END_TEST
+
+/* The bias and the relu run per finished block of columns: with two
+ * threads, on slices of columns. */
+START_TEST(a_linear_with_bias_and_relu_matches) {
+    stax_test_cache_dir();
+    product_case wide = {.batch = 1,
+                         .m = 1,
+                         .k = 1280,
+                         .n = 1000,
+                         .w_constant = true,
+                         .linear = true,
+                         .dtype = TP_F32};
+    check_case(&wide, true, "linear + bias + relu, w a constant");
+    product_case input = {.batch = 1, .m = 3, .k = 5, .n = 17, .linear = true, .dtype = TP_F32};
+    check_case(&input, false, "linear + bias + relu, w a transposed input");
+}
+END_TEST
+
+START_TEST(batches_of_few_rows_match) {
+    stax_test_cache_dir();
+    /* one B per product */
+    product_case own = {.batch = 3, .m = 2, .k = 70, .n = 33, .w_batched = true, .dtype = TP_F32};
+    check_case(&own, true, "batched matmul, a w per product");
+    /* x transposed: A read with column stride 2 */
+    product_case strided = {
+        .batch = 1, .m = 2, .k = 40, .n = 100, .x_transposed = true, .dtype = TP_F32};
+    check_case(&strided, true, "matmul, x transposed");
+    /* batches sharing w, x transposed: A made contiguous once, the batches
+     * folded into one product of 2 * 2 rows */
+    product_case folded = strided;
+    folded.batch = 2, folded.w_constant = true;
+    check_case(&folded, true, "batched matmul, x transposed, w a shared constant");
+}
+END_TEST
+
+/* A B that is not row-major f32 per call goes through the packed driver. */
+START_TEST(a_transposed_input_b_and_f16_bf16_take_the_packed_driver_and_match) {
+    stax_test_cache_dir();
+    product_case transposed = {
+        .batch = 1, .m = 1, .k = 300, .n = 77, .w_transposed = true, .dtype = TP_F32};
+    check_case(&transposed, false, "matmul, w a transposed input");
+    static const tp_dtype dtypes[2] = {TP_F16, TP_BF16};
+    for (int d = 0; d < 2; d++) {
+        product_case c = {.batch = 1, .m = 1, .k = 300, .n = 70, .dtype = dtypes[d]};
+        check_case(&c, false, "matmul, w an input");
+        c.w_constant = true;
+        check_case(&c, false, "matmul, w a constant");
+    }
+}
+END_TEST
+
+TP_TEST_SUITE(stax_gemv) {
+    Suite *s = suite_create("stax_gemv");
+    TCase *c = tcase_create("gemv");
+    tcase_set_timeout(c, 600);
+    tcase_add_test(c, few_rows_times_an_input_b_stream_b_and_match_a_double_product);
+    tcase_add_test(c, four_rows_are_the_most_the_gemv_kernels_take);
+    tcase_add_test(c, a_constant_b_is_streamed_row_major_and_matches);
+    tcase_add_test(c, a_linear_with_bias_and_relu_matches);
+    tcase_add_test(c, batches_of_few_rows_match);
+    tcase_add_test(c, a_transposed_input_b_and_f16_bf16_take_the_packed_driver_and_match);
+    suite_add_tcase(s, c);
+    return s;
+}
