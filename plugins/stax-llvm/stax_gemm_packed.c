@@ -33,7 +33,9 @@
  * panel read in place is kc rows a row stride apart, which a power-of-two
  * stride maps onto a few cache sets, so it does not stay in L1 for the
  * many tiles that reuse it.) Only the last, partial
- * panel is packed (its zero padding keeps the kernels' loads inside B). */
+ * panel is packed (its zero padding keeps the kernels' loads inside B).
+ * An f32 product of at most STAX_GEMV_MAX_ROWS rows with such a B goes to
+ * the row-streaming kernels of stax_gemv.c instead. */
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
