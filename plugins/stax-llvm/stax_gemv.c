@@ -68,7 +68,7 @@ typedef struct gemv_call {
     const stax_gemm_source *source;
     const float *a, *b;
     float *c;
-    int64_t units_per_product, units, grain, block_columns;
+    int64_t units_per_product, block_columns;
 } gemv_call;
 
 /* Row bias and epilogue of columns [j0, j1) of every row of product `batch`. */
@@ -105,22 +105,18 @@ static void product_columns(const gemv_call *call, int64_t batch, int64_t j0, in
     }
 }
 
-/* Slices [begin, end): units of STAX_GEMV_UNIT_COLUMNS columns, product-major;
- * a slice's units within one product run as one range of columns. */
-static void slices_range(void *context, int64_t begin, int64_t end) {
+/* Units [begin, end) of STAX_GEMV_UNIT_COLUMNS columns, product-major; the
+ * units within one product run as one range of columns. */
+static void units_range(void *context, int64_t begin, int64_t end) {
     const gemv_call *call = context;
-    for (int64_t s = begin; s < end; s++) {
-        int64_t u = s * call->grain;
-        int64_t u1 = u + call->grain < call->units ? u + call->grain : call->units;
-        while (u < u1) {
-            int64_t batch = u / call->units_per_product, first = u % call->units_per_product;
-            int64_t last = first + (u1 - u) < call->units_per_product ? first + (u1 - u)
-                                                                      : call->units_per_product;
-            int64_t j1 = last * STAX_GEMV_UNIT_COLUMNS;
-            product_columns(call, batch, first * STAX_GEMV_UNIT_COLUMNS,
-                            j1 < call->g->n ? j1 : call->g->n);
-            u += last - first;
-        }
+    for (int64_t u = begin; u < end;) {
+        int64_t batch = u / call->units_per_product, first = u % call->units_per_product;
+        int64_t last = first + (end - u) < call->units_per_product ? first + (end - u)
+                                                                   : call->units_per_product;
+        int64_t j1 = last * STAX_GEMV_UNIT_COLUMNS;
+        product_columns(call, batch, first * STAX_GEMV_UNIT_COLUMNS,
+                        j1 < call->g->n ? j1 : call->g->n);
+        u += last - first;
     }
 }
 
@@ -145,15 +141,8 @@ void stax_gemv_run(const tp_plugin_host *host, const stax_gemm *g, void **slots,
                       .units_per_product =
                           (g->n + STAX_GEMV_UNIT_COLUMNS - 1) / STAX_GEMV_UNIT_COLUMNS,
                       .block_columns = block_columns(g)};
-    call.units = g->batch * call.units_per_product;
-    bool parallel = threads > 1 && host && host->parallel_for;
+    int64_t units = g->batch * call.units_per_product;
     int64_t unit_work = g->m * g->k * STAX_GEMV_UNIT_COLUMNS;
-    int64_t min_grain =
-        STAX_GEMV_MIN_SLICE_WORK / unit_work > 1 ? STAX_GEMV_MIN_SLICE_WORK / unit_work : 1;
-    call.grain = parallel ? stax_grain(host, call.units, min_grain, threads) : call.units;
-    int64_t slices = (call.units + call.grain - 1) / call.grain;
-    if (parallel && slices > 1)
-        host->parallel_for(slices, 1, slices_range, &call);
-    else
-        slices_range(&call, 0, slices);
+    int64_t min_grain = STAX_GEMV_MIN_SLICE_WORK / unit_work;
+    stax_parallel_range(host, units, min_grain > 1 ? min_grain : 1, threads, units_range, &call);
 }
