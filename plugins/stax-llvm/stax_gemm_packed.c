@@ -229,6 +229,13 @@ static void pack_panel(const k_block *kb, int64_t p) {
 static void pack_range(void *context, int64_t begin, int64_t end) {
     const k_block *kb = context;
     if (kb->call->b_packed) return;
+    const stax_gemm *g = kb->call->g;
+    if (g->b_dtype == TP_PLUGIN_F32 && g->b_cs == 1 && !kb->call->source->pack_b) {
+        stax_gemm_pack_row_major_panels(
+            kb->b, g->b_rs, g->n, kb->kc, kb->call->nr, begin, end, kb->call->b_in_place,
+            kb->packed + (begin - kb->panel0) * kb->panel_stride, kb->panel_stride);
+        return;
+    }
     for (int64_t p = begin; p < end; p++) pack_panel(kb, p);
 }
 

@@ -541,6 +541,15 @@ typedef struct stax_gemm_source {
 size_t stax_gemm_whole_b_floats(const stax_gemm *gemm, const stax_gemm_kernels *kernels);
 /* Whether every product of `gemm` reads the same B (no batch stride of B). */
 bool stax_gemm_b_shared_by_batches(const stax_gemm *gemm);
+/* Panels [begin, end) of one k block of a row-major f32 B (b at the block's
+ * first row, column 0; ldb floats per row, n columns) into `out` (panel
+ * `begin`; panels panel_stride floats apart, kc rows of nr floats, zeros
+ * past n), a few rows at a time across the panels
+ * (stax_gemm_pack_rows.c); skip_whole leaves the whole panels out (read in
+ * place). */
+void stax_gemm_pack_row_major_panels(const float *b, int64_t ldb, int64_t n, int64_t kc, int64_t nr,
+                                     int64_t begin, int64_t end, bool skip_whole, float *out,
+                                     int64_t panel_stride);
 /* Element offsets of A and B for product `batch` of `gemm` (its batch strides). */
 void stax_gemm_batch_offsets(const stax_gemm *gemm, int64_t batch, int64_t *a_offset,
                              int64_t *b_offset);
