@@ -5,8 +5,8 @@
  * time to read B once: nothing is packed (a copy would be a second pass
  * over B), and B is read row by row, each row from start to end, a few rows
  * at a time. C is cut into blocks of columns that stay in L1 while every
- * row of B goes through them (STAX_GEMV_BLOCK_FLOATS); the rows of A go
- * through the kernels STAX_GEMV_MAX_ROWS at a time. Each finished block
+ * row of B goes through them (STAX_GEMV_BLOCK_FLOATS), with all the rows
+ * of A in one kernel call. Each finished block
  * gets the source's row bias and the fused epilogue while it is in cache.
  * On the pool, slices of columns (whole cache lines of C) of every product
  * of the batch.
@@ -18,8 +18,8 @@
 
 #include "stax_gemv.h"
 
-/* Floats of C one block of columns holds for the rows of one kernel call
- * (8 KiB: in L1 next to the rows of B streaming through). */
+/* Floats of C one block of columns holds for all the rows (8 KiB: in L1
+ * next to the rows of B streaming through). */
 #define STAX_GEMV_BLOCK_FLOATS 2048
 /* Columns per unit of work on the pool: whole cache lines of C per slice. */
 #define STAX_GEMV_UNIT_COLUMNS 64
@@ -96,11 +96,8 @@ static void product_columns(const gemv_call *call, int64_t batch, int64_t j0, in
     float *c = call->c + batch * g->m * g->n;
     for (int64_t b0 = j0; b0 < j1; b0 += call->block_columns) {
         int64_t b1 = b0 + call->block_columns < j1 ? b0 + call->block_columns : j1;
-        for (int64_t r0 = 0; r0 < g->m; r0 += STAX_GEMV_MAX_ROWS) {
-            int64_t rows = g->m - r0 < STAX_GEMV_MAX_ROWS ? g->m - r0 : STAX_GEMV_MAX_ROWS;
-            call->kernels->gemv[rows - 1](a + r0 * g->a_rs, g->a_rs, g->a_cs, b + b0, g->b_rs,
-                                          c + r0 * g->n + b0, g->n, g->k, b1 - b0);
-        }
+        call->kernels->gemv[g->m - 1](a, g->a_rs, g->a_cs, b + b0, g->b_rs, c + b0, g->n, g->k,
+                                      b1 - b0);
         finish_columns(call, batch, c, b0, b1);
     }
 }
@@ -121,8 +118,7 @@ static void units_range(void *context, int64_t begin, int64_t end) {
 }
 
 static int64_t block_columns(const stax_gemm *g) {
-    int64_t rows = g->m < STAX_GEMV_MAX_ROWS ? g->m : STAX_GEMV_MAX_ROWS;
-    int64_t columns = STAX_GEMV_BLOCK_FLOATS / rows / STAX_GEMV_UNIT_COLUMNS;
+    int64_t columns = STAX_GEMV_BLOCK_FLOATS / g->m / STAX_GEMV_UNIT_COLUMNS;
     return (columns > 0 ? columns : 1) * STAX_GEMV_UNIT_COLUMNS;
 }
 

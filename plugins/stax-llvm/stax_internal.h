@@ -428,7 +428,7 @@ typedef void (*stax_gemm_strided_tile_fn)(const float *a, const float *b, float 
 /* C[r][0..cols) = sum over p < k of a[r * lda + p * acs] * b[p * ldb + j]
  * for the kernel's rows r: a product of a few rows that streams B row by
  * row, in place (stax_gemv_kernels.c, stax_gemv.c). */
-#define STAX_GEMV_MAX_ROWS 4
+#define STAX_GEMV_MAX_ROWS 3
 typedef void (*stax_gemv_fn)(const float *a, int64_t lda, int64_t acs, const float *b, int64_t ldb,
                              float *c, int64_t ldc, int64_t k, int64_t cols);
 

@@ -7,7 +7,7 @@
  * the weight (folded into rows, and not), f16/bf16 weights, one-row and
  * few-row products, n and k off the panel and k-block edges. The compile log
  * must say that the weight was packed at compile, so a change that stops
- * prepacking fails here, except for an f32 product of at most four rows,
+ * prepacking fails here, except for an f32 product of at most three rows,
  * whose weight the gemv kernels stream row-major instead (test_gemv.c);
  * max-autotune (whose tiles may differ from the prepacked ones) must still
  * compute the same product. */
@@ -170,10 +170,10 @@ static void release_operands(tp_tensor **operands) {
 static const char *const families[] = {"auto", "avx512", "avx2", "generic"};
 
 /* How many weights the compile log should report packed at compile: none
- * for an f32 product of at most four rows (STAX_GEMV_MAX_ROWS in stax),
+ * for an f32 product of at most three rows (STAX_GEMV_MAX_ROWS in stax),
  * which streams its weight row-major. */
 static int want_prepacked(const weight_case *c) {
-    return c->dtype == TP_F32 && c->batch == 1 && c->m <= 4 ? 0 : 1;
+    return c->dtype == TP_F32 && c->batch == 1 && c->m <= 3 ? 0 : 1;
 }
 
 /* Every family, one and two threads: the product is right and was prepacked. */
