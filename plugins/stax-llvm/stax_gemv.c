@@ -5,17 +5,14 @@
  * time to read B once: nothing is packed (a copy would be a second pass
  * over B), and B is read row by row, each row from start to end, a few rows
  * at a time. C is cut into blocks of columns that stay in L1 while every
- * row of B goes through them (STAX_GEMV_BLOCK_FLOATS), with all the rows
- * of A in one kernel call. Each finished block
- * gets the source's row bias and the fused epilogue while it is in cache.
- * On the pool, slices of columns (whole cache lines of C) of every product
- * of the batch.
+ * row of B goes through them (STAX_GEMV_BLOCK_FLOATS), with all the rows of
+ * A in one kernel call. Each finished block gets the source's row bias and
+ * the fused epilogue while it is in cache. On the pool, slices of columns
+ * (whole cache lines of C) of every product of the batch.
  *
  * A constant f32 B is kept row-major for these kernels at compile, not
  * packed into panels (stax_gemm_packed.c); a transposed one is transposed
  * once (stax_gemv_row_major_b). */
-#include <string.h>
-
 #include "stax_gemv.h"
 
 /* Floats of C one block of columns holds for all the rows (8 KiB: in L1

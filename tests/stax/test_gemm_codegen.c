@@ -3,7 +3,8 @@
  * host's target attributes removed, compiled by LLVM's llc for Zen 4
  * (avx512) and Zen 3 (avx2). The k loop of the tallest tile must hold every
  * accumulator in a register (one FMA per accumulator on the family's
- * vector registers) and touch no stack (no spills). Built where CMake found
+ * vector registers) and touch no stack (no spills); likewise the gemv
+ * kernels' column loop (stax_gemv_kernels.c). Built where CMake found
  * llc (STAX_TEST_LLC); the AVX-512 kernels' results are checked on every
  * host by test_gemm.c. */
 #include "stax_harness.h"
@@ -82,15 +83,16 @@ static char *llc(const char *family, char *ir, const char *cpu) {
 }
 
 /* Counts FMAs on `fma_register` and stack accesses in the block labelled
- * "# %body" (the k loop) of function `name`. */
-static void loop_counts(const char *assembly, const char *name, const char *fma_register, int *fmas,
-                        int *stack) {
-    char label[200];
+ * "# %LOOP" (the tile kernels' k loop: body) of function `name`. */
+static void loop_counts(const char *assembly, const char *name, const char *loop,
+                        const char *fma_register, int *fmas, int *stack) {
+    char label[200], block[64];
     snprintf(label, sizeof label, "%s:", name);
+    snprintf(block, sizeof block, "# %%%s\n", loop);
     const char *function = strstr(assembly, label);
     ck_assert_msg(function != NULL, "no %s in the assembly", name);
-    const char *body = strstr(function, "# %body\n");
-    ck_assert_msg(body != NULL, "%s has no k loop", name);
+    const char *body = strstr(function, block);
+    ck_assert_msg(body != NULL, "%s has no loop %s", name, loop);
     const char *end = strstr(body, "\n.LBB");
     ck_assert_ptr_nonnull(end);
     *fmas = 0, *stack = 0;
@@ -121,7 +123,7 @@ static void check_family(const char *family, const char *cpu, const char *fma_re
     int tallest = strcmp(family, "avx512") ? 6 : 12;
     snprintf(name, sizeof name, "%.*s%d", (int)(at - start) + (int)strlen(suffix), start, tallest);
     int fmas, stack;
-    loop_counts(assembly, name, fma_register, &fmas, &stack);
+    loop_counts(assembly, name, "body", fma_register, &fmas, &stack);
     ck_assert_msg(fmas > 0 && fmas % accumulators == 0,
                   "%s on %s: %d %s FMAs in the k loop, want a multiple of %d", family, cpu, fmas,
                   fma_register, accumulators);
@@ -130,6 +132,50 @@ static void check_family(const char *family, const char *cpu, const char *fma_re
     free(ir);
     free(assembly);
 }
+
+/* The gemv kernel of `rows` rows (stax_gemv_kernels.c): its loop over the
+ * columns (gjbody: four rows of B per step) multiplies on the family's
+ * vector registers, 4 * rows FMAs per vector of columns, and touches no
+ * stack when the broadcast values of A fit the registers. */
+static void check_gemv(const char *family, const char *cpu, const char *fma_register, int rows,
+                       bool spill_free) {
+    stax_test_cache_dir();
+    char *ir = family_ir(family);
+    char *assembly = llc(family, ir, cpu);
+    char suffix[64];
+    snprintf(suffix, sizeof suffix, "_gemv_%s_r", family);
+    const char *at = strstr(assembly, suffix);
+    ck_assert_msg(at != NULL, "no %s gemv kernels in the assembly", family);
+    const char *start = at;
+    while (start > assembly && start[-1] != '\n' && start[-1] != ' ' && start[-1] != '\t') start--;
+    char name[160];
+    snprintf(name, sizeof name, "%.*s%d", (int)(at - start) + (int)strlen(suffix), start, rows);
+    int fmas, stack;
+    loop_counts(assembly, name, "gjbody", fma_register, &fmas, &stack);
+    ck_assert_msg(fmas > 0 && fmas % (4 * rows) == 0,
+                  "%s gemv, %d rows, on %s: %d %s FMAs in the column loop, want a multiple of %d",
+                  family, rows, cpu, fmas, fma_register, 4 * rows);
+    if (spill_free)
+        ck_assert_msg(stack == 0,
+                      "%s gemv, %d rows, on %s: the column loop touches the stack %d times", family,
+                      rows, cpu, stack);
+    free(ir);
+    free(assembly);
+}
+
+START_TEST(avx512_gemv_kernels_multiply_on_zmm_without_spills_on_zen4) {
+    for (int rows = 1; rows <= 3; rows++) check_gemv("avx512", "znver4", "zmm", rows, true);
+}
+END_TEST
+
+/* Three rows hold 12 broadcast values of A next to the vectors of B: AVX2's
+ * 16 registers spill some (reloaded as FMA operands). */
+START_TEST(avx2_gemv_kernels_multiply_on_ymm_on_zen3) {
+    check_gemv("avx2", "znver3", "ymm", 1, true);
+    check_gemv("avx2", "znver3", "ymm", 2, true);
+    check_gemv("avx2", "znver3", "ymm", 3, false);
+}
+END_TEST
 
 START_TEST(avx512_tiles_keep_24_zmm_accumulators_on_zen4) {
     check_family("avx512", "znver4", "zmm", 24);
@@ -150,6 +196,8 @@ TP_TEST_SUITE(stax_gemm_codegen) {
 #ifdef STAX_TEST_LLC
     tcase_add_test(c, avx512_tiles_keep_24_zmm_accumulators_on_zen4);
     tcase_add_test(c, avx2_tiles_keep_12_ymm_accumulators_on_zen3);
+    tcase_add_test(c, avx512_gemv_kernels_multiply_on_zmm_without_spills_on_zen4);
+    tcase_add_test(c, avx2_gemv_kernels_multiply_on_ymm_on_zen3);
 #endif
     suite_add_tcase(s, c);
     return s;
