@@ -372,9 +372,9 @@ static void log_gemv_steps(const tp_plugin_host *host, const tp_plugin_graph *gr
             !stax_gemv_suits_operands(&step->gemm, &from_slots))
             continue;
         snprintf(line, sizeof line,
-                 "graph '%s': %s: %lld row(s) through the gemv kernels, B streamed row-major%s",
+                 "graph '%s': %s: %lld row(s) through the gemv kernels, B streamed %s%s",
                  graph->name ? graph->name : "?", step_name(prog, step, name, sizeof name),
-                 (long long)step->gemm.m,
+                 (long long)step->gemm.m, step->gemm.b_cs == 1 ? "row-major" : "by columns",
                  prog->slots[step->gemm.b_slot].kind == STAX_SLOT_CONST ? " (constant)" : "");
         host->log(host, TP_PLUGIN_LOG_DEBUG, line);
     }
@@ -479,6 +479,8 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
             exe->gemm_kernels.tile[i] = exe->gemm_library.tiles[i],
             exe->gemm_kernels.strided[i] = exe->gemm_library.strided[i];
         memcpy(exe->gemm_kernels.gemv, exe->gemm_library.gemv, sizeof exe->gemm_kernels.gemv);
+        memcpy(exe->gemm_kernels.gemv_dot, exe->gemm_library.gemv_dot,
+               sizeof exe->gemm_kernels.gemv_dot);
         stax_gemm_family_blocking(host, family, &exe->gemm_kernels.kc, &exe->gemm_kernels.mc);
     }
     if (status == TP_PLUGIN_OK && bind_program(exe) != TP_PLUGIN_OK)

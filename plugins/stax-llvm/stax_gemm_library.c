@@ -54,9 +54,9 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
     char *ir = library_ir(legacy, family, stax_jit_cpu(), stax_jit_features());
     if (!ir) return tpcommon_error(error, error_size, "stax: out of memory");
     char tile_names[STAX_GEMM_MAX_HEIGHTS][96], strided_names[STAX_GEMM_MAX_HEIGHTS][96];
-    char gemv_names[STAX_GEMV_MAX_ROWS][96];
-    const char *names[2 + 2 * STAX_GEMM_MAX_HEIGHTS + STAX_GEMV_MAX_ROWS];
-    void *addresses[2 + 2 * STAX_GEMM_MAX_HEIGHTS + STAX_GEMV_MAX_ROWS] = {0};
+    char gemv_names[2 * STAX_GEMV_MAX_ROWS][96];
+    const char *names[2 + 2 * STAX_GEMM_MAX_HEIGHTS + 2 * STAX_GEMV_MAX_ROWS];
+    void *addresses[2 + 2 * STAX_GEMM_MAX_HEIGHTS + 2 * STAX_GEMV_MAX_ROWS] = {0};
     int32_t count = 0;
     if (legacy) {
         names[count++] = STAX_GEMM_KERNEL_NAME;
@@ -71,8 +71,11 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
         names[count++] = strided_names[i];
     }
     for (int32_t r = 0; family && r < STAX_GEMV_MAX_ROWS; r++) {
-        stax_gemv_kernel_name(family, r + 1, gemv_names[r], sizeof gemv_names[r]);
-        names[count++] = gemv_names[r];
+        char *row_name = gemv_names[2 * r], *dot_name = gemv_names[2 * r + 1];
+        stax_gemv_kernel_name(family, r + 1, row_name, sizeof gemv_names[0]);
+        names[count++] = row_name;
+        stax_gemv_dot_kernel_name(family, r + 1, dot_name, sizeof gemv_names[0]);
+        names[count++] = dot_name;
     }
     stax_jit_options jit = {3, NULL, NULL, host};
     char *dump = graph_dump_ir && *graph_dump_ir ? library_dump_path(graph_dump_ir) : NULL;
@@ -90,8 +93,10 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
         out->tiles[i] = (stax_gemm_tile_fn)(uintptr_t)addresses[at++];
         out->strided[i] = (stax_gemm_strided_tile_fn)(uintptr_t)addresses[at++];
     }
-    for (int32_t r = 0; family && r < STAX_GEMV_MAX_ROWS; r++)
+    for (int32_t r = 0; family && r < STAX_GEMV_MAX_ROWS; r++) {
         out->gemv[r] = (stax_gemv_fn)(uintptr_t)addresses[at++];
+        out->gemv_dot[r] = (stax_gemv_fn)(uintptr_t)addresses[at++];
+    }
     out->cache_hit = cache_hit;
     return TP_PLUGIN_OK;
 }

@@ -28,16 +28,23 @@ bool stax_gemv_suits_shape(const stax_gemm *g) {
            g->a_dtype == TP_PLUGIN_F32;
 }
 
+/* B read by columns (each contiguous along k) by the dot kernels, which
+ * also read A's rows as vectors. */
+static bool reads_b_by_columns(const stax_gemm *g) {
+    return g->b_cs != 1 && g->b_rs == 1 && g->a_cs == 1;
+}
+
 bool stax_gemv_suits_operands(const stax_gemm *g, const stax_gemm_source *source) {
-    return stax_gemv_suits_shape(g) && g->b_dtype == TP_PLUGIN_F32 && g->b_cs == 1 &&
-           g->packed_b_kc <= 0 && !source->pack_b && !source->a_packed && !source->b_packed;
+    return stax_gemv_suits_shape(g) && g->b_dtype == TP_PLUGIN_F32 &&
+           (g->b_cs == 1 || reads_b_by_columns(g)) && g->packed_b_kc <= 0 && !source->pack_b &&
+           !source->a_packed && !source->b_packed;
 }
 
 bool stax_gemv_takes(const stax_gemm *g, const stax_gemm_source *source,
                      const stax_gemm_kernels *kernels) {
     if (!stax_gemv_suits_operands(g, source)) return false;
     for (int32_t r = 0; r < STAX_GEMV_MAX_ROWS; r++)
-        if (!kernels->gemv[r]) return false;
+        if (!kernels->gemv[r] || !kernels->gemv_dot[r]) return false;
     return true;
 }
 
@@ -93,8 +100,12 @@ static void product_columns(const gemv_call *call, int64_t batch, int64_t j0, in
     float *c = call->c + batch * g->m * g->n;
     for (int64_t b0 = j0; b0 < j1; b0 += call->block_columns) {
         int64_t b1 = b0 + call->block_columns < j1 ? b0 + call->block_columns : j1;
-        call->kernels->gemv[g->m - 1](a, g->a_rs, g->a_cs, b + b0, g->b_rs, c + b0, g->n, g->k,
-                                      b1 - b0);
+        if (g->b_cs == 1)
+            call->kernels->gemv[g->m - 1](a, g->a_rs, g->a_cs, b + b0, g->b_rs, c + b0, g->n, g->k,
+                                          b1 - b0);
+        else
+            call->kernels->gemv_dot[g->m - 1](a, g->a_rs, 1, b + b0 * g->b_cs, g->b_cs, c + b0,
+                                              g->n, g->k, b1 - b0);
         finish_columns(call, batch, c, b0, b1);
     }
 }

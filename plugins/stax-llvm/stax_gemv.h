@@ -8,6 +8,8 @@
 /* The gemv kernels' names and IR for `family` (after its tile kernels, in
  * the same module: they use the intrinsics those declare). */
 void stax_gemv_kernel_name(const stax_gemm_family *family, int32_t rows, char *name, size_t size);
+void stax_gemv_dot_kernel_name(const stax_gemm_family *family, int32_t rows, char *name,
+                               size_t size);
 void stax_emit_gemv_kernels(tpcommon_buf *module, const stax_gemm_family *family);
 
 /* Whether `gemm`'s shape suits the row-streaming kernels whatever B's

@@ -195,17 +195,168 @@ static void emit_gemv_kernel(tpcommon_buf *m, const char *name, const gemv_shape
     tpcommon_buf_printf(m, "done:\n  ret void\n}\n\n");
 }
 
+/* ---- B read by columns (a transposed B: each column contiguous along k) ----
+ *
+ * C[r][j] = dot(A row r, B column j): J columns at a time (J streams of B,
+ * each read from start to end), R * J vector accumulators along k, the last
+ * k % width through masked loads (all lanes off when none are left), then
+ * each accumulator summed across its lanes. */
+
+/* The loop over columns from %{tag}start while j < %{limit}, `columns` at a
+ * time, then on to block `exit`. */
+static void emit_dot_columns(tpcommon_buf *m, const gemv_shape *s, const char *tag, int columns,
+                             const char *start, const char *pred, const char *limit,
+                             const char *exit) {
+    int w = s->width;
+    tpcommon_buf_printf(m,
+                        "%sjloop:\n"
+                        "  %%%sj = phi i64 [%s, %%%s], [%%%sjn, %%%sksum]\n"
+                        "  %%%sjmore = icmp slt i64 %%%sj, %s\n"
+                        "  br i1 %%%sjmore, label %%%sjbody, label %%%s\n"
+                        "%sjbody:\n",
+                        tag, tag, start, pred, tag, tag, tag, tag, limit, tag, tag, exit, tag);
+    for (int q = 0; q < columns; q++)
+        tpcommon_buf_printf(m,
+                            "  %%%sjq%d = add i64 %%%sj, %d\n"
+                            "  %%%sbo%d = mul i64 %%%sjq%d, %%ldb\n"
+                            "  %%%sbcol%d = getelementptr float, ptr %%b, i64 %%%sbo%d\n",
+                            tag, q, tag, q, tag, q, tag, q, tag, q, tag, q);
+    tpcommon_buf_printf(m,
+                        "  br label %%%skloop\n"
+                        "%skloop:\n"
+                        "  %%%sk = phi i64 [0, %%%sjbody], [%%%skn, %%%skbody]\n",
+                        tag, tag, tag, tag, tag, tag);
+    for (int r = 0; r < s->rows; r++)
+        for (int q = 0; q < columns; q++)
+            tpcommon_buf_printf(m,
+                                "  %%%sacc%d_%d = phi <%d x float> [zeroinitializer, %%%sjbody], "
+                                "[%%%snew%d_%d, %%%skbody]\n",
+                                tag, r, q, w, tag, tag, r, q, tag);
+    tpcommon_buf_printf(m,
+                        "  %%%skmore = icmp slt i64 %%%sk, %%kmain\n"
+                        "  br i1 %%%skmore, label %%%skbody, label %%%sktail\n"
+                        "%skbody:\n",
+                        tag, tag, tag, tag, tag, tag);
+    for (int pass = 0; pass < 2; pass++) {
+        bool masked = pass == 1;
+        char k[32] = "%kmain";
+        if (!masked) snprintf(k, sizeof k, "%%%sk", tag);
+        const char *x = masked ? "t" : "v";
+        for (int r = 0; r < s->rows; r++) {
+            tpcommon_buf_printf(m,
+                                "  %%%s%sao%d = add i64 %%arow%d, %s\n"
+                                "  %%%s%sap%d = getelementptr float, ptr %%a, i64 %%%s%sao%d\n",
+                                tag, x, r, r, k, tag, x, r, tag, x, r);
+            if (masked)
+                tpcommon_buf_printf(m,
+                                    "  %%%s%sa%d = call <%d x float> @llvm.masked.load.v%df32.p0("
+                                    "ptr %%%s%sap%d, i32 4, <%d x i1> %%kmask, <%d x float> "
+                                    "zeroinitializer)\n",
+                                    tag, x, r, w, w, tag, x, r, w, w);
+            else
+                tpcommon_buf_printf(m, "  %%%s%sa%d = load <%d x float>, ptr %%%s%sap%d, align 4\n",
+                                    tag, x, r, w, tag, x, r);
+        }
+        for (int q = 0; q < columns; q++) {
+            tpcommon_buf_printf(m, "  %%%s%sbp%d = getelementptr float, ptr %%%sbcol%d, i64 %s\n",
+                                tag, x, q, tag, q, k);
+            if (masked)
+                tpcommon_buf_printf(m,
+                                    "  %%%s%sb%d = call <%d x float> @llvm.masked.load.v%df32.p0("
+                                    "ptr %%%s%sbp%d, i32 4, <%d x i1> %%kmask, <%d x float> "
+                                    "zeroinitializer)\n",
+                                    tag, x, q, w, w, tag, x, q, w, w);
+            else
+                tpcommon_buf_printf(m, "  %%%s%sb%d = load <%d x float>, ptr %%%s%sbp%d, align 4\n",
+                                    tag, x, q, w, tag, x, q);
+            for (int r = 0; r < s->rows; r++) {
+                char to[48], av[48], bv[48], from[48];
+                snprintf(to, sizeof to, "%s%s%d_%d", tag, masked ? "fin" : "new", r, q);
+                snprintf(av, sizeof av, "%s%sa%d", tag, x, r);
+                snprintf(bv, sizeof bv, "%s%sb%d", tag, x, q);
+                snprintf(from, sizeof from, "%sacc%d_%d", tag, r, q);
+                emit_multiply_add(m, s, to, av, bv, from);
+            }
+        }
+        if (!masked)
+            tpcommon_buf_printf(m,
+                                "  %%%skn = add i64 %%%sk, %d\n"
+                                "  br label %%%skloop\n"
+                                "%sktail:\n",
+                                tag, tag, w, tag, tag);
+    }
+    for (int r = 0; r < s->rows; r++)
+        for (int q = 0; q < columns; q++)
+            tpcommon_buf_printf(m,
+                                "  %%%ssum%d_%d = call reassoc float "
+                                "@llvm.vector.reduce.fadd.v%df32(float -0.0, <%d x float> "
+                                "%%%sfin%d_%d)\n"
+                                "  %%%sco%d_%d = add i64 %%coff%d, %%%sjq%d\n"
+                                "  %%%scp%d_%d = getelementptr float, ptr %%c, i64 %%%sco%d_%d\n"
+                                "  store float %%%ssum%d_%d, ptr %%%scp%d_%d, align 4\n",
+                                tag, r, q, w, w, tag, r, q, tag, r, q, r, tag, q, tag, r, q, tag, r,
+                                q, tag, r, q, tag, r, q);
+    tpcommon_buf_printf(m,
+                        "  br label %%%sksum\n"
+                        "%sksum:\n"
+                        "  %%%sjn = add i64 %%%sj, %d\n"
+                        "  br label %%%sjloop\n",
+                        tag, tag, tag, tag, columns, tag);
+}
+
+/* Columns of B per step of the dot kernels' main loop (J). */
+#define STAX_GEMV_DOT_COLUMNS 4
+
+static void emit_dot_kernel(tpcommon_buf *m, const char *name, const gemv_shape *s) {
+    int w = s->width;
+    tpcommon_buf_printf(m,
+                        "define void @%s(ptr noalias %%a, i64 %%lda, i64 %%acs, ptr noalias %%b, "
+                        "i64 %%ldb, ptr noalias %%c, i64 %%ldc, i64 %%k, i64 %%cols) #0 {\n"
+                        "entry:\n",
+                        name);
+    for (int r = 0; r < s->rows; r++)
+        tpcommon_buf_printf(m,
+                            "  %%arow%d = mul i64 %%lda, %d\n"
+                            "  %%coff%d = mul i64 %%ldc, %d\n",
+                            r, r, r, r);
+    tpcommon_buf_printf(m,
+                        "  %%krest = and i64 %%k, %d\n"
+                        "  %%kmain = sub i64 %%k, %%krest\n"
+                        "  %%jrest = and i64 %%cols, %d\n"
+                        "  %%jmain = sub i64 %%cols, %%jrest\n"
+                        "  %%kresti = insertelement <%d x i64> poison, i64 %%krest, i64 0\n"
+                        "  %%krestv = shufflevector <%d x i64> %%kresti, <%d x i64> poison, "
+                        "<%d x i32> zeroinitializer\n"
+                        "  %%kmask = icmp slt <%d x i64> <",
+                        w - 1, STAX_GEMV_DOT_COLUMNS - 1, w, w, w, w, w);
+    for (int lane = 0; lane < w; lane++) tpcommon_buf_printf(m, "%si64 %d", lane ? ", " : "", lane);
+    tpcommon_buf_printf(m, ">, %%krestv\n  br label %%gjloop\n");
+    emit_dot_columns(m, s, "g", STAX_GEMV_DOT_COLUMNS, "0", "entry", "%jmain", "tjloop");
+    emit_dot_columns(m, s, "t", 1, "%jmain", "gjloop", "%cols", "done");
+    tpcommon_buf_printf(m, "done:\n  ret void\n}\n\n");
+}
+
+void stax_gemv_dot_kernel_name(const stax_gemm_family *family, int32_t rows, char *name,
+                               size_t size) {
+    snprintf(name, size, "STAXKEY_gemv_dot_%s_r%d", family->name, (int)rows);
+}
+
 void stax_gemv_kernel_name(const stax_gemm_family *family, int32_t rows, char *name, size_t size) {
     snprintf(name, size, "STAXKEY_gemv_%s_r%d", family->name, (int)rows);
 }
 
 void stax_emit_gemv_kernels(tpcommon_buf *m, const stax_gemm_family *family) {
     /* the family's kernels (emitted first) declare the fma and masked intrinsics */
-    tpcommon_buf_printf(m, "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)\n\n");
+    tpcommon_buf_printf(m,
+                        "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)\n"
+                        "declare float @llvm.vector.reduce.fadd.v%df32(float, <%d x float>)\n\n",
+                        family->vector_width, family->vector_width);
     for (int32_t rows = 1; rows <= STAX_GEMV_MAX_ROWS; rows++) {
         gemv_shape shape = {rows, family->vector_width, family->fma};
         char name[96];
         stax_gemv_kernel_name(family, rows, name, sizeof name);
         emit_gemv_kernel(m, name, &shape);
+        stax_gemv_dot_kernel_name(family, rows, name, sizeof name);
+        emit_dot_kernel(m, name, &shape);
     }
 }

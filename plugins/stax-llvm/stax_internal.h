@@ -437,7 +437,9 @@ typedef struct stax_gemm_kernels {
     stax_gemm_tile_fn tile[STAX_GEMM_MAX_HEIGHTS];
     stax_gemm_strided_tile_fn strided[STAX_GEMM_MAX_HEIGHTS];
     int64_t kc, mc;
-    stax_gemv_fn gemv[STAX_GEMV_MAX_ROWS]; /* gemv[r - 1]: r rows; NULL: none loaded */
+    stax_gemv_fn gemv[STAX_GEMV_MAX_ROWS];     /* gemv[r - 1]: r rows; NULL: none loaded */
+    stax_gemv_fn gemv_dot[STAX_GEMV_MAX_ROWS]; /* the same with B read by columns (ldb: the
+                                                * column stride; A rows contiguous) */
 } stax_gemm_kernels;
 
 /* The matmul micro-kernels of a program, compiled once per process and
@@ -448,6 +450,7 @@ typedef struct stax_gemm_library {
     stax_gemm_tile_fn tiles[STAX_GEMM_MAX_HEIGHTS]; /* family->heights[i] rows */
     stax_gemm_strided_tile_fn strided[STAX_GEMM_MAX_HEIGHTS]; /* their in-place-B twins */
     stax_gemv_fn gemv[STAX_GEMV_MAX_ROWS];                    /* gemv[r - 1]: r rows */
+    stax_gemv_fn gemv_dot[STAX_GEMV_MAX_ROWS];                /* B read by columns */
     int cache_hit;                                            /* as stax_jit_load's */
 } stax_gemm_library;
 

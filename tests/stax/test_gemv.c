@@ -3,9 +3,10 @@
  * forced through STAX_GEMM_KERNEL (avx512 runs here as pairs of ymm
  * operations), one and two threads, against a double-precision product
  * computed here. n around the vector widths (1, 7, 16, 17) and wide (1000),
- * k around the kernels' steps of 4 and 8 rows of B (1, 5) and long (1280);
- * B an input, a constant, a transposed constant; a linear's bias and a fused
- * relu; batches; A read through a column stride. The compile log must say
+ * k around the kernels' steps of 4 rows of B and the vector widths (1, 5)
+ * and long (1280); B an input, a transposed input (read by columns), a
+ * constant, a transposed constant; a linear's bias and a fused relu;
+ * batches; A read through a column stride. The compile log must say
  * which products went through the gemv kernels, so a change that stops
  * taking them (or takes them where B is not row-major) fails here. */
 #include <math.h>
@@ -247,7 +248,7 @@ START_TEST(a_linear_with_bias_and_relu_matches) {
                          .dtype = TP_F32};
     check_case(&wide, true, "linear + bias + relu, w a constant");
     product_case input = {.batch = 1, .m = 3, .k = 5, .n = 17, .linear = true, .dtype = TP_F32};
-    check_case(&input, false, "linear + bias + relu, w a transposed input");
+    check_case(&input, true, "linear + bias + relu, w an input (read by columns)");
 }
 END_TEST
 
@@ -268,12 +269,36 @@ START_TEST(batches_of_few_rows_match) {
 }
 END_TEST
 
-/* A B that is not row-major f32 per call goes through the packed driver. */
-START_TEST(a_transposed_input_b_and_f16_bf16_take_the_packed_driver_and_match) {
+/* A transposed B that is an input: the dot kernels read its columns. */
+START_TEST(few_rows_times_a_transposed_input_b_read_its_columns_and_match) {
     stax_test_cache_dir();
-    product_case transposed = {
-        .batch = 1, .m = 1, .k = 300, .n = 77, .w_transposed = true, .dtype = TP_F32};
-    check_case(&transposed, false, "matmul, w a transposed input");
+    static const int64_t columns[] = {1, 7, 17, 1000};
+    for (int64_t m = 1; m <= 3; m++)
+        for (size_t w = 0; w < sizeof columns / sizeof *columns; w++)
+            for (size_t d = 0; d < sizeof depths / sizeof *depths; d++) {
+                product_case c = {.batch = 1,
+                                  .m = m,
+                                  .k = depths[d],
+                                  .n = columns[w],
+                                  .w_transposed = true,
+                                  .dtype = TP_F32};
+                check_case(&c, true, "matmul, w a transposed input");
+            }
+    /* A read through a column stride as well: the packed driver */
+    product_case both = {.batch = 1,
+                         .m = 2,
+                         .k = 40,
+                         .n = 33,
+                         .w_transposed = true,
+                         .x_transposed = true,
+                         .dtype = TP_F32};
+    check_case(&both, false, "matmul, x and w transposed inputs");
+}
+END_TEST
+
+/* f16 and bf16 operands go through the packed driver. */
+START_TEST(f16_and_bf16_take_the_packed_driver_and_match) {
+    stax_test_cache_dir();
     static const tp_dtype dtypes[2] = {TP_F16, TP_BF16};
     for (int d = 0; d < 2; d++) {
         product_case c = {.batch = 1, .m = 1, .k = 300, .n = 70, .dtype = dtypes[d]};
@@ -293,7 +318,8 @@ TP_TEST_SUITE(stax_gemv) {
     tcase_add_test(c, a_constant_b_is_streamed_row_major_and_matches);
     tcase_add_test(c, a_linear_with_bias_and_relu_matches);
     tcase_add_test(c, batches_of_few_rows_match);
-    tcase_add_test(c, a_transposed_input_b_and_f16_bf16_take_the_packed_driver_and_match);
+    tcase_add_test(c, few_rows_times_a_transposed_input_b_read_its_columns_and_match);
+    tcase_add_test(c, f16_and_bf16_take_the_packed_driver_and_match);
     suite_add_tcase(s, c);
     return s;
 }
