@@ -133,17 +133,18 @@ static void check_family(const char *family, const char *cpu, const char *fma_re
     free(assembly);
 }
 
-/* The gemv kernel of `rows` rows (stax_gemv_kernels.c): its loop over the
- * columns (gjbody: four rows of B per step) multiplies on the family's
- * vector registers, 4 * rows FMAs per vector of columns, and touches no
- * stack when the broadcast values of A fit the registers. */
-static void check_gemv(const char *family, const char *cpu, const char *fma_register, int rows,
-                       bool spill_free) {
+/* The gemv kernel of `rows` rows (stax_gemv_kernels.c): its inner loop
+ * (gjbody: four rows of B per step over the columns; for the dot kernels,
+ * kind "dot_", gkbody: four columns of B per step along k) multiplies on
+ * the family's vector registers, 4 * rows FMAs per vector, and touches no
+ * stack when the values of A fit the registers. */
+static void check_gemv(const char *family, const char *kind, const char *cpu,
+                       const char *fma_register, int rows, bool spill_free) {
     stax_test_cache_dir();
     char *ir = family_ir(family);
     char *assembly = llc(family, ir, cpu);
     char suffix[64];
-    snprintf(suffix, sizeof suffix, "_gemv_%s_r", family);
+    snprintf(suffix, sizeof suffix, "_gemv_%s%s_r", kind, family);
     const char *at = strstr(assembly, suffix);
     ck_assert_msg(at != NULL, "no %s gemv kernels in the assembly", family);
     const char *start = at;
@@ -151,7 +152,7 @@ static void check_gemv(const char *family, const char *cpu, const char *fma_regi
     char name[160];
     snprintf(name, sizeof name, "%.*s%d", (int)(at - start) + (int)strlen(suffix), start, rows);
     int fmas, stack;
-    loop_counts(assembly, name, "gjbody", fma_register, &fmas, &stack);
+    loop_counts(assembly, name, *kind ? "gkbody" : "gjbody", fma_register, &fmas, &stack);
     ck_assert_msg(fmas > 0 && fmas % (4 * rows) == 0,
                   "%s gemv, %d rows, on %s: %d %s FMAs in the column loop, want a multiple of %d",
                   family, rows, cpu, fmas, fma_register, 4 * rows);
@@ -164,16 +165,21 @@ static void check_gemv(const char *family, const char *cpu, const char *fma_regi
 }
 
 START_TEST(avx512_gemv_kernels_multiply_on_zmm_without_spills_on_zen4) {
-    for (int rows = 1; rows <= 3; rows++) check_gemv("avx512", "znver4", "zmm", rows, true);
+    for (int rows = 1; rows <= 3; rows++) {
+        check_gemv("avx512", "", "znver4", "zmm", rows, true);
+        check_gemv("avx512", "dot_", "znver4", "zmm", rows, true);
+    }
 }
 END_TEST
 
 /* Three rows hold 12 broadcast values of A next to the vectors of B: AVX2's
- * 16 registers spill some (reloaded as FMA operands). */
+ * 16 registers spill some (reloaded as FMA operands). The dot kernels' 12
+ * accumulators, 3 vectors of A and one of B fit. */
 START_TEST(avx2_gemv_kernels_multiply_on_ymm_on_zen3) {
-    check_gemv("avx2", "znver3", "ymm", 1, true);
-    check_gemv("avx2", "znver3", "ymm", 2, true);
-    check_gemv("avx2", "znver3", "ymm", 3, false);
+    check_gemv("avx2", "", "znver3", "ymm", 1, true);
+    check_gemv("avx2", "", "znver3", "ymm", 2, true);
+    check_gemv("avx2", "", "znver3", "ymm", 3, false);
+    for (int rows = 1; rows <= 3; rows++) check_gemv("avx2", "dot_", "znver3", "ymm", rows, true);
 }
 END_TEST
 
