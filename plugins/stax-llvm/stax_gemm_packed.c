@@ -194,6 +194,11 @@ static void copy_floats(float *restrict dst, const float *restrict src, int64_t 
     for (; j < count; j++) dst[j] = src[j];
 }
 
+/* The widest panel of any family (avx512's nr). */
+#define STAX_GEMM_MAX_PANEL_COLUMNS 32
+
+static void pack_a_tile_contiguous(const float *const *rows, int64_t h, int64_t kc, float *out);
+
 /* Panel p of this k block: kc rows of nr floats, zeros past n. */
 static void pack_panel(const k_block *kb, int64_t p) {
     const stax_gemm *g = kb->call->g;
@@ -219,6 +224,14 @@ static void pack_panel(const k_block *kb, int64_t p) {
         }
         return;
     }
+    if (g->b_rs == 1 && cols == nr && nr <= STAX_GEMM_MAX_PANEL_COLUMNS) {
+        /* a transposed B, a whole panel: its nr columns, each contiguous
+         * along k, interleaved like an A tile of nr rows (4x4 transposes) */
+        const float *columns[STAX_GEMM_MAX_PANEL_COLUMNS];
+        for (int64_t j = 0; j < nr; j++) columns[j] = b + j * g->b_cs;
+        pack_a_tile_contiguous(columns, nr, kb->kc, out);
+        return;
+    }
     if (cols < nr) memset(out, 0, sizeof(float) * (size_t)(kb->kc * nr));
     /* a transposed B: each column is contiguous along k */
     for (int64_t j = 0; j < cols; j++)
@@ -240,9 +253,9 @@ static void pack_range(void *context, int64_t begin, int64_t end) {
 }
 
 /* One tile of h rows of f32 A with unit column stride: out[k * h + r] =
- * rows[r][k]. With SSE2, four k at a time: 4x4 transposes for each four
- * rows, pairs interleaved for two more, the last odd row and k one by one
- * (a scalar loop here would gather one float per cycle or worse). */
+ * rows[r][k] (also a whole panel of a transposed B: its columns as rows). With SSE2, four k at a
+ * time: 4x4 transposes for each four rows, pairs interleaved for two more, the last odd row and k
+ * one by one (a scalar loop here would gather one float per cycle or worse). */
 static void pack_a_tile_contiguous(const float *const *rows, int64_t h, int64_t kc, float *out) {
     int64_t k = 0;
 #if defined(__SSE2__)
