@@ -619,7 +619,7 @@ void stax_gemm_pack_whole_b(const stax_gemm *g, void **slots, const stax_gemm_ke
     for (int64_t pc = 0; pc < g->k; pc += call.kc_max) {
         k_block kb = block_of(&call, 0, pc, out + whole_b_block(&call, pc), 0);
         kb.panel_stride = kb.kc * call.nr; /* the layout block_of reads with b_packed */
-        for (int64_t p = 0; p < call.panels; p++) pack_panel(&kb, p);
+        pack_range(&kb, 0, call.panels);
     }
 }
 
