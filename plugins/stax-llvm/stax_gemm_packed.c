@@ -225,7 +225,14 @@ static void pack_panel(const k_block *kb, int64_t p) {
 /* Packs panels [begin, end) of a k block (nothing when B was packed whole). */
 static void pack_range(void *context, int64_t begin, int64_t end) {
     const k_block *kb = context;
-    if (kb->call->b_packed) return;
+    const gemm_call *call = kb->call;
+    if (call->b_packed) return;
+    if (call->source->pack_b_panels && call->g->b_dtype == TP_PLUGIN_F32 && begin < end) {
+        call->source->pack_b_panels(call->source->b_context, kb->batch, kb->pc, kb->kc, begin, end,
+                                    call->nr, call->g->n, kb->panel_stride,
+                                    kb->packed + (begin - kb->panel0) * kb->panel_stride);
+        return;
+    }
     for (int64_t p = begin; p < end; p++) pack_panel(kb, p);
 }
 

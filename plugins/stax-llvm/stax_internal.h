@@ -395,6 +395,18 @@ void stax_pool_run(const tp_plugin_host *host, const stax_window *w, void **slot
 /* A depthwise conv (window.method STAX_WINDOW_DEPTHWISE; stax_depthwise.c). */
 void stax_depthwise_run(const tp_plugin_host *host, const stax_window *w, void **slots,
                         stax_kernel_fn epilogue, int64_t threads);
+/* The im2col matrix of one image and group of a conv, as B of its packed
+ * product (stax_im2col.c): x_image is image 0's first channel of the group. */
+typedef struct stax_im2col_source {
+    const stax_window *w;
+    const float *x_image;
+} stax_im2col_source;
+/* stax_gemm_source.pack_b for a stax_im2col_source context. */
+void stax_im2col_pack_panel(const void *context, int64_t batch, int64_t k0, int64_t kc, int64_t j0,
+                            int64_t cols, int64_t nr, float *out);
+/* stax_gemm_source.pack_b_panels for a stax_im2col_source context. */
+void stax_im2col_pack_panels(const void *context, int64_t batch, int64_t k0, int64_t kc, int64_t p0,
+                             int64_t p1, int64_t nr, int64_t n, int64_t panel_stride, float *out);
 /* The workspace a window step on the micro-kernel family needs (window.packed). */
 size_t stax_window_packed_workspace_bytes(const stax_step *step,
                                           const struct stax_gemm_kernels *kernels, int64_t threads);
@@ -505,6 +517,12 @@ void stax_gemm_packed_run_split(const tp_plugin_host *host, const stax_gemm *gem
  * B as kc rows of nr floats each, zeros past cols (one panel of one k block). */
 typedef void (*stax_gemm_pack_b_fn)(const void *context, int64_t batch, int64_t k0, int64_t kc,
                                     int64_t j0, int64_t cols, int64_t nr, float *out);
+/* The same for panels [p0, p1) at once (columns [p0 * nr, min(p1 * nr, n))),
+ * panel p at out + (p - p0) * panel_stride: a source whose rows are cheaper
+ * to read across many panels than one panel at a time (conv's im2col). */
+typedef void (*stax_gemm_pack_b_panels_fn)(const void *context, int64_t batch, int64_t k0,
+                                           int64_t kc, int64_t p0, int64_t p1, int64_t nr,
+                                           int64_t n, int64_t panel_stride, float *out);
 
 /* Where a packed matmul's B comes from and what is added before the epilogue. */
 typedef struct stax_gemm_source {
@@ -518,6 +536,7 @@ typedef struct stax_gemm_source {
                               * match, else B packed per k block */
     int64_t epilogue_offset; /* added to the flat range the epilogue is called on (a conv's
                               * image and group within its output) */
+    stax_gemm_pack_b_panels_fn pack_b_panels; /* with pack_b: packs a range of panels, or NULL */
 } stax_gemm_source;
 
 /* The floats stax_gemm_pack_whole_b writes for `gemm` with `kernels`. */
