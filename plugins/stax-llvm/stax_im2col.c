@@ -170,6 +170,12 @@ void stax_im2col_pack_panel(const void *context, int64_t batch, int64_t k0, int6
             memset(out + k * nr + cols, 0, sizeof(float) * (size_t)(nr - cols));
 }
 
+/* Source rows packed before they are dealt out to the panels: a panel
+ * then gets IM2COL_ROW_GROUP rows (contiguous in it) at once. One row at a
+ * time would write 64 bytes to each of many panels kc * nr floats apart, a
+ * power of two that maps them all onto the same few L1 sets. */
+#define IM2COL_ROW_GROUP 8
+
 /* Panels [p0, p1), as many at a time as fill a row buffer of
  * IM2COL_MAX_RUNS columns: each source row is read once across them (a run
  * along a whole output row), then its nr-wide pieces go to their panels. */
@@ -189,20 +195,25 @@ void stax_im2col_pack_panels(const void *context, int64_t batch, int64_t k0, int
     tap_columns taps[IM2COL_MAX_TAP_COLS];
     fill_tap_table(w, taps);
     panel_run runs[IM2COL_MAX_RUNS];
-    float row_buffer[IM2COL_MAX_RUNS];
+    float rows[IM2COL_ROW_GROUP][IM2COL_MAX_RUNS];
     for (int64_t q0 = p0; q0 < p1; q0 += per_chunk) {
         int64_t q1 = q0 + per_chunk < p1 ? q0 + per_chunk : p1;
         int64_t j0 = q0 * nr, j1 = q1 * nr < n ? q1 * nr : n;
         int64_t num_runs = panel_runs(w, j0, j1 - j0, runs);
         im2col_row row = row_at(source, batch, k0);
-        for (int64_t k = 0; k < kc; k++, next_row(w, &row)) {
-            tap_columns tap = tap_of(w, taps, row.kw);
-            pack_row(w, row.channel, row.kh, &tap, runs, num_runs, row_buffer);
+        for (int64_t k = 0; k < kc; k += IM2COL_ROW_GROUP) {
+            int64_t group = kc - k < IM2COL_ROW_GROUP ? kc - k : IM2COL_ROW_GROUP;
+            for (int64_t r = 0; r < group; r++, next_row(w, &row)) {
+                tap_columns tap = tap_of(w, taps, row.kw);
+                pack_row(w, row.channel, row.kh, &tap, runs, num_runs, rows[r]);
+            }
             for (int64_t q = q0; q < q1; q++) {
                 float *dst = out + (q - p0) * panel_stride + k * nr;
                 int64_t from = (q - q0) * nr, cols = j1 - j0 - from < nr ? j1 - j0 - from : nr;
-                copy_contiguous(dst, row_buffer + from, cols);
-                if (cols < nr) memset(dst + cols, 0, sizeof(float) * (size_t)(nr - cols));
+                for (int64_t r = 0; r < group; r++, dst += nr) {
+                    copy_contiguous(dst, rows[r] + from, cols);
+                    if (cols < nr) memset(dst + cols, 0, sizeof(float) * (size_t)(nr - cols));
+                }
             }
         }
     }
