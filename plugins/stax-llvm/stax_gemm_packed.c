@@ -63,6 +63,14 @@ static row_tiles split_rows(const stax_gemm_family *family, int64_t m) {
     return rt;
 }
 
+int32_t stax_gemm_tile_rows(const stax_gemm_family *family, int64_t m, int64_t row) {
+    row_tiles rt = split_rows(family, m);
+    if (row >= 0 && row < rt.full * rt.mr) return row % rt.mr == 0 ? rt.mr : 0;
+    for (int32_t i = 0; i < rt.tails; i++)
+        if (rt.tail_row[i] == row) return family->heights[rt.tail_kernel[i]];
+    return 0;
+}
+
 static int64_t tile_row(const row_tiles *rt, int64_t tile) {
     if (tile >= rt->count) return rt->m;
     return tile < rt->full ? tile * rt->mr : rt->tail_row[tile - rt->full];

@@ -218,3 +218,65 @@ void stax_im2col_pack_panels(const void *context, int64_t batch, int64_t k0, int
         }
     }
 }
+
+/* Rows [c0, c1) of the pixel-rows A (pixels of every image in a row: image
+ * j / P, P output pixels per image) for source rows [k0, k0 + group) into
+ * rows[r][j - c0]. */
+static void fill_pixel_rows(const stax_im2col_source *source, const tap_columns *taps,
+                            panel_run *runs, int64_t k0, int64_t group, int64_t c0, int64_t c1,
+                            float rows[][IM2COL_MAX_RUNS]) {
+    const stax_window *w = source->w;
+    int64_t pixels = w->out[0] * w->out[1];
+    for (int64_t j = c0; j < c1;) {
+        int64_t image = j / pixels, pixel = j % pixels;
+        int64_t length = pixels - pixel < c1 - j ? pixels - pixel : c1 - j;
+        int64_t num_runs = panel_runs(w, pixel, length, runs);
+        im2col_row row = row_at(source, image, k0);
+        for (int64_t r = 0; r < group; r++, next_row(w, &row)) {
+            tap_columns tap = tap_of(w, taps, row.kw);
+            pack_row(w, row.channel, row.kh, &tap, runs, num_runs, rows[r] + (j - c0));
+        }
+        j += length;
+    }
+}
+
+/* A[j][k] = im2col[k][j] for rows [row0, row1) of the m pixel rows (a range
+ * on tile boundaries), packed for k blocks of kc_max in the layout of
+ * stax_gemm_pack_whole_a: block pc at m * pc, each tile (t rows down) at
+ * t * kc with h floats per k. Whole tiles of at most IM2COL_MAX_RUNS rows
+ * at a time: IM2COL_ROW_GROUP source rows filled across them, then dealt
+ * out to the tiles. */
+void stax_im2col_pack_pixel_rows(const stax_im2col_source *source, const stax_gemm_family *family,
+                                 int64_t m, int64_t k, int64_t kc_max, int64_t row0, int64_t row1,
+                                 float *out) {
+    tap_columns taps[IM2COL_MAX_TAP_COLS];
+    fill_tap_table(source->w, taps);
+    panel_run runs[IM2COL_MAX_RUNS];
+    float rows[IM2COL_ROW_GROUP][IM2COL_MAX_RUNS];
+    int32_t heights[IM2COL_MAX_RUNS]; /* of the chunk's tiles */
+    for (int64_t c0 = row0; c0 < row1;) {
+        int64_t c1 = c0, tiles = 0;
+        while (c1 < row1) {
+            int32_t h = stax_gemm_tile_rows(family, m, c1);
+            if (h <= 0 || c1 + h - c0 > IM2COL_MAX_RUNS) break;
+            heights[tiles++] = h;
+            c1 += h;
+        }
+        if (c1 == c0) return; /* not a tile boundary: nothing the driver would read */
+        for (int64_t pc = 0; pc < k; pc += kc_max) {
+            int64_t kc = k - pc < kc_max ? k - pc : kc_max;
+            float *block = out + m * pc;
+            for (int64_t kk = 0; kk < kc; kk += IM2COL_ROW_GROUP) {
+                int64_t group = kc - kk < IM2COL_ROW_GROUP ? kc - kk : IM2COL_ROW_GROUP;
+                fill_pixel_rows(source, taps, runs, pc + kk, group, c0, c1, rows);
+                for (int64_t i = 0, t = c0; i < tiles; t += heights[i++]) {
+                    int64_t h = heights[i];
+                    float *tile = block + t * kc + kk * h;
+                    for (int64_t r = 0; r < group; r++, tile += h)
+                        for (int64_t e = 0; e < h; e++) tile[e] = rows[r][t - c0 + e];
+                }
+            }
+        }
+        c0 = c1;
+    }
+}

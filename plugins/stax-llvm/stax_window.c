@@ -13,6 +13,8 @@
  *   matmul) on that block. With the legacy 6x16 pair (STAX_GEMM_KERNEL=legacy)
  *   the matrix is filled in parallel into a scratch slot and the bias and
  *   the epilogue added afterwards.
+ * - regular conv on a small output map (window.pixel_rows): the pixels as
+ *   the product's rows instead, stax_conv_pixel_rows.c.
  * - depthwise conv (one input channel per group): stax_depthwise.c.
  * - conv_transpose: per output plane (no write conflicts between threads),
  *   each input element's taps add into that plane.
@@ -86,6 +88,8 @@ static void im2col_rows(void *context, int64_t begin, int64_t end) {
 
 size_t stax_window_packed_workspace_bytes(const stax_step *step, const stax_gemm_kernels *kernels,
                                           int64_t threads) {
+    if (step->window.pixel_rows)
+        return stax_conv_pixel_rows_workspace_bytes(step, kernels, threads);
     size_t weights = (size_t)(step->window.out_channels * step->gemm.k) * sizeof(float);
     size_t aligned = (weights + 63) / 64 * 64;
     return aligned + stax_gemm_packed_workspace_bytes(&step->gemm, kernels, threads);
@@ -269,6 +273,10 @@ void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **s
     switch (w->method) {
     case STAX_WINDOW_GEMM_IM2COL:
     case STAX_WINDOW_GEMM_POINTWISE:
+        if (w->pixel_rows) {
+            stax_conv_pixel_rows_run(host, step, slots, workspace, kernels, epilogue, threads);
+            return;
+        }
         if (w->packed) {
             conv_packed(host, step, slots, workspace, kernels, epilogue, threads);
             return;
