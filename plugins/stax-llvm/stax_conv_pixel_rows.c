@@ -108,7 +108,6 @@ typedef struct pixel_rows_task {
     void **slots;
     float *packed_a;
     const float *result; /* C^T */
-    stax_kernel_fn epilogue;
     int64_t rows_per_unit;
 } pixel_rows_task;
 
@@ -134,20 +133,6 @@ static void transpose_planes(void *context, int64_t begin, int64_t end) {
     }
 }
 
-static void epilogue_range(void *context, int64_t begin, int64_t end) {
-    const pixel_rows_task *t = context;
-    t->epilogue(t->slots, begin, end);
-}
-
-static void parallel(const tp_plugin_host *host, int64_t count, int64_t min_grain, int64_t threads,
-                     tp_plugin_range_fn fn, void *context) {
-    int64_t grain = stax_grain(host, count, min_grain, threads);
-    if (threads <= 1 || count <= grain || !host || !host->parallel_for)
-        fn(context, 0, count);
-    else
-        host->parallel_for(count, grain, fn, context);
-}
-
 void stax_conv_pixel_rows_run(const tp_plugin_host *host, const stax_step *step, void **slots,
                               float *workspace, const stax_gemm_kernels *kernels,
                               stax_kernel_fn epilogue, int64_t threads) {
@@ -169,15 +154,14 @@ void stax_conv_pixel_rows_run(const tp_plugin_host *host, const stax_step *step,
                             .slots = slots,
                             .packed_a = packed_a,
                             .result = (const float *)slots[w->col_slot],
-                            .epilogue = epilogue,
                             /* a multiple of mr: unit boundaries are tile boundaries */
                             .rows_per_unit = 8 * (int64_t)kernels->family->mr};
-    parallel(host, (gemm.m + task.rows_per_unit - 1) / task.rows_per_unit, 1, threads, pack_a_range,
-             &task);
+    stax_parallel_range(host, (gemm.m + task.rows_per_unit - 1) / task.rows_per_unit, 1, threads,
+                        pack_a_range, &task);
     stax_gemm_source source = {.a_packed = packed_a, .b_packed = b_packed};
     stax_gemm_packed_run_from(host, &gemm, slots, driver_space, kernels, NULL, threads, &source);
-    parallel(host, w->batch * w->out_channels, 4, threads, transpose_planes, &task);
+    stax_parallel_range(host, w->batch * w->out_channels, 4, threads, transpose_planes, &task);
     if (epilogue)
-        parallel(host, stax_conv_pixel_rows_result_floats(w), 16384, threads, epilogue_range,
-                 &task);
+        stax_run_kernel(host, epilogue, slots, stax_conv_pixel_rows_result_floats(w), 16384,
+                        threads);
 }
