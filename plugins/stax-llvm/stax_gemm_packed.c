@@ -613,8 +613,9 @@ void stax_gemm_pack_whole_b(const stax_gemm *g, void **slots, const stax_gemm_ke
 /* Whether the strided kernels read B in place (see the head of this file). */
 static bool reads_b_in_place(const gemm_call *call) {
     const stax_gemm *g = call->g;
-    return !call->b_packed && !call->source->pack_b && call->b_base && g->b_cs == 1 &&
-           g->m <= 2 * call->kernels->family->mr && call->kernels->strided[0] != NULL;
+    bool few_rows = g->m <= 2 * call->kernels->family->mr || call->source->b_in_place;
+    return !call->b_packed && !call->source->pack_b && call->b_base && g->b_cs == 1 && few_rows &&
+           call->kernels->strided[0] != NULL;
 }
 
 /* B's panels packed at compile for these kernels (the family and kc they

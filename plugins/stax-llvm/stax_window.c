@@ -4,12 +4,14 @@
  *
  * - regular conv (channels per group > 1): implicit GEMM, per image and
  *   group C[C_out/g, OH*OW] = W[C_out/g, K] x B[K, OH*OW] with K = C/g * kh *
- *   kw. B is the input plane itself for a 1x1 stride-1 unpadded conv, else
- *   the im2col matrix (zeros for taps in the padding). On a micro-kernel
- *   family (window.packed) the im2col columns are packed straight into the
- *   driver's B panels (stax_im2col.c, stax_gemm_packed_run_from), so the matrix is never
- *   materialised, and the bias is added per output row while the tile is in
- *   cache, then the fused epilogue (the conv's pointwise consumers, as for a
+ *   kw. B is the input plane itself for a 1x1 stride-1 unpadded conv (on
+ *   a micro-kernel family read in place by the strided tile kernels: its
+ *   few rows stay in L1 while every row tile reads them), else the im2col
+ *   matrix (zeros for taps in the padding). On a micro-kernel family
+ *   (window.packed) the im2col columns are packed straight into the
+ *   driver's B panels (stax_im2col.c, stax_gemm_packed_run_from), so the
+ *   matrix is never materialised, and the bias is added per output row
+ *   while the tile is in cache, then the fused epilogue (the conv's pointwise consumers, as for a
  *   matmul) on that block. With the legacy 6x16 pair (STAX_GEMM_KERNEL=legacy)
  *   the matrix is filled in parallel into a scratch slot and the bias and
  *   the epilogue added afterwards.
@@ -142,12 +144,14 @@ static void conv_packed(const tp_plugin_host *host, const stax_step *step, void 
             int64_t x_channel = (n * w->in_channels + g * cin_g) * in_plane;
             stax_im2col_source im2col_of = {w, slot_f32(slots, w->x_slot, w->x_offset + x_channel)};
             int64_t out_first = (n * w->out_channels + g * cout_g) * cols;
-            stax_gemm_source source = {.pack_b = im2col ? stax_im2col_pack_panel : NULL,
-                                       .pack_b_panels = im2col ? stax_im2col_pack_panels : NULL,
-                                       .b_context = &im2col_of,
-                                       .row_bias = bias ? bias + g * cout_g : NULL,
-                                       .a_packed = packed_weights + g * cout_g * step->gemm.k,
-                                       .epilogue_offset = out_first};
+            stax_gemm_source source = {
+                .pack_b = im2col ? stax_im2col_pack_panel : NULL,
+                .pack_b_panels = im2col ? stax_im2col_pack_panels : NULL,
+                .b_in_place = !im2col, /* a 1x1 conv: B is the image, read where it is */
+                .b_context = &im2col_of,
+                .row_bias = bias ? bias + g * cout_g : NULL,
+                .a_packed = packed_weights + g * cout_g * step->gemm.k,
+                .epilogue_offset = out_first};
             stax_gemm gemm = step->gemm;
             gemm.batch = images, gemm.batch_ndim = 1, gemm.batch_dims[0] = images;
             gemm.a_batch_strides[0] = 0, gemm.b_batch_strides[0] = w->in_channels * in_plane;
