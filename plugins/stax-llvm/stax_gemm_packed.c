@@ -32,8 +32,10 @@
  * work that uses each element of B only m times. (Not for more rows: a
  * panel read in place is kc rows a row stride apart, which a power-of-two
  * stride maps onto a few cache sets, so it does not stay in L1 for the
- * many tiles that reuse it.) Only the last, partial
- * panel is packed (its zero padding keeps the kernels' loads inside B). */
+ * many tiles that reuse it; a caller that measured otherwise for its
+ * shapes asks for it with stax_gemm_source.b_in_place: 1x1 convs.) Only
+ * the last, partial panel is packed (its zero padding keeps the kernels'
+ * loads inside B). */
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -613,8 +615,8 @@ void stax_gemm_pack_whole_b(const stax_gemm *g, void **slots, const stax_gemm_ke
 /* Whether the strided kernels read B in place (see the head of this file). */
 static bool reads_b_in_place(const gemm_call *call) {
     const stax_gemm *g = call->g;
-    bool few_rows = g->m <= 2 * call->kernels->family->mr || call->source->b_in_place;
-    return !call->b_packed && !call->source->pack_b && call->b_base && g->b_cs == 1 && few_rows &&
+    bool worth_it = g->m <= 2 * call->kernels->family->mr || call->source->b_in_place;
+    return !call->b_packed && !call->source->pack_b && call->b_base && g->b_cs == 1 && worth_it &&
            call->kernels->strided[0] != NULL;
 }
 

@@ -574,8 +574,9 @@ typedef struct stax_gemm_source {
     int64_t epilogue_offset; /* added to the flat range the epilogue is called on (a conv's
                               * image and group within its output) */
     stax_gemm_pack_b_panels_fn pack_b_panels; /* with pack_b: packs a range of panels, or NULL */
-    bool b_in_place; /* B (row-major f32) read in place by the strided kernels whatever m is:
-                      * the caller knows its k rows stay in L1 (a 1x1 conv of few channels) */
+    bool b_in_place; /* B (row-major f32) read in place by the strided kernels whatever m is
+                      * (1x1 convs: their image rows, faster than packing them on
+                      * MobileNetV2's shapes) */
 } stax_gemm_source;
 
 /* The height of the driver's row tile of an m-row product that starts at
