@@ -256,6 +256,7 @@ typedef struct stax_emit_graph {
     tpcommon_buf *module;      /* functions are appended here */
     stax_slot_list *emitting;  /* the kernel being emitted: fn_finish adds its slots (or NULL) */
     stax_decisions *decisions; /* NULL: decide from the sizes */
+    struct stax_kernel_bodies *bodies; /* kernels with equal bodies share one (NULL: none) */
     char *error;
     size_t error_size;
 } stax_emit_graph;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "stax_emit_core.h"
+#include "stax_kernel_bodies.h"
 
 typedef struct planner {
     const tp_plugin_graph *graph;
@@ -28,6 +29,7 @@ typedef struct planner {
     stax_program *program;
     int32_t slot_capacity, step_capacity, kernel_capacity;
     tpcommon_buf module;
+    stax_kernel_bodies bodies; /* the kernels' bodies, equal ones shared (static builds) */
     stax_emit_graph eg;
     char *error;
     size_t error_size;
@@ -1118,13 +1120,16 @@ static int32_t plan_all(planner *p, const tp_plugin_tensor_meta *inputs, int32_t
     if (status == TP_PLUGIN_OK)
         status = stax_arena_place(p->program, !p->mode, p->error, p->error_size);
     if (status != TP_PLUGIN_OK) return status;
+    if (p->eg.bodies && !stax_kernel_bodies_emit(p->eg.bodies, &p->module)) return oom(p);
     /* the matmul micro-kernels are a library module of their own (stax_gemm_library.c) */
     tpcommon_buf_printf(
         &p->module,
         "attributes #0 = { nounwind \"target-cpu\"=\"%s\" \"target-features\"=\"%s\" }\n"
         "attributes #1 = { alwaysinline nounwind \"target-cpu\"=\"%s\" "
+        "\"target-features\"=\"%s\" }\n"
+        "attributes #2 = { noinline nounwind \"target-cpu\"=\"%s\" "
         "\"target-features\"=\"%s\" }\n",
-        cpu, features, cpu, features);
+        cpu, features, cpu, features, cpu, features);
     p->program->ir = tpcommon_buf_take(&p->module);
     return p->program->ir ? TP_PLUGIN_OK : oom(p);
 }
@@ -1157,11 +1162,15 @@ int32_t stax_program_build(const tp_plugin_host *host, const tp_plugin_graph *gr
                                  .values = p.values,
                                  .module = &p.module,
                                  .decisions = mode ? mode->decisions : NULL,
+                                 /* dynamic builds keep their own bodies: stax_dynamic.c
+                                    rewrites each one's size arguments */
+                                 .bodies = mode ? NULL : &p.bodies,
                                  .error = error,
                                  .error_size = error_size};
         status = plan_all(&p, inputs, num_inputs, cpu, features);
     }
     tpcommon_buf_free(&p.module);
+    stax_kernel_bodies_free(&p.bodies);
     tpcommon_fusion_free(&p.fusion);
     free(p.values);
     free(p.gemms);
