@@ -45,7 +45,10 @@ static int32_t oom(planner *p) {
                           p->graph->name ? p->graph->name : "?");
 }
 
-static int32_t add_slot(planner *p, stax_slot_kind kind, int32_t index, size_t bytes) {
+/* A new slot; a constant's buffer is allocated, and zeroed unless
+ * `overwritten` (the caller then writes every byte of it). */
+static int32_t add_slot_for(planner *p, stax_slot_kind kind, int32_t index, size_t bytes,
+                            bool overwritten) {
     stax_program *prog = p->program;
     if (prog->num_slots == p->slot_capacity) {
         int32_t capacity = p->slot_capacity ? p->slot_capacity * 2 : 16;
@@ -66,10 +69,14 @@ static int32_t add_slot(planner *p, stax_slot_kind kind, int32_t index, size_t b
         slot->data = host && host->aligned_alloc ? host->aligned_alloc(slot->bytes)
                                                  : aligned_alloc(64, (slot->bytes + 63) / 64 * 64);
         if (!slot->data) return -1;
-        memset(slot->data, 0, slot->bytes);
+        if (!overwritten) memset(slot->data, 0, slot->bytes);
     }
     p->eg.num_slots = prog->num_slots + 1;
     return prog->num_slots++;
+}
+
+static int32_t add_slot(planner *p, stax_slot_kind kind, int32_t index, size_t bytes) {
+    return add_slot_for(p, kind, index, bytes, false);
 }
 
 static stax_step *add_step(planner *p) {
@@ -448,7 +455,9 @@ static int32_t plan_creation(planner *p, int32_t v) {
     int32_t op = tpcommon_op_of(p->graph, value);
     size_t bytes =
         op == TP_PLUGIN_OP_FULL ? tpcommon_dtype_size(info->type.dtype) : type_bytes(&info->type);
-    int32_t slot = add_slot(p, STAX_SLOT_CONST, -1, bytes);
+    /* a constant's payload is copied over all of its bytes: no zeroing pass first */
+    int32_t slot =
+        add_slot_for(p, STAX_SLOT_CONST, -1, bytes, op == TP_PLUGIN_OP_CONSTANT && bytes > 0);
     if (slot < 0) return oom(p);
     void *data = p->program->slots[slot].data;
     if (op == TP_PLUGIN_OP_CONSTANT) {
