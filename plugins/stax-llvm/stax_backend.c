@@ -103,6 +103,31 @@ int64_t stax_grain(const tp_plugin_host *host, int64_t count, int64_t min_grain,
     return grain > min_grain ? grain : min_grain;
 }
 
+void stax_parallel_range(const tp_plugin_host *host, int64_t count, int64_t min_grain,
+                         int64_t threads, tp_plugin_range_fn fn, void *context) {
+    int64_t grain = stax_grain(host, count, min_grain, threads);
+    if (threads <= 1 || count <= grain || !host || !host->parallel_for)
+        fn(context, 0, count);
+    else
+        host->parallel_for(count, grain, fn, context);
+}
+
+typedef struct kernel_call {
+    stax_kernel_fn fn;
+    void **slots;
+} kernel_call;
+
+static void kernel_range(void *context, int64_t begin, int64_t end) {
+    const kernel_call *call = context;
+    call->fn(call->slots, begin, end);
+}
+
+void stax_run_kernel(const tp_plugin_host *host, stax_kernel_fn fn, void **slots, int64_t count,
+                     int64_t min_grain, int64_t threads) {
+    kernel_call call = {fn, slots};
+    stax_parallel_range(host, count, min_grain, threads, kernel_range, &call);
+}
+
 static int32_t run_error(const tp_plugin_host *host, const char *message) {
     host->set_error(host, message);
     return TP_PLUGIN_ERROR;
@@ -488,16 +513,6 @@ static int32_t stax_compile(void *context, const tp_plugin_graph *graph,
     return status;
 }
 
-typedef struct kernel_call {
-    stax_kernel_fn fn;
-    void **slots;
-} kernel_call;
-
-static void kernel_range(void *context, int64_t begin, int64_t end) {
-    const kernel_call *call = context;
-    call->fn(call->slots, begin, end);
-}
-
 /* Dynamic: binds the symbols from the buffers; replans when they changed. */
 static int32_t rebind(tp_plugin_executable *exe, const tp_plugin_buffer *inputs,
                       int32_t num_inputs) {
@@ -605,13 +620,9 @@ static int32_t run_step(tp_plugin_executable *exe, const stax_step *step, int64_
                           epilogue, threads);
         return TP_PLUGIN_OK;
     }
-    kernel_call call = {(stax_kernel_fn)(uintptr_t)exe->kernels[step->kernel], exe->slot_data};
-    int64_t grain = stax_grain(exe->host, step->count, step->grain, threads);
     stax_index_check_arm(step, exe->slot_data);
-    if (threads <= 1 || step->count <= grain || !exe->host->parallel_for)
-        call.fn(call.slots, 0, step->count);
-    else
-        exe->host->parallel_for(step->count, grain, kernel_range, &call);
+    stax_run_kernel(exe->host, (stax_kernel_fn)(uintptr_t)exe->kernels[step->kernel],
+                    exe->slot_data, step->count, step->grain, threads);
     if (!step->check.where) return TP_PLUGIN_OK;
     char error[1024];
     if (stax_index_check_report(step, exe->slot_data, error, sizeof error) == TP_PLUGIN_OK)

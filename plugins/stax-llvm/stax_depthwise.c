@@ -208,9 +208,5 @@ void stax_depthwise_run(const tp_plugin_host *host, const stax_window *w, void *
     }
     int64_t planes = w->batch * w->out_channels;
     if (planes <= 0 || w->out[0] * w->out[1] <= 0) return;
-    int64_t grain = stax_grain(host, planes, 1, threads);
-    if (threads <= 1 || planes <= grain || !host || !host->parallel_for)
-        depthwise_range(&t, 0, planes);
-    else
-        host->parallel_for(planes, grain, depthwise_range, &t);
+    stax_parallel_range(host, planes, 1, threads, depthwise_range, &t);
 }

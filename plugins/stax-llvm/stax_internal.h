@@ -371,6 +371,14 @@ void stax_jit_drop_memory_cache(void);
 /* The parallel_for grain for `count` indices on at most `threads` threads of
  * host's pool. */
 int64_t stax_grain(const tp_plugin_host *host, int64_t count, int64_t min_grain, int64_t threads);
+/* fn over [0, count) on at most `threads` threads of host's pool in chunks
+ * of at least `min_grain` indices; inline when one chunk covers it, with one
+ * thread, or without a pool. */
+void stax_parallel_range(const tp_plugin_host *host, int64_t count, int64_t min_grain,
+                         int64_t threads, tp_plugin_range_fn fn, void *context);
+/* A generated kernel over its flat index range [0, count), split the same way. */
+void stax_run_kernel(const tp_plugin_host *host, stax_kernel_fn fn, void **slots, int64_t count,
+                     int64_t min_grain, int64_t threads);
 size_t stax_gemm_workspace_bytes(const stax_gemm *gemm);
 struct stax_gemm_kernels;
 /* Runs a STAX_STEP_WINDOW step (stax_window.c); `workspace` and `ukernels`

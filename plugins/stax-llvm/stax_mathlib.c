@@ -13,12 +13,10 @@
  *            s = f/(2+f), log m = f - hfsq + s (hfsq + R(s^2)) with
  *            hfsq = f^2/2 and R the atanh series to s^10 (fdlibm's
  *            arrangement)                                        <= 2 ulp
- *   tanh     |x| < 0.625: x + x z q(z), z = x^2, q fitted (degree 5,
- *            relative error 6e-10); else 1 - 2/(exp(2|x|)+1) with
- *            2|x| clamped to 18.5 and exp's lean form for a bounded
- *            range (degree-6 fitted polynomial, 2^n added to the
- *            exponent)
- *                                                                <= 3 ulp
+ *   tanh     e/(e+2), e = expm1(2x) with x clamped to +-9.02:
+ *            2x = n ln2 + r, e^r - 1 by the degree-7 Taylor polynomial,
+ *            e = 2^n (e^r - 1) + (2^n - 1); one path for every x
+ *            (2 ulp over every f32 in (-11, 11))                 <= 3 ulp
  *   sigmoid  t = exp(-|x|), 1/(1+t) or t/(1+t) by sign          <= 3 ulp
  *   erf      |x| < 1: x P(x^2), P fitted (degree 6); |x| < 3.92:
  *            1 - exp(-x^2) R(x), R fitted (degree 10); else +-1  <= 4 ulp
@@ -74,7 +72,7 @@ const char *const stax_mathlib_ir =
     "}\n"
     "\n"
     /* exp of x in [-86.5, 18.5], for callers that clamp their argument
-     * there (tanh's 2|x|, softmax's x - max): no range handling, since 2^n
+     * there (softmax's x - max): no range handling, since 2^n
      * stays a normal number (n from -125 to 27) and is added to the exponent
      * bits in one step; a degree-6 minimax polynomial (relative error
      * 2e-9). About half of stax_expf's instructions. */
@@ -165,31 +163,41 @@ const char *const stax_mathlib_ir =
     "  ret float %r3\n"
     "}\n"
     "\n"
+    /* tanh(x) = e/(e+2) with e = expm1(2x), one path for every x: x is
+     * clamped to +-9.02 (tanh rounds to +-1 from there; NaN goes to the
+     * clamp and is selected back at the end), 2x = n ln2 + r (Cody-Waite)
+     * with |r| <= ln2/2, e^r - 1 = r + r^2 h(r) by the degree-7 Taylor
+     * polynomial, and e = 2^n (e^r - 1) + (2^n - 1), where 2^n - 1 is exact
+     * for |n| <= 26, so neither small nor negative x cancel */
     "define internal float @stax_tanhf(float %x) #1 {\n"
-    "  %a = call float @llvm.fabs.f32(float %x)\n"
-    "  %z = fmul float %x, %x\n"
-    "  %q4 = call float @llvm.fma.f32(float %z, float 0x3F62CEB640000000, float "
-    "0xBF811837A0000000)\n"
-    "  %q3 = call float @llvm.fma.f32(float %q4, float %z, float 0x3F964ADD20000000)\n"
-    "  %q2 = call float @llvm.fma.f32(float %q3, float %z, float 0xBFABA09140000000)\n"
-    "  %q1 = call float @llvm.fma.f32(float %q2, float %z, float 0x3FC1110EA0000000)\n"
-    "  %q0 = call float @llvm.fma.f32(float %q1, float %z, float 0xBFD5555560000000)\n"
-    "  %xz = fmul float %x, %z\n"
-    "  %small = call float @llvm.fma.f32(float %xz, float %q0, float %x)\n"
-    /* tanh(|x|) = 1 - 2/(exp(2|x|)+1); from 2|x| = 18.5 on it rounds to 1
-     * (minnum also sends NaN there; NaN takes the small branch below) */
-    "  %a2 = fmul float %a, 2.000000e+00\n"
-    "  %a2c = call float @llvm.minnum.f32(float %a2, float 1.850000e+01)\n"
-    "  %t = call float @stax_exp_in_range(float %a2c)\n"
-    "  %t1 = fadd float %t, 1.000000e+00\n"
-    "  %f = fdiv float 2.000000e+00, %t1\n"
-    "  %l = fsub float 1.000000e+00, %f\n"
-    "  %issmall = fcmp ult float %a, 6.250000e-01\n"
-    "  %m = select i1 %issmall, float %small, float %l\n"
-    /* tanh is odd: x's sign on both branches (the polynomial alone gives
-     * tanh(-0) = +0) */
-    "  %r = call float @llvm.copysign.f32(float %m, float %x)\n"
-    "  ret float %r\n"
+    "  %x1 = call float @llvm.minnum.f32(float %x, float 0x40220A3D80000000)\n"
+    "  %xc = call float @llvm.maxnum.f32(float %x1, float 0xC0220A3D80000000)\n"
+    "  %u = fmul float %xc, 2.000000e+00\n"
+    "  %t = fmul float %u, 0x3FF7154760000000\n"
+    "  %n = call float @llvm.rint.f32(float %t)\n"
+    "  %nn = fneg float %n\n"
+    "  %r1 = call float @llvm.fma.f32(float %nn, float 0x3FE6300000000000, float %u)\n"
+    "  %r = call float @llvm.fma.f32(float %nn, float 0xBF2BD01060000000, float %r1)\n"
+    "  %h5 = call float @llvm.fma.f32(float %r, float 0x3F2A01A020000000, float "
+    "0x3F56C16C20000000)\n"
+    "  %h4 = call float @llvm.fma.f32(float %h5, float %r, float 0x3F81111120000000)\n"
+    "  %h3 = call float @llvm.fma.f32(float %h4, float %r, float 0x3FA5555560000000)\n"
+    "  %h2 = call float @llvm.fma.f32(float %h3, float %r, float 0x3FC5555560000000)\n"
+    "  %h = call float @llvm.fma.f32(float %h2, float %r, float 5.000000e-01)\n"
+    "  %rr = fmul float %r, %r\n"
+    "  %pm1 = call float @llvm.fma.f32(float %rr, float %h, float %r)\n"
+    "  %ni = fptosi float %n to i32\n"
+    "  %eb = add i32 %ni, 127\n"
+    "  %sb = shl i32 %eb, 23\n"
+    "  %s = bitcast i32 %sb to float\n"
+    "  %sm1 = fsub float %s, 1.000000e+00\n"
+    "  %e = call float @llvm.fma.f32(float %s, float %pm1, float %sm1)\n"
+    "  %d = fadd float %e, 2.000000e+00\n"
+    "  %q = fdiv float %e, %d\n"
+    /* x itself for NaN and for +-0 (q would be +0 for -0) */
+    "  %keep = fcmp ueq float %x, 0.000000e+00\n"
+    "  %res = select i1 %keep, float %x, float %q\n"
+    "  ret float %res\n"
     "}\n"
     "\n"
     "define internal float @stax_sigmoidf(float %x) #1 {\n"

@@ -119,9 +119,5 @@ void stax_pool_run(const tp_plugin_host *host, const stax_window *w, void **slot
                    .padded_w = stax_padded_extent(w, 1)};
     int64_t planes = w->batch * w->in_channels;
     if (planes <= 0 || w->out[0] * w->out[1] <= 0) return;
-    int64_t grain = stax_grain(host, planes, 1, threads);
-    if (threads <= 1 || planes <= grain || !host || !host->parallel_for)
-        pool_range(&t, 0, planes);
-    else
-        host->parallel_for(planes, grain, pool_range, &t);
+    stax_parallel_range(host, planes, 1, threads, pool_range, &t);
 }

@@ -218,25 +218,6 @@ static void add_bias_planes(void *context, int64_t begin, int64_t end) {
     }
 }
 
-static void parallel(const tp_plugin_host *host, int64_t count, int64_t min_grain, int64_t threads,
-                     tp_plugin_range_fn fn, void *context) {
-    int64_t grain = stax_grain(host, count, min_grain, threads);
-    if (threads <= 1 || count <= grain || !host || !host->parallel_for)
-        fn(context, 0, count);
-    else
-        host->parallel_for(count, grain, fn, context);
-}
-
-typedef struct epilogue_task {
-    stax_kernel_fn epilogue;
-    void **slots;
-} epilogue_task;
-
-static void epilogue_range(void *context, int64_t begin, int64_t end) {
-    const epilogue_task *t = context;
-    t->epilogue(t->slots, begin, end);
-}
-
 /* The legacy 6x16 pair (STAX_GEMM_KERNEL=legacy): the im2col matrix filled
  * in parallel, one product per image and group, then the bias and the
  * epilogue over the whole output. */
@@ -256,7 +237,7 @@ static void conv_gemm(const tp_plugin_host *host, const stax_step *step, void **
             gemm.c_offset = w->out_offset + (n * w->out_channels + g * cout_g) * cols;
             if (w->method == STAX_WINDOW_GEMM_IM2COL) {
                 task.x_image = slot_f32(slots, w->x_slot, w->x_offset + x_channel);
-                parallel(host, k, 4, threads, im2col_rows, &task);
+                stax_parallel_range(host, k, 4, threads, im2col_rows, &task);
                 gemm.b_offset = 0;
             } else {
                 gemm.b_offset = w->x_offset + x_channel; /* 1x1: the image is B */
@@ -264,11 +245,9 @@ static void conv_gemm(const tp_plugin_host *host, const stax_step *step, void **
             stax_gemm_run(host, &gemm, slots, workspace, ukernels, NULL, threads);
         }
     if (w->b_slot >= 0)
-        parallel(host, w->batch * w->out_channels, 4, threads, add_bias_planes, &task);
-    if (epilogue) {
-        epilogue_task finish = {epilogue, slots};
-        parallel(host, w->batch * w->out_channels * cols, 16384, threads, epilogue_range, &finish);
-    }
+        stax_parallel_range(host, w->batch * w->out_channels, 4, threads, add_bias_planes, &task);
+    if (epilogue)
+        stax_run_kernel(host, epilogue, slots, w->batch * w->out_channels * cols, 16384, threads);
 }
 
 /* ---- direct loops over output planes ---- */
@@ -330,7 +309,7 @@ void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **s
         stax_depthwise_run(host, w, slots, epilogue, threads);
         return;
     case STAX_WINDOW_TRANSPOSE:
-        parallel(host, w->batch * w->out_channels, 1, threads, transpose_planes, &task);
+        stax_parallel_range(host, w->batch * w->out_channels, 1, threads, transpose_planes, &task);
         return;
     case STAX_WINDOW_POOL:
         stax_pool_run(host, w, slots, threads);

@@ -71,12 +71,34 @@ static inline tp_tensor *stax_test_random(tp_dtype dtype, int ndim, const int64_
  * the compile status (run must succeed when compile did). */
 /* Graph building for tests: a node (failing the test with the library's
  * message when it is refused) and an input of the given type. */
-static inline tp_value_id stax_test_node(tp_graph *g, const char *op, const tp_value_id *in, int n,
-                                         const tp_attrs *attrs) {
+/* A node named `name` (NULL: the graph names it); fails the test on error. */
+static inline tp_value_id stax_test_named_node(tp_graph *g, const char *op, const tp_value_id *in,
+                                               int n, const tp_attrs *attrs, const char *name) {
     tp_value_id id;
-    tp_status status = tp_graph_add_node(g, op, in, n, attrs, NULL, &id);
+    tp_status status = tp_graph_add_node(g, op, in, n, attrs, name, &id);
     ck_assert_msg(status == TP_OK, "%s: %s", op, tp_last_error());
     return id;
+}
+
+static inline tp_value_id stax_test_node(tp_graph *g, const char *op, const tp_value_id *in, int n,
+                                         const tp_attrs *attrs) {
+    return stax_test_named_node(g, op, in, n, attrs, NULL);
+}
+
+/* A tensor as the plugin table sees it, for tests that call the table directly. */
+static inline tp_plugin_tensor_meta stax_test_meta(const tp_tensor *t) {
+    tp_plugin_tensor_meta m = {.dtype = (int32_t)tp_tensor_dtype(t), .ndim = tp_tensor_ndim(t)};
+    for (int d = 0; d < m.ndim; d++) m.dims[d] = tp_tensor_dim(t, d);
+    return m;
+}
+
+static inline tp_plugin_buffer stax_test_buffer(tp_tensor *t) {
+    tp_plugin_buffer b = {.data = tp_tensor_data_mut(t),
+                          .nbytes = (size_t)tp_tensor_numel(t) * tp_dtype_size(tp_tensor_dtype(t)),
+                          .dtype = (int32_t)tp_tensor_dtype(t),
+                          .ndim = tp_tensor_ndim(t)};
+    for (int d = 0; d < b.ndim; d++) b.dims[d] = tp_tensor_dim(t, d);
+    return b;
 }
 
 static inline tp_value_id stax_test_input(tp_graph *g, const char *name, tp_dtype dtype, int ndim,

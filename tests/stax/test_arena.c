@@ -476,28 +476,13 @@ static int32_t direct_threads(void) {
     return 2;
 }
 
-static tp_plugin_tensor_meta meta_of(const tp_tensor *t) {
-    tp_plugin_tensor_meta m = {.dtype = (int32_t)tp_tensor_dtype(t), .ndim = tp_tensor_ndim(t)};
-    for (int d = 0; d < m.ndim; d++) m.dims[d] = tp_tensor_dim(t, d);
-    return m;
-}
-
-static tp_plugin_buffer buffer_of(tp_tensor *t) {
-    tp_plugin_buffer b = {.data = tp_tensor_data_mut(t),
-                          .nbytes = (size_t)tp_tensor_numel(t) * tp_dtype_size(tp_tensor_dtype(t)),
-                          .dtype = (int32_t)tp_tensor_dtype(t),
-                          .ndim = tp_tensor_ndim(t)};
-    for (int d = 0; d < b.ndim; d++) b.dims[d] = tp_tensor_dim(t, d);
-    return b;
-}
-
 /* Compiles `g` for `inputs` on the plugin table, with the log captured. */
 static tp_plugin_executable *compile_direct(stax_direct *d, const tp_graph *g,
                                             tp_tensor *const *inputs, int num_inputs) {
     tp_graph_view *view = NULL;
     ck_assert_int_eq(tp_graph_view_create(g, &view), TP_OK);
     tp_plugin_tensor_meta meta[8];
-    for (int i = 0; i < num_inputs; i++) meta[i] = meta_of(inputs[i]);
+    for (int i = 0; i < num_inputs; i++) meta[i] = stax_test_meta(inputs[i]);
     arena_log[0] = 0;
     d->host.log = capture_log;
     char error[512] = "";
@@ -535,7 +520,8 @@ START_TEST(the_compile_log_says_the_arena_is_smaller_than_the_scratch_it_holds) 
     setenv("STAX_ARENA", "sometimes", 1);
     tp_graph_view *view = NULL;
     ck_assert_int_eq(tp_graph_view_create(g, &view), TP_OK);
-    tp_plugin_tensor_meta meta[3] = {meta_of(in[0]), meta_of(in[1]), meta_of(in[2])};
+    tp_plugin_tensor_meta meta[3] = {stax_test_meta(in[0]), stax_test_meta(in[1]),
+                                     stax_test_meta(in[2])};
     char error[512] = "";
     ck_assert_int_ne(
         stax_direct_compile(&d, tp_graph_view_get(view), meta, 3, &exe, error, sizeof error),
@@ -598,8 +584,8 @@ START_TEST(one_dynamic_executable_grows_its_arena_across_sizes) {
             int64_t xs[2] = {sizes[i], 8};
             tp_tensor *x = stax_test_random(TP_F32, 2, xs, 50 + i), *out = NULL;
             ck_assert_int_eq(tp_tensor_create(TP_F32, 2, xs, &out), TP_OK);
-            tp_plugin_buffer inputs[2] = {buffer_of(x), buffer_of(w)},
-                             outputs[1] = {buffer_of(out)};
+            tp_plugin_buffer inputs[2] = {stax_test_buffer(x), stax_test_buffer(w)},
+                             outputs[1] = {stax_test_buffer(out)};
             ck_assert_msg(stax_direct_run(&d, exe, inputs, 2, outputs, 1) == TP_PLUGIN_OK,
                           "n=%lld: %s", (long long)sizes[i], stax_direct_error);
             double *dx = doubles_of(x), *want = malloc(sizeof *want * (size_t)(sizes[i] * 8 + 1));

@@ -83,14 +83,6 @@ static double apply_epilogue(epilogue_kind kind, double y, double residual) {
     return y;
 }
 
-static tp_value_id add_node(tp_graph *g, const char *op, const tp_value_id *operands, int count,
-                            const tp_attrs *attrs, const char *name) {
-    tp_value_id out;
-    ck_assert_msg(tp_graph_add_node(g, op, operands, count, attrs, name, &out) == TP_OK, "%s: %s",
-                  op, tp_last_error());
-    return out;
-}
-
 /* graph(x, w, b[, residual]) { y = conv(x, w, b); return EPILOGUE(y)[, y] }. */
 static tp_graph *epilogue_graph(const conv_case *c, epilogue_kind kind, tp_dtype dtype,
                                 tp_tensor *const *operands, bool return_conv) {
@@ -111,23 +103,23 @@ static tp_graph *epilogue_graph(const conv_case *c, epilogue_kind kind, tp_dtype
     attrs.dilations[0] = attrs.dilations[1] = 1;
     attrs.nstrides = attrs.ndilations = 2;
     attrs.npads = 4;
-    tp_value_id y = add_node(g, "conv", ids, 3, &attrs, "y"), out = y;
+    tp_value_id y = stax_test_named_node(g, "conv", ids, 3, &attrs, "y"), out = y;
     tp_attrs clip = TP_ATTRS_INIT;
     clip.min = 0.0, clip.max = 6.0;
     switch (kind) {
     case EPILOGUE_RELU:
-        out = add_node(g, "relu", &y, 1, NULL, "out");
+        out = stax_test_named_node(g, "relu", &y, 1, NULL, "out");
         break;
     case EPILOGUE_CLIP:
-        out = add_node(g, "clip", &y, 1, &clip, "out");
+        out = stax_test_named_node(g, "clip", &y, 1, &clip, "out");
         break;
     case EPILOGUE_SIGMOID:
-        out = add_node(g, "sigmoid", &y, 1, NULL, "out");
+        out = stax_test_named_node(g, "sigmoid", &y, 1, NULL, "out");
         break;
     case EPILOGUE_ADD_RELU: {
         tp_value_id sum_operands[2] = {y, ids[3]};
-        tp_value_id sum = add_node(g, "add", sum_operands, 2, NULL, "sum");
-        out = add_node(g, "relu", &sum, 1, NULL, "out");
+        tp_value_id sum = stax_test_named_node(g, "add", sum_operands, 2, NULL, "sum");
+        out = stax_test_named_node(g, "relu", &sum, 1, NULL, "out");
         break;
     }
     }
@@ -417,20 +409,20 @@ START_TEST(residual_read_only_by_the_epilogue_stays_live_through_the_conv_step) 
         for (int d = 0; d < type.ndim; d++) type.dims[d] = tp_tensor_dim(operands[i], d);
         ck_assert_int_eq(tp_graph_add_input(g, names[i], &type, &ids[i]), TP_OK);
     }
-    tp_value_id r = add_node(g, "exp", &ids[3], 1, NULL, "r");
-    tp_value_id t = add_node(g, "neg", &r, 1, NULL, "t");
+    tp_value_id r = stax_test_named_node(g, "exp", &ids[3], 1, NULL, "r");
+    tp_value_id t = stax_test_named_node(g, "neg", &r, 1, NULL, "t");
     tp_attrs attrs = TP_ATTRS_INIT;
     memcpy(attrs.strides, c->stride, sizeof c->stride);
     memcpy(attrs.pads, c->pads, sizeof c->pads);
     attrs.dilations[0] = attrs.dilations[1] = 1;
     attrs.nstrides = attrs.ndilations = 2;
     attrs.npads = 4;
-    tp_value_id y = add_node(g, "conv", ids, 3, &attrs, "y");
+    tp_value_id y = stax_test_named_node(g, "conv", ids, 3, &attrs, "y");
     tp_value_id sum_operands[2] = {y, r};
-    tp_value_id sum = add_node(g, "add", sum_operands, 2, NULL, "sum");
-    tp_value_id out = add_node(g, "relu", &sum, 1, NULL, "out");
-    tp_value_id outputs[3] = {add_node(g, "neg", &out, 1, NULL, "negated"),
-                              add_node(g, "exp", &out, 1, NULL, "exponent"), t};
+    tp_value_id sum = stax_test_named_node(g, "add", sum_operands, 2, NULL, "sum");
+    tp_value_id out = stax_test_named_node(g, "relu", &sum, 1, NULL, "out");
+    tp_value_id outputs[3] = {stax_test_named_node(g, "neg", &out, 1, NULL, "negated"),
+                              stax_test_named_node(g, "exp", &out, 1, NULL, "exponent"), t};
     ck_assert_int_eq(tp_graph_set_outputs(g, outputs, 3), TP_OK);
     tp_tensor *got[3] = {NULL, NULL, NULL};
     ck_assert_msg(stax_test_run("stax", g, operands, 4, NULL, 0, got) == TP_OK, "%s",

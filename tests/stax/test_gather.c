@@ -286,15 +286,6 @@ static int32_t three_threads(void) {
     return 3;
 }
 
-static tp_plugin_buffer buffer_of(tp_tensor *t) {
-    tp_plugin_buffer b = {.data = tp_tensor_data_mut(t),
-                          .nbytes = (size_t)tp_tensor_numel(t) * tp_dtype_size(tp_tensor_dtype(t)),
-                          .dtype = (int32_t)tp_tensor_dtype(t),
-                          .ndim = tp_tensor_ndim(t)};
-    for (int d = 0; d < b.ndim; d++) b.dims[d] = tp_tensor_dim(t, d);
-    return b;
-}
-
 /* %rows: f32[n, 2, 5] = gather(%table: f32[6, 5], %ids: i32[n, 2]) {axis=0}
  * as a graph view with the symbol n (the registry's executables take one
  * size; stax's dynamic path serves every n from one object). One compile
@@ -345,7 +336,8 @@ START_TEST(gather_with_a_symbolic_batch_serves_every_batch_size) {
         tp_tensor *ids = indices_in_range(TP_I32, 2, shape, 6, 20 + (uint64_t)b), *out = NULL;
         if (b == 3) ((int32_t *)tp_tensor_data_mut(ids))[5] = 6; /* past the end */
         ck_assert_int_eq(tp_tensor_create(TP_F32, 3, out_shape, &out), TP_OK);
-        tp_plugin_buffer in[2] = {buffer_of(table), buffer_of(ids)}, result = buffer_of(out);
+        tp_plugin_buffer in[2] = {stax_test_buffer(table), stax_test_buffer(ids)},
+                         result = stax_test_buffer(out);
         int32_t status = stax_direct_run(&d, exe, in, 2, &result, 1);
         if (b == 3) {
             ck_assert_msg(status != TP_PLUGIN_OK &&

@@ -78,14 +78,6 @@ static tp_graph *new_graph(const char *name) {
     return g;
 }
 
-static tp_value_id node_of(tp_graph *g, const char *op, const tp_value_id *operands, int count,
-                           const tp_attrs *attrs, const char *name) {
-    tp_value_id id;
-    ck_assert_msg(tp_graph_add_node(g, op, operands, count, attrs, name, &id) == TP_OK, "%s: %s",
-                  op, tp_last_error());
-    return id;
-}
-
 /* Compiles on stax alone and runs; one output. */
 static tp_tensor *run_on_stax(tp_graph *g, tp_value_id out, tp_tensor *const *inputs, int count) {
     stax_test_cache_dir();
@@ -146,9 +138,9 @@ static void check_product(tp_dtype dtype, const product_shape *s, bool integers)
     if (s->b_transposed) {
         tp_attrs swap = TP_ATTRS_INIT;
         swap.dim0 = 0, swap.dim1 = 1;
-        b = node_of(g, "transpose", &b, 1, &swap, "bt");
+        b = stax_test_named_node(g, "transpose", &b, 1, &swap, "bt");
     }
-    tp_value_id out = node_of(g, "matmul", (tp_value_id[]){a, b}, 2, NULL, "c");
+    tp_value_id out = stax_test_named_node(g, "matmul", (tp_value_id[]){a, b}, 2, NULL, "c");
     tp_tensor *inputs[2] = {
         half_tensor(dtype, a_rank, s->batch > 1 ? a_dims : a_dims + 1, 11, 2.0, integers),
         half_tensor(dtype, 2, b_dims, 12, 2.0, integers)};
@@ -217,7 +209,7 @@ static void check_patterns_through_packing(tp_dtype dtype, bool patterns_in_b) {
     tp_graph *g = new_graph("half_patterns");
     tp_value_id a = stax_test_input(g, "a", dtype, 2, a_dims),
                 b = stax_test_input(g, "b", dtype, 2, b_dims);
-    tp_value_id out = node_of(g, "matmul", (tp_value_id[]){a, b}, 2, NULL, "c");
+    tp_value_id out = stax_test_named_node(g, "matmul", (tp_value_id[]){a, b}, 2, NULL, "c");
     tp_tensor *inputs[2] = {NULL, NULL};
     ck_assert_int_eq(tp_tensor_create(dtype, 2, a_dims, &inputs[0]), TP_OK);
     ck_assert_int_eq(tp_tensor_create(dtype, 2, b_dims, &inputs[1]), TP_OK);
@@ -252,7 +244,7 @@ START_TEST(matmul_of_f16_by_f32_gives_the_f32_product) {
     tp_graph *g = new_graph("mixed_matmul");
     tp_value_id a = stax_test_input(g, "a", TP_F16, 2, (int64_t[]){M, K});
     tp_value_id b = stax_test_input(g, "b", TP_F32, 2, (int64_t[]){K, N});
-    tp_value_id out = node_of(g, "matmul", (tp_value_id[]){a, b}, 2, NULL, "c");
+    tp_value_id out = stax_test_named_node(g, "matmul", (tp_value_id[]){a, b}, 2, NULL, "c");
     tp_tensor *inputs[2] = {half_tensor(TP_F16, 2, (int64_t[]){M, K}, 101, 2.0, false),
                             stax_test_random(TP_F32, 2, (int64_t[]){K, N}, 102)};
     tp_tensor *got = run_on_stax(g, out, inputs, 2);
@@ -284,8 +276,8 @@ static void check_linear_epilogue(tp_dtype dtype) {
     tp_value_id w = stax_test_input(g, "w", dtype, 2, (int64_t[]){OUT, IN});
     tp_value_id bias = stax_test_input(g, "bias", dtype, 1, (int64_t[]){OUT});
     tp_value_id shift = stax_test_input(g, "shift", dtype, 1, (int64_t[]){OUT});
-    tp_value_id y = node_of(g, "linear", (tp_value_id[]){x, w, bias}, 3, NULL, "y");
-    tp_value_id out = node_of(g, "add", (tp_value_id[]){y, shift}, 2, NULL, "out");
+    tp_value_id y = stax_test_named_node(g, "linear", (tp_value_id[]){x, w, bias}, 3, NULL, "y");
+    tp_value_id out = stax_test_named_node(g, "add", (tp_value_id[]){y, shift}, 2, NULL, "out");
     tp_tensor *inputs[4] = {half_tensor(dtype, 2, (int64_t[]){ROWS, IN}, 21, 1.0, false),
                             half_tensor(dtype, 2, (int64_t[]){OUT, IN}, 22, 1.0, false),
                             half_tensor(dtype, 1, (int64_t[]){OUT}, 23, 4.0, false),
@@ -339,7 +331,7 @@ static void check_softmax(tp_dtype dtype, const char *op) {
     tp_value_id x = stax_test_input(g, "x", dtype, 2, (int64_t[]){ROWS, LENGTH});
     tp_attrs attrs = TP_ATTRS_INIT;
     attrs.axis = -1;
-    tp_value_id out = node_of(g, op, &x, 1, &attrs, "y");
+    tp_value_id out = stax_test_named_node(g, op, &x, 1, &attrs, "y");
     tp_tensor *input = half_tensor(dtype, 2, (int64_t[]){ROWS, LENGTH}, 31, 6.0, false);
     tp_tensor *got = run_on_stax(g, out, &input, 1);
     double exact[ROWS * LENGTH], bound[ROWS * LENGTH];
@@ -368,7 +360,8 @@ static void check_layer_norm(tp_dtype dtype) {
     tp_attrs attrs = TP_ATTRS_INIT;
     attrs.axis = 2;
     attrs.eps = 1e-5;
-    tp_value_id out = node_of(g, "layer_norm", (tp_value_id[]){x, w, b}, 3, &attrs, "y");
+    tp_value_id out =
+        stax_test_named_node(g, "layer_norm", (tp_value_id[]){x, w, b}, 3, &attrs, "y");
     tp_tensor *inputs[3] = {half_tensor(dtype, 3, (int64_t[]){4, 3, LENGTH}, 41, 3.0, false),
                             half_tensor(dtype, 1, (int64_t[]){LENGTH}, 42, 2.0, false),
                             half_tensor(dtype, 1, (int64_t[]){LENGTH}, 43, 1.0, false)};
@@ -417,7 +410,7 @@ START_TEST(pad_constant_and_reflect_move_the_bits) {
             attrs.value = 1.5;
             attrs.npad_before = attrs.npad_after = 2;
             attrs.pad_before[1] = 2, attrs.pad_after[1] = 3;
-            tp_value_id out = node_of(g, "pad", &x, 1, &attrs, "y");
+            tp_value_id out = stax_test_named_node(g, "pad", &x, 1, &attrs, "y");
             tp_tensor *input = NULL;
             ck_assert_int_eq(tp_tensor_create(dtype, 2, (int64_t[]){2, 4}, &input), TP_OK);
             uint16_t *bits = tp_tensor_data_mut(input);
@@ -443,7 +436,8 @@ START_TEST(topk_values_and_indices_of_f16_and_bf16_rows) {
             tp_value_id x = stax_test_input(g, "x", dtype, 2, (int64_t[]){ROWS, LENGTH});
             tp_attrs attrs = TP_ATTRS_INIT;
             attrs.axis = 1, attrs.k = K;
-            tp_value_id out = node_of(g, indices ? "topk_indices" : "topk", &x, 1, &attrs, "y");
+            tp_value_id out =
+                stax_test_named_node(g, indices ? "topk_indices" : "topk", &x, 1, &attrs, "y");
             tp_tensor *input = NULL;
             ck_assert_int_eq(tp_tensor_create(dtype, 2, (int64_t[]){ROWS, LENGTH}, &input), TP_OK);
             uint16_t *bits = tp_tensor_data_mut(input);
@@ -483,7 +477,7 @@ START_TEST(cumsum_of_f16_and_bf16_rounds_each_prefix_once) {
         tp_value_id x = stax_test_input(g, "x", dtype, 2, (int64_t[]){ROWS, LENGTH});
         tp_attrs attrs = TP_ATTRS_INIT;
         attrs.axis = 1;
-        tp_value_id out = node_of(g, "cumsum", &x, 1, &attrs, "y");
+        tp_value_id out = stax_test_named_node(g, "cumsum", &x, 1, &attrs, "y");
         tp_tensor *input = half_tensor(dtype, 2, (int64_t[]){ROWS, LENGTH}, 51, 3.0, false);
         tp_tensor *got = run_on_stax(g, out, &input, 1);
         double exact[ROWS * LENGTH], bound[ROWS * LENGTH];
@@ -518,7 +512,7 @@ START_TEST(resize_linear_of_f16_and_bf16_images) {
         attrs.coordinates = TP_COORDINATES_HALF_PIXEL;
         attrs.shape_ndim = 4;
         attrs.shape[0] = attrs.shape[1] = -1, attrs.shape[2] = OUT_H, attrs.shape[3] = OUT_W;
-        tp_value_id out = node_of(g, "resize", &x, 1, &attrs, "y");
+        tp_value_id out = stax_test_named_node(g, "resize", &x, 1, &attrs, "y");
         tp_tensor *input =
             half_tensor(dtype, 4, (int64_t[]){1, PLANES, IN_H, IN_W}, 61, 4.0, false);
         tp_tensor *got = run_on_stax(g, out, &input, 1);
@@ -597,7 +591,7 @@ static void check_conv(tp_dtype dtype, const conv_case *c, const char *what) {
     attrs.nstrides = 2, attrs.strides[0] = attrs.strides[1] = c->stride;
     attrs.npads = 4;
     for (int i = 0; i < 4; i++) attrs.pads[i] = c->pad;
-    tp_value_id out = node_of(g, "conv", (tp_value_id[]){x, w, b}, 3, &attrs, "y");
+    tp_value_id out = stax_test_named_node(g, "conv", (tp_value_id[]){x, w, b}, 3, &attrs, "y");
     tp_tensor *inputs[3] = {half_tensor(dtype, 4, x_dims, 71, 2.0, false),
                             half_tensor(dtype, 4, w_dims, 72, 1.0, false),
                             half_tensor(dtype, 1, &c->cout, 73, 1.0, false)};
@@ -638,7 +632,8 @@ START_TEST(max_and_avg_pool_of_f16_and_bf16) {
             tp_attrs attrs = TP_ATTRS_INIT;
             attrs.nkernel_shape = 2, attrs.kernel_shape[0] = attrs.kernel_shape[1] = k;
             attrs.nstrides = 2, attrs.strides[0] = attrs.strides[1] = 2;
-            tp_value_id out = node_of(g, average ? "avg_pool" : "max_pool", &x, 1, &attrs, "y");
+            tp_value_id out =
+                stax_test_named_node(g, average ? "avg_pool" : "max_pool", &x, 1, &attrs, "y");
             tp_tensor *input =
                 half_tensor(dtype, 4, (int64_t[]){1, PLANES, SIZE, SIZE}, 81, 5.0, false);
             tp_tensor *got = run_on_stax(g, out, &input, 1);
@@ -683,7 +678,8 @@ START_TEST(conv_transpose_of_f16_and_bf16_matches_eager) {
         tp_value_id w = stax_test_input(g, "w", dtype, 4, (int64_t[]){3, 2, 3, 3});
         tp_attrs attrs = TP_ATTRS_INIT;
         attrs.nstrides = 2, attrs.strides[0] = attrs.strides[1] = 2;
-        tp_value_id out = node_of(g, "conv_transpose", (tp_value_id[]){x, w}, 2, &attrs, "y");
+        tp_value_id out =
+            stax_test_named_node(g, "conv_transpose", (tp_value_id[]){x, w}, 2, &attrs, "y");
         tp_tensor *inputs[2] = {half_tensor(dtype, 4, (int64_t[]){1, 3, 5, 4}, 91, 2.0, false),
                                 half_tensor(dtype, 4, (int64_t[]){3, 2, 3, 3}, 92, 1.0, false)};
         tp_tensor *got = run_on_stax(g, out, inputs, 2);
@@ -717,13 +713,15 @@ START_TEST(constant_weights_of_f16_and_bf16_are_copied_bit_for_bit) {
         tp_attrs payload = TP_ATTRS_INIT;
         payload.dtype = dtype;
         payload.data = weight;
-        tp_value_id wc = node_of(with_constant, "constant", NULL, 0, &payload, "w");
-        tp_value_id yc = node_of(with_constant, "linear", (tp_value_id[]){xc, wc}, 2, NULL, "y");
+        tp_value_id wc = stax_test_named_node(with_constant, "constant", NULL, 0, &payload, "w");
+        tp_value_id yc =
+            stax_test_named_node(with_constant, "linear", (tp_value_id[]){xc, wc}, 2, NULL, "y");
         tp_tensor *from_constant = run_on_stax(with_constant, yc, &x, 1);
         tp_graph *with_input = new_graph("half_input_weight");
         tp_value_id xi = stax_test_input(with_input, "x", dtype, 2, (int64_t[]){ROWS, IN});
         tp_value_id wi = stax_test_input(with_input, "w", dtype, 2, (int64_t[]){OUT, IN});
-        tp_value_id yi = node_of(with_input, "linear", (tp_value_id[]){xi, wi}, 2, NULL, "y");
+        tp_value_id yi =
+            stax_test_named_node(with_input, "linear", (tp_value_id[]){xi, wi}, 2, NULL, "y");
         tp_tensor *inputs[2] = {x, weight};
         tp_tensor *from_input = run_on_stax(with_input, yi, inputs, 2);
         ck_assert_msg(
@@ -760,19 +758,19 @@ START_TEST(stax_claims_every_f16_and_bf16_kernel_family) {
         resize.shape_ndim = 4, resize.shape[0] = resize.shape[1] = -1;
         resize.shape[2] = resize.shape[3] = 12;
         tp_value_id nodes[] = {
-            node_of(g, "matmul", (tp_value_id[]){x, w}, 2, NULL, "mm"),
-            node_of(g, "linear", (tp_value_id[]){x, w}, 2, NULL, "lin"),
-            node_of(g, "softmax", &x, 1, &last, "sm"),
-            node_of(g, "log_softmax", &x, 1, &last, "lsm"),
-            node_of(g, "layer_norm", &x, 1, &last, "ln"),
-            node_of(g, "pad", &x, 1, &pad, "pd"),
-            node_of(g, "cumsum", &x, 1, &last, "cs"),
-            node_of(g, "topk", &x, 1, &last, "tk"),
-            node_of(g, "topk_indices", &x, 1, &last, "ti"),
-            node_of(g, "conv", (tp_value_id[]){image, filters}, 2, &none, "cv"),
-            node_of(g, "max_pool", &image, 1, &pool, "mp"),
-            node_of(g, "avg_pool", &image, 1, &pool, "ap"),
-            node_of(g, "resize", &image, 1, &resize, "rs"),
+            stax_test_named_node(g, "matmul", (tp_value_id[]){x, w}, 2, NULL, "mm"),
+            stax_test_named_node(g, "linear", (tp_value_id[]){x, w}, 2, NULL, "lin"),
+            stax_test_named_node(g, "softmax", &x, 1, &last, "sm"),
+            stax_test_named_node(g, "log_softmax", &x, 1, &last, "lsm"),
+            stax_test_named_node(g, "layer_norm", &x, 1, &last, "ln"),
+            stax_test_named_node(g, "pad", &x, 1, &pad, "pd"),
+            stax_test_named_node(g, "cumsum", &x, 1, &last, "cs"),
+            stax_test_named_node(g, "topk", &x, 1, &last, "tk"),
+            stax_test_named_node(g, "topk_indices", &x, 1, &last, "ti"),
+            stax_test_named_node(g, "conv", (tp_value_id[]){image, filters}, 2, &none, "cv"),
+            stax_test_named_node(g, "max_pool", &image, 1, &pool, "mp"),
+            stax_test_named_node(g, "avg_pool", &image, 1, &pool, "ap"),
+            stax_test_named_node(g, "resize", &image, 1, &resize, "rs"),
         };
         int count = (int)(sizeof nodes / sizeof nodes[0]);
         ck_assert_int_eq(tp_graph_set_outputs(g, nodes, count), TP_OK);
