@@ -403,7 +403,7 @@ static void log_compile_phases(const tp_plugin_host *host, const tp_plugin_graph
     int library_hit = exe->gemm_library.module ? exe->gemm_library.cache_hit : -1;
     char line[512];
     snprintf(line, sizeof line,
-             "graph '%s': compile phases: plan %.1f ms (constants copied, weights packed), "
+             "compile phases of graph '%s'; plan %.1f ms (constants copied, weights packed), "
              "%d kernels %.1f ms (%s), micro-kernel library %.1f ms (%s)",
              graph->name ? graph->name : "?", plan_ms, (int)exe->program.num_kernels, kernels_ms,
              sources[exe->cache_hit >= 0 && exe->cache_hit <= 2 ? exe->cache_hit : 0], library_ms,
