@@ -28,35 +28,37 @@ static bool is_identifier_char(char c) {
 }
 
 /* `text` with each %sN of a used slot N written as %argK, K its position
- * among the used slots (caller frees; NULL when out of memory). */
+ * among the used slots (caller frees; NULL when out of memory). One pass,
+ * into a buffer sized for the worst case (K <= N: "%argK" is at most two
+ * characters longer than "%sN"). */
 static char *positional(const char *text, const bool *used, int32_t num_slots, int32_t *count) {
+    size_t length = strlen(text), pointers = 0;
+    for (const char *p = strstr(text, "%s"); p; p = strstr(p + 2, "%s")) pointers++;
     int32_t *position = malloc(sizeof *position * ((size_t)num_slots + 1));
-    tpcommon_buf out;
-    tpcommon_buf_init(&out);
+    char *out = malloc(length + 2 * pointers + 1);
+    if (!position || !out) {
+        free(position);
+        free(out);
+        return NULL;
+    }
     *count = 0;
-    for (int32_t s = 0; position && s < num_slots; s++) position[s] = used[s] ? (*count)++ : -1;
-    for (const char *p = text; position && *p;) {
+    for (int32_t s = 0; s < num_slots; s++) position[s] = used[s] ? (*count)++ : -1;
+    char *w = out;
+    for (const char *p = text; *p;) {
         if (p[0] == '%' && p[1] == 's' && isdigit((unsigned char)p[2])) {
             char *end;
             long slot = strtol(p + 2, &end, 10);
             if (!is_identifier_char(*end) && slot < num_slots && position[slot] >= 0) {
-                tpcommon_buf_printf(&out, "%%arg%d", (int)position[slot]);
+                w += sprintf(w, "%%arg%d", (int)position[slot]);
                 p = end;
                 continue;
             }
         }
-        const char *next = strchr(p + 1, '%');
-        size_t length = next ? (size_t)(next - p) : strlen(p);
-        tpcommon_buf_printf(&out, "%.*s", (int)length, p);
-        p += length;
+        *w++ = *p++;
     }
-    char *result = tpcommon_buf_take(&out);
-    if (!position) {
-        free(result);
-        result = NULL;
-    }
+    *w = '\0';
     free(position);
-    return result;
+    return out;
 }
 
 static bool grow(stax_kernel_bodies *b) {

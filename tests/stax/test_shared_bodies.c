@@ -12,7 +12,7 @@ static tp_graph *square_plus_graphs(int count, int64_t n) {
     ck_assert_int_eq(tp_graph_create("shared_bodies", &g), TP_OK);
     tp_value_id inputs[4], outputs[5];
     for (int i = 0; i < count; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "x%d", i);
         inputs[i] = stax_test_input(g, name, TP_F32, 1, &n);
         tp_value_id square =
