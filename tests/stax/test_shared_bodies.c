@@ -100,8 +100,8 @@ TP_TEST_SUITE(stax_shared_bodies) {
     Suite *s = suite_create("stax_shared_bodies");
     TCase *c = tcase_create("shared_bodies");
     tcase_set_timeout(c, 120);
-    tcase_add_test(c, equal_kernels_share_one_body_and_compute_their_own_slots);
     tcase_add_test(c, a_body_called_once_is_inlined);
+    tcase_add_test(c, equal_kernels_share_one_body_and_compute_their_own_slots);
     suite_add_tcase(s, c);
     return s;
 }
