@@ -32,8 +32,10 @@
  * work that uses each element of B only m times. (Not for more rows: a
  * panel read in place is kc rows a row stride apart, which a power-of-two
  * stride maps onto a few cache sets, so it does not stay in L1 for the
- * many tiles that reuse it.) Only the last, partial
- * panel is packed (its zero padding keeps the kernels' loads inside B). */
+ * many tiles that reuse it; a caller that measured otherwise for its
+ * shapes asks for it with stax_gemm_source.b_in_place: 1x1 convs.) Only
+ * the last, partial panel is packed (its zero padding keeps the kernels'
+ * loads inside B). */
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -61,6 +63,14 @@ static row_tiles split_rows(const stax_gemm_family *family, int64_t m) {
         }
     rt.count = rt.full + rt.tails;
     return rt;
+}
+
+int32_t stax_gemm_tile_rows(const stax_gemm_family *family, int64_t m, int64_t row) {
+    row_tiles rt = split_rows(family, m);
+    if (row >= 0 && row < rt.full * rt.mr) return row % rt.mr == 0 ? rt.mr : 0;
+    for (int32_t i = 0; i < rt.tails; i++)
+        if (rt.tail_row[i] == row) return family->heights[rt.tail_kernel[i]];
+    return 0;
 }
 
 static int64_t tile_row(const row_tiles *rt, int64_t tile) {
@@ -225,7 +235,14 @@ static void pack_panel(const k_block *kb, int64_t p) {
 /* Packs panels [begin, end) of a k block (nothing when B was packed whole). */
 static void pack_range(void *context, int64_t begin, int64_t end) {
     const k_block *kb = context;
-    if (kb->call->b_packed) return;
+    const gemm_call *call = kb->call;
+    if (call->b_packed) return;
+    if (call->source->pack_b_panels && call->g->b_dtype == TP_PLUGIN_F32 && begin < end) {
+        call->source->pack_b_panels(call->source->b_context, kb->batch, kb->pc, kb->kc, begin, end,
+                                    call->nr, call->g->n, kb->panel_stride,
+                                    kb->packed + (begin - kb->panel0) * kb->panel_stride);
+        return;
+    }
     for (int64_t p = begin; p < end; p++) pack_panel(kb, p);
 }
 
@@ -598,8 +615,9 @@ void stax_gemm_pack_whole_b(const stax_gemm *g, void **slots, const stax_gemm_ke
 /* Whether the strided kernels read B in place (see the head of this file). */
 static bool reads_b_in_place(const gemm_call *call) {
     const stax_gemm *g = call->g;
-    return !call->b_packed && !call->source->pack_b && call->b_base && g->b_cs == 1 &&
-           g->m <= 2 * call->kernels->family->mr && call->kernels->strided[0] != NULL;
+    bool worth_it = g->m <= 2 * call->kernels->family->mr || call->source->b_in_place;
+    return !call->b_packed && !call->source->pack_b && call->b_base && g->b_cs == 1 && worth_it &&
+           call->kernels->strided[0] != NULL;
 }
 
 /* B's panels packed at compile for these kernels (the family and kc they

@@ -114,7 +114,9 @@ typedef struct stax_window {
     int64_t batch, in_channels, out_channels, group;
     int64_t in[2], out[2], kernel[2], stride[2], dilation[2], pad_begin[2], pad_end[2];
     bool count_include_pad;
-    bool packed; /* gemm methods: on the micro-kernel family, im2col packed into B's panels */
+    bool packed;     /* gemm methods: on the micro-kernel family, im2col packed into B's panels */
+    bool pixel_rows; /* packed, group 1: the output pixels of all images as the product's rows
+                      * (stax_conv_pixel_rows.c; C^T into col_slot, packed_w_slot holds W^T) */
     int32_t packed_w_slot; /* packed: constant weights packed at compile for k blocks of */
     int64_t packed_kc;     /* packed_kc (stax_gemm_pack_whole_a per group), or -1 */
     int32_t x_slot, w_slot, b_slot, out_slot, col_slot; /* -1: absent */
@@ -405,6 +407,45 @@ void stax_pool_run(const tp_plugin_host *host, const stax_window *w, void **slot
 /* A depthwise conv (window.method STAX_WINDOW_DEPTHWISE; stax_depthwise.c). */
 void stax_depthwise_run(const tp_plugin_host *host, const stax_window *w, void **slots,
                         stax_kernel_fn epilogue, int64_t threads);
+/* The im2col matrix of one image and group of a conv, as B of its packed
+ * product (stax_im2col.c): x_image is image 0's first channel of the group. */
+typedef struct stax_im2col_source {
+    const stax_window *w;
+    const float *x_image;
+} stax_im2col_source;
+/* stax_gemm_source.pack_b for a stax_im2col_source context. */
+void stax_im2col_pack_panel(const void *context, int64_t batch, int64_t k0, int64_t kc, int64_t j0,
+                            int64_t cols, int64_t nr, float *out);
+/* The pixel-rows product's A (stax_conv_pixel_rows.c): rows [row0, row1)
+ * (tile boundaries) of im2col^T, the pixels of all images, packed for all k
+ * blocks of kc_max in stax_gemm_pack_whole_a's layout. */
+void stax_im2col_pack_pixel_rows(const stax_im2col_source *source,
+                                 const struct stax_gemm_family *family, int64_t m, int64_t k,
+                                 int64_t kc_max, int64_t row0, int64_t row1, float *out);
+/* stax_gemm_source.pack_b_panels for a stax_im2col_source context. */
+void stax_im2col_pack_panels(const void *context, int64_t batch, int64_t k0, int64_t kc, int64_t p0,
+                             int64_t p1, int64_t nr, int64_t n, int64_t panel_stride, float *out);
+/* A conv on a small output map with its pixels as the product's rows
+ * (stax_conv_pixel_rows.c). Whether `w` (planned packed) runs so: by
+ * STAX_CONV_PIXEL_ROWS (on, off, or unset: where fewer of the family's
+ * panel columns go to waste); an error for any other value. */
+int32_t stax_conv_choose_pixel_rows(const tp_plugin_host *host, const stax_window *w,
+                                    const struct stax_gemm_family *family, bool *chosen,
+                                    char *error, size_t error_size);
+/* The floats of a pixel-rows step's packed weights (W^T as whole B). */
+size_t stax_conv_pixel_rows_weight_floats(const stax_step *step,
+                                          const struct stax_gemm_family *family);
+void stax_conv_pixel_rows_pack_weights(const stax_step *step,
+                                       const struct stax_gemm_kernels *kernels, void *weights,
+                                       float *out);
+/* The floats of col_slot (C^T) of a pixel-rows step. */
+int64_t stax_conv_pixel_rows_result_floats(const stax_window *w);
+size_t stax_conv_pixel_rows_workspace_bytes(const stax_step *step,
+                                            const struct stax_gemm_kernels *kernels,
+                                            int64_t threads);
+void stax_conv_pixel_rows_run(const tp_plugin_host *host, const stax_step *step, void **slots,
+                              float *workspace, const struct stax_gemm_kernels *kernels,
+                              stax_kernel_fn epilogue, int64_t threads);
 /* The workspace a window step on the micro-kernel family needs (window.packed). */
 size_t stax_window_packed_workspace_bytes(const stax_step *step,
                                           const struct stax_gemm_kernels *kernels, int64_t threads);
@@ -515,6 +556,12 @@ void stax_gemm_packed_run_split(const tp_plugin_host *host, const stax_gemm *gem
  * B as kc rows of nr floats each, zeros past cols (one panel of one k block). */
 typedef void (*stax_gemm_pack_b_fn)(const void *context, int64_t batch, int64_t k0, int64_t kc,
                                     int64_t j0, int64_t cols, int64_t nr, float *out);
+/* The same for panels [p0, p1) at once (columns [p0 * nr, min(p1 * nr, n))),
+ * panel p at out + (p - p0) * panel_stride: a source whose rows are cheaper
+ * to read across many panels than one panel at a time (conv's im2col). */
+typedef void (*stax_gemm_pack_b_panels_fn)(const void *context, int64_t batch, int64_t k0,
+                                           int64_t kc, int64_t p0, int64_t p1, int64_t nr,
+                                           int64_t n, int64_t panel_stride, float *out);
 
 /* Where a packed matmul's B comes from and what is added before the epilogue. */
 typedef struct stax_gemm_source {
@@ -528,8 +575,15 @@ typedef struct stax_gemm_source {
                               * match, else B packed per k block */
     int64_t epilogue_offset; /* added to the flat range the epilogue is called on (a conv's
                               * image and group within its output) */
+    stax_gemm_pack_b_panels_fn pack_b_panels; /* with pack_b: packs a range of panels, or NULL */
+    bool b_in_place; /* B (row-major f32) read in place by the strided kernels whatever m is
+                      * (1x1 convs: their image rows, faster than packing them on
+                      * MobileNetV2's shapes) */
 } stax_gemm_source;
 
+/* The height of the driver's row tile of an m-row product that starts at
+ * `row`, or 0 when no tile starts there. */
+int32_t stax_gemm_tile_rows(const stax_gemm_family *family, int64_t m, int64_t row);
 /* The floats stax_gemm_pack_whole_b writes for `gemm` with `kernels`. */
 size_t stax_gemm_whole_b_floats(const stax_gemm *gemm, const stax_gemm_kernels *kernels);
 /* Whether every product of `gemm` reads the same B (no batch stride of B). */

@@ -905,12 +905,17 @@ static int32_t pack_constant_weights(planner *p, int32_t s) {
     w->packed_w_slot = -1, w->packed_kc = -1;
     if (p->program->slots[w->w_slot].kind != STAX_SLOT_CONST) return TP_PLUGIN_OK;
     stax_gemm_kernels kernels;
-    int64_t floats = w->out_channels * p->program->steps[s].gemm.k;
-    int32_t slot = add_packed_constant(p, p->gemm_family, (size_t)floats, &kernels);
+    size_t floats = w->pixel_rows
+                        ? stax_conv_pixel_rows_weight_floats(&p->program->steps[s], p->gemm_family)
+                        : (size_t)(w->out_channels * p->program->steps[s].gemm.k);
+    int32_t slot = add_packed_constant(p, p->gemm_family, floats, &kernels);
     if (slot < 0) return oom(p);
     const stax_step *step = &p->program->steps[s]; /* after add_slot: steps did not move */
-    stax_window_pack_weights(step, &kernels, p->program->slots[step->window.w_slot].data,
-                             p->program->slots[slot].data);
+    void *weights = p->program->slots[step->window.w_slot].data;
+    if (step->window.pixel_rows)
+        stax_conv_pixel_rows_pack_weights(step, &kernels, weights, p->program->slots[slot].data);
+    else
+        stax_window_pack_weights(step, &kernels, weights, p->program->slots[slot].data);
     w->packed_w_slot = slot, w->packed_kc = kernels.kc;
     return TP_PLUGIN_OK;
 }
@@ -986,6 +991,15 @@ static int32_t plan_window_region(planner *p, int32_t r) {
     bool gemm_method =
         w.method == STAX_WINDOW_GEMM_IM2COL || w.method == STAX_WINDOW_GEMM_POINTWISE;
     w.packed = gemm_method && p->gemm_family;
+    status = stax_conv_choose_pixel_rows(p->program->host, &w, p->gemm_family, &w.pixel_rows,
+                                         p->error, p->error_size);
+    if (status != TP_PLUGIN_OK) return status;
+    if (w.pixel_rows) { /* C^T, transposed into the output after the product */
+        w.col_slot = add_slot(p, STAX_SLOT_SCRATCH, -1,
+                              (size_t)stax_conv_pixel_rows_result_floats(&w) * sizeof(float));
+        if (w.col_slot < 0) return oom(p);
+        step = &p->program->steps[p->program->num_steps - 1];
+    }
     if (w.method == STAX_WINDOW_GEMM_IM2COL && !w.packed) {
         int64_t rows = w.in_channels / w.group * w.kernel[0] * w.kernel[1];
         w.col_slot = add_slot(p, STAX_SLOT_SCRATCH, -1,

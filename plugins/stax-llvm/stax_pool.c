@@ -1,11 +1,13 @@
 /* stax-llvm — max_pool and avg_pool on f32 NCHW data, for stax_window.c.
  * Each plane is copied into a bordered buffer (stax_fill_padded_plane: -inf
  * around a max pool, zeros around an average), so every tap of every output
- * is in range; each output row then takes its taps one at a time, a pass
- * along the row that the compiler vectorises. Max propagates NaN (a NaN tap
- * makes the output NaN); an average divides by the taps inside the image,
- * or inside image and pads with count_include_pad (never the taps a
- * ceil-mode window has past the end pad). Planes are split between threads;
+ * is in range. A max pool then takes the maximum down each window's rows
+ * and then across its columns (separable); an average takes each output
+ * row's taps one at a time, a pass along the row that the compiler
+ * vectorises. Max propagates NaN (a NaN tap makes the output NaN); an
+ * average divides by the taps inside the image, or inside image and pads
+ * with count_include_pad (never the taps a ceil-mode window has past the
+ * end pad). Planes are split between threads;
  * each range of planes has its own buffer. */
 #include <math.h>
 #include <stdlib.h>
@@ -43,31 +45,37 @@ static int64_t divisor_taps(const stax_window *w, int a, int64_t o) {
     return taps_within(w, a, o, 0, w->in[a]);
 }
 
+/* The larger of a tap and the running maximum; a NaN tap wins, and a NaN
+ * maximum stays (neither comparison is true for it). */
+static inline float max_or_nan(float tap, float current) {
+    return tap > current || tap != tap ? tap : current;
+}
+
+/* A max pool is separable: per output row, the maximum down the kh window
+ * rows for every padded column (contiguous passes), then across the kw taps
+ * of that one row (stride-s1 passes over a row in L1), so each input row is
+ * read kh times per output row instead of kh * kw. */
 STAX_POOL_CLONES static void max_plane(const stax_window *w, const float *padded, int64_t padded_w,
-                                       float *out) {
-    int64_t ow_n = w->out[1], s1 = w->stride[1];
+                                       float *column_max, float *out) {
+    int64_t ow_n = w->out[1], s1 = w->stride[1], d1 = w->dilation[1];
     for (int64_t oh = 0; oh < w->out[0]; oh++) {
+        const float *top = padded + oh * w->stride[0] * padded_w;
+        for (int64_t x = 0; x < padded_w; x++) column_max[x] = top[x];
+        for (int64_t kh = 1; kh < w->kernel[0]; kh++) {
+            const float *src = top + kh * w->dilation[0] * padded_w;
+            for (int64_t x = 0; x < padded_w; x++)
+                column_max[x] = max_or_nan(src[x], column_max[x]);
+        }
         float *row = out + oh * ow_n;
         for (int64_t ow = 0; ow < ow_n; ow++) row[ow] = -INFINITY;
-        for (int64_t kh = 0; kh < w->kernel[0]; kh++) {
-            const float *src = padded + (oh * w->stride[0] + kh * w->dilation[0]) * padded_w;
-            for (int64_t kw = 0; kw < w->kernel[1]; kw++, src += w->dilation[1]) {
-                if (s1 == 1)
-                    for (int64_t ow = 0; ow < ow_n; ow++) {
-                        float v = src[ow];
-                        row[ow] = v > row[ow] || v != v ? v : row[ow];
-                    }
-                else if (s1 == 2)
-                    for (int64_t ow = 0; ow < ow_n; ow++) {
-                        float v = src[2 * ow];
-                        row[ow] = v > row[ow] || v != v ? v : row[ow];
-                    }
-                else
-                    for (int64_t ow = 0; ow < ow_n; ow++) {
-                        float v = src[ow * s1];
-                        row[ow] = v > row[ow] || v != v ? v : row[ow];
-                    }
-            }
+        for (int64_t kw = 0; kw < w->kernel[1]; kw++) {
+            const float *src = column_max + kw * d1;
+            if (s1 == 1)
+                for (int64_t ow = 0; ow < ow_n; ow++) row[ow] = max_or_nan(src[ow], row[ow]);
+            else if (s1 == 2)
+                for (int64_t ow = 0; ow < ow_n; ow++) row[ow] = max_or_nan(src[2 * ow], row[ow]);
+            else
+                for (int64_t ow = 0; ow < ow_n; ow++) row[ow] = max_or_nan(src[ow * s1], row[ow]);
         }
     }
 }
@@ -92,9 +100,9 @@ static void pool_range(void *context, int64_t begin, int64_t end) {
     const pool_task *t = context;
     const stax_window *w = t->w;
     size_t plane_floats = (size_t)(t->padded_h * t->padded_w);
-    float *padded = malloc(sizeof(float) * (plane_floats + (size_t)w->out[1]));
+    float *padded = malloc(sizeof(float) * (plane_floats + (size_t)(w->out[1] + t->padded_w)));
     if (!padded) abort(); /* a few KiB per thread: there is no error path inside a run */
-    float *column_taps = padded + plane_floats;
+    float *column_taps = padded + plane_floats, *column_max = column_taps + w->out[1];
     bool is_max = w->kind == STAX_WINDOW_MAX_POOL;
     for (int64_t ow = 0; ow < w->out[1]; ow++) column_taps[ow] = (float)divisor_taps(w, 1, ow);
     for (int64_t p = begin; p < end; p++) {
@@ -103,7 +111,7 @@ static void pool_range(void *context, int64_t begin, int64_t end) {
         stax_fill_padded_plane(w, image, is_max ? -INFINITY : 0.0f, t->padded_h, t->padded_w,
                                padded);
         if (is_max)
-            max_plane(w, padded, t->padded_w, plane);
+            max_plane(w, padded, t->padded_w, column_max, plane);
         else
             average_plane(w, padded, t->padded_w, column_taps, plane);
     }

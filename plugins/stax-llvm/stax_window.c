@@ -4,15 +4,19 @@
  *
  * - regular conv (channels per group > 1): implicit GEMM, per image and
  *   group C[C_out/g, OH*OW] = W[C_out/g, K] x B[K, OH*OW] with K = C/g * kh *
- *   kw. B is the input plane itself for a 1x1 stride-1 unpadded conv, else
- *   the im2col matrix (zeros for taps in the padding). On a micro-kernel
- *   family (window.packed) the im2col columns are packed straight into the
- *   driver's B panels (stax_gemm_packed_run_from), so the matrix is never
- *   materialised, and the bias is added per output row while the tile is in
- *   cache, then the fused epilogue (the conv's pointwise consumers, as for a
+ *   kw. B is the input plane itself for a 1x1 stride-1 unpadded conv (on
+ *   a micro-kernel family read in place by the strided tile kernels: its
+ *   few rows stay in L1 while every row tile reads them), else the im2col
+ *   matrix (zeros for taps in the padding). On a micro-kernel family
+ *   (window.packed) the im2col columns are packed straight into the
+ *   driver's B panels (stax_im2col.c, stax_gemm_packed_run_from), so the
+ *   matrix is never materialised, and the bias is added per output row
+ *   while the tile is in cache, then the fused epilogue (the conv's pointwise consumers, as for a
  *   matmul) on that block. With the legacy 6x16 pair (STAX_GEMM_KERNEL=legacy)
  *   the matrix is filled in parallel into a scratch slot and the bias and
  *   the epilogue added afterwards.
+ * - regular conv on a small output map (window.pixel_rows): the pixels as
+ *   the product's rows instead, stax_conv_pixel_rows.c.
  * - depthwise conv (one input channel per group): stax_depthwise.c.
  * - conv_transpose: per output plane (no write conflicts between threads),
  *   each input element's taps add into that plane.
@@ -84,60 +88,10 @@ static void im2col_rows(void *context, int64_t begin, int64_t end) {
     }
 }
 
-/* The im2col source of one image and group for the packed driver. */
-typedef struct im2col_source {
-    const stax_window *w;
-    const float *x_image; /* image 0's first channel of the group */
-} im2col_source;
-
-static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
-    return v < lo ? lo : v > hi ? hi : v;
-}
-
-/* B[k][j] for k in [k0, k0 + kc), j in [j0, j0 + cols), as kc rows of nr
- * floats: row k is input channel k / (kh * kw) at tap (kh, kw), column j the
- * output pixel (j / OW, j % OW); zero where the tap lies in the padding and
- * past cols. A panel's columns are runs along output rows. */
-static void pack_im2col_panel(const void *context, int64_t batch, int64_t k0, int64_t kc,
-                              int64_t j0, int64_t cols, int64_t nr, float *out) {
-    const im2col_source *source = context;
-    const stax_window *w = source->w;
-    int64_t kh_n = w->kernel[0], kw_n = w->kernel[1], ow_n = w->out[1], s0 = w->stride[0];
-    int64_t s1 = w->stride[1], in_h = w->in[0], in_w = w->in[1];
-    int64_t c = k0 / (kh_n * kw_n), kh = k0 / kw_n % kh_n, kw = k0 % kw_n;
-    for (int64_t k = 0; k < kc; k++, out += nr) {
-        const float *image = source->x_image + (batch * w->in_channels + c) * in_h * in_w;
-        int64_t off_h = kh * w->dilation[0] - w->pad_begin[0];
-        int64_t off_w = kw * w->dilation[1] - w->pad_begin[1], lo, hi;
-        inside_range(ow_n, s1, off_w, in_w, &lo, &hi);
-        for (int64_t j = 0, oh = j0 / ow_n, ow = j0 % ow_n; j < cols; oh++, ow = 0) {
-            int64_t run = ow_n - ow < cols - j ? ow_n - ow : cols - j;
-            int64_t ih = oh * s0 + off_h;
-            float *dst = out + j - ow; /* indexed by output column */
-            j += run;
-            if (ih < 0 || ih >= in_h) {
-                memset(dst + ow, 0, sizeof(float) * (size_t)run);
-                continue;
-            }
-            const float *src = image + ih * in_w + off_w;
-            int64_t z1 = clamp64(lo, ow, ow + run), z2 = clamp64(hi, z1, ow + run);
-            for (int64_t o = ow; o < z1; o++) dst[o] = 0.0f;
-            if (s1 == 1) /* at most a panel's width: a loop, not a memcpy call */
-                for (int64_t o = z1; o < z2; o++) dst[o] = src[o];
-            else
-                for (int64_t o = z1; o < z2; o++) dst[o] = src[o * s1];
-            for (int64_t o = z2; o < ow + run; o++) dst[o] = 0.0f;
-        }
-        if (cols < nr) memset(out + cols, 0, sizeof(float) * (size_t)(nr - cols));
-        if (++kw == kw_n) {
-            kw = 0;
-            if (++kh == kh_n) kh = 0, c++;
-        }
-    }
-}
-
 size_t stax_window_packed_workspace_bytes(const stax_step *step, const stax_gemm_kernels *kernels,
                                           int64_t threads) {
+    if (step->window.pixel_rows)
+        return stax_conv_pixel_rows_workspace_bytes(step, kernels, threads);
     size_t weights = (size_t)(step->window.out_channels * step->gemm.k) * sizeof(float);
     size_t aligned = (weights + 63) / 64 * 64;
     return aligned + stax_gemm_packed_workspace_bytes(&step->gemm, kernels, threads);
@@ -188,13 +142,16 @@ static void conv_packed(const tp_plugin_host *host, const stax_step *step, void 
     for (int64_t n = 0; n < w->batch; n += images)
         for (int64_t g = 0; g < w->group; g++) {
             int64_t x_channel = (n * w->in_channels + g * cin_g) * in_plane;
-            im2col_source im2col_of = {w, slot_f32(slots, w->x_slot, w->x_offset + x_channel)};
+            stax_im2col_source im2col_of = {w, slot_f32(slots, w->x_slot, w->x_offset + x_channel)};
             int64_t out_first = (n * w->out_channels + g * cout_g) * cols;
-            stax_gemm_source source = {.pack_b = im2col ? pack_im2col_panel : NULL,
-                                       .b_context = &im2col_of,
-                                       .row_bias = bias ? bias + g * cout_g : NULL,
-                                       .a_packed = packed_weights + g * cout_g * step->gemm.k,
-                                       .epilogue_offset = out_first};
+            stax_gemm_source source = {
+                .pack_b = im2col ? stax_im2col_pack_panel : NULL,
+                .pack_b_panels = im2col ? stax_im2col_pack_panels : NULL,
+                .b_in_place = !im2col, /* a 1x1 conv: B is the image, read where it is */
+                .b_context = &im2col_of,
+                .row_bias = bias ? bias + g * cout_g : NULL,
+                .a_packed = packed_weights + g * cout_g * step->gemm.k,
+                .epilogue_offset = out_first};
             stax_gemm gemm = step->gemm;
             gemm.batch = images, gemm.batch_ndim = 1, gemm.batch_dims[0] = images;
             gemm.a_batch_strides[0] = 0, gemm.b_batch_strides[0] = w->in_channels * in_plane;
@@ -299,6 +256,10 @@ void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **s
     switch (w->method) {
     case STAX_WINDOW_GEMM_IM2COL:
     case STAX_WINDOW_GEMM_POINTWISE:
+        if (w->pixel_rows) {
+            stax_conv_pixel_rows_run(host, step, slots, workspace, kernels, epilogue, threads);
+            return;
+        }
         if (w->packed) {
             conv_packed(host, step, slots, workspace, kernels, epilogue, threads);
             return;

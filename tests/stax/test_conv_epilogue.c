@@ -319,6 +319,21 @@ START_TEST(f32_conv_epilogues_match_on_one_thread) {
 }
 END_TEST
 
+/* STAX_CONV_PIXEL_ROWS=on: the group-1 cases with the output pixels as the
+ * product's rows (stax_conv_pixel_rows.c): the bias added and the epilogue
+ * run after C^T is transposed into the output, on the pool and one thread. */
+START_TEST(f32_conv_epilogues_match_with_pixel_rows) {
+    stax_test_cache_dir();
+    setenv("STAX_CONV_PIXEL_ROWS", "on", 1);
+    for (size_t i = 0; i < NUM_CASES; i++)
+        for (size_t k = 0; k < NUM_KINDS; k++) {
+            check_case(&cases[i], kinds[k], TP_F32, NULL, k == 0);
+            check_case_on(&cases[i], kinds[k], TP_F32, NULL, false, "threads=1");
+        }
+    unsetenv("STAX_CONV_PIXEL_ROWS");
+}
+END_TEST
+
 /* A dynamic compile of each case's graph (the sizes are run-time arguments
  * of the kernels, the plan's decisions replayed at run time). */
 START_TEST(conv_epilogues_in_a_dynamic_build_match) {
@@ -469,6 +484,7 @@ TP_TEST_SUITE(stax_conv_epilogue) {
     tcase_add_test(c, f32_conv_epilogues_match_a_direct_convolution);
     tcase_add_test(c, f32_conv_epilogues_match_on_the_generic_and_legacy_kernels);
     tcase_add_test(c, f32_conv_epilogues_match_on_one_thread);
+    tcase_add_test(c, f32_conv_epilogues_match_with_pixel_rows);
     tcase_add_test(c, conv_epilogues_in_a_dynamic_build_match);
     tcase_add_test(c, f16_conv_epilogues_round_like_the_unfused_graph);
     tcase_add_test(c, activation_after_a_conv_is_not_a_kernel_of_its_own);

@@ -6,6 +6,7 @@
  * shapes are odd on purpose: panel and tile edges, pads on one side only,
  * strides and dilations that leave taps in the padding. */
 #include "stax_harness.h"
+#include "tensorplay/profile.h"
 
 typedef struct conv_case {
     const char *what;
@@ -228,6 +229,54 @@ static const conv_case gemm_cases[] = {
      {1, 1, 1, 1},
      true,
      true},
+    {"7x7 map, 3x3 pad 1 (a network's last stage), batch 3",
+     3,
+     24,
+     32,
+     1,
+     {7, 7},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1, 1, 1},
+     true,
+     true},
+    {"14x14 to a 7x7 map, 3x3 stride 2 pad 1",
+     1,
+     16,
+     48,
+     1,
+     {14, 14},
+     {3, 3},
+     {2, 2},
+     {1, 1},
+     {1, 1, 1, 1},
+     true,
+     false},
+    {"1x1 at a 7x7 map (the input is B), batch 2",
+     2,
+     40,
+     64,
+     1,
+     {7, 7},
+     {1, 1},
+     {1, 1},
+     {1, 1},
+     {0, 0, 0, 0},
+     true,
+     true},
+    {"7x7 map, k past one k block (kc), 20 output channels (a column edge)",
+     1,
+     64,
+     20,
+     1,
+     {7, 7},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1, 1, 1},
+     false,
+     true},
     {"taps wholly in the padding",
      1,
      2,
@@ -257,6 +306,97 @@ START_TEST(packed_conv_with_constant_weights_matches_a_direct_convolution) {
     for (size_t f = 0; f < sizeof families / sizeof *families; f++)
         for (size_t i = 0; i < sizeof gemm_cases / sizeof *gemm_cases; i++)
             check_conv(&gemm_cases[i], families[f], true);
+}
+END_TEST
+
+/* STAX_CONV_PIXEL_ROWS=on: every group-1 case with the output pixels as the
+ * product's rows (stax_conv_pixel_rows.c), on every family, with the
+ * weights as an input and as a constant (packed at compile). */
+START_TEST(pixel_rows_conv_matches_a_direct_convolution_on_every_family) {
+    stax_test_cache_dir();
+    static const char *const families[] = {NULL, "avx2", "generic", "avx512"};
+    setenv("STAX_CONV_PIXEL_ROWS", "on", 1);
+    for (size_t f = 0; f < sizeof families / sizeof *families; f++)
+        for (size_t i = 0; i < sizeof gemm_cases / sizeof *gemm_cases; i++) {
+            check_conv(&gemm_cases[i], families[f], false);
+            check_conv(&gemm_cases[i], families[f], true);
+        }
+    unsetenv("STAX_CONV_PIXEL_ROWS");
+}
+END_TEST
+
+static void remember_conv_kernel(const tp_profile_event *event, void *user) {
+    char *name = user;
+    if (!strcmp(event->phase, "kernel") && !strncmp(event->detail, "conv_", 5))
+        snprintf(name, 256, "%s", event->detail);
+}
+
+/* The profile name of the conv step stax runs for the case. */
+static void conv_kernel_of(const conv_case *c, char name[256]) {
+    int64_t x_shape[4] = {c->batch, c->in_channels, c->in[0], c->in[1]};
+    int64_t w_shape[4] = {c->out_channels, c->in_channels / c->group, c->kernel[0], c->kernel[1]};
+    int64_t b_shape[1] = {c->out_channels};
+    tp_tensor *inputs[3] = {stax_test_random(TP_F32, 4, x_shape, 21),
+                            stax_test_random(TP_F32, 4, w_shape, 22),
+                            stax_test_random(TP_F32, 1, b_shape, 23)};
+    name[0] = 0;
+    tp_profile_set_handler(remember_conv_kernel, name);
+    tp_tensor *got = run_on_stax(c, inputs, true);
+    tp_profile_set_handler(NULL, NULL);
+    tp_tensor_release(got);
+    for (int i = 0; i < 3; i++) tp_tensor_release(inputs[i]);
+}
+
+/* 64 output channels fill the 16-wide panels; 49 pixels leave 15 of 64
+ * panel columns empty, 28 * 28 = 784 none: pixel rows on the 7x7 map only,
+ * unless STAX_CONV_PIXEL_ROWS=off. */
+START_TEST(pixel_rows_are_chosen_for_a_7x7_map_only) {
+    stax_test_cache_dir();
+    conv_case small = {"7x7",  1,      32,     64,           1,    {7, 7},
+                       {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, false};
+    conv_case large = small;
+    large.in[0] = large.in[1] = 28;
+    char name[256];
+    conv_kernel_of(&small, name);
+    ck_assert_msg(strstr(name, "conv_pixel_rows_gemm_1x64x7x7"), "7x7 map ran as '%s'", name);
+    conv_kernel_of(&large, name);
+    ck_assert_msg(strstr(name, "conv_im2col_gemm_1x64x28x28"), "28x28 map ran as '%s'", name);
+    setenv("STAX_CONV_PIXEL_ROWS", "off", 1);
+    conv_kernel_of(&small, name);
+    unsetenv("STAX_CONV_PIXEL_ROWS");
+    ck_assert_msg(strstr(name, "conv_im2col_gemm_1x64x7x7"), "pixel rows off: ran as '%s'", name);
+}
+END_TEST
+
+START_TEST(an_unknown_pixel_rows_setting_is_an_error_that_names_it) {
+    stax_test_cache_dir();
+    conv_case c = {"7x7", 1, 4, 16, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false};
+    int64_t x_shape[4] = {1, 4, 7, 7}, w_shape[4] = {16, 4, 3, 3};
+    tp_tensor *inputs[2] = {stax_test_random(TP_F32, 4, x_shape, 21),
+                            stax_test_random(TP_F32, 4, w_shape, 22)};
+    tp_graph *g = NULL;
+    ck_assert_int_eq(tp_graph_create("pixel_rows_setting", &g), TP_OK);
+    tp_type type = {.dtype = TP_F32, .ndim = 4};
+    memcpy(type.dims, x_shape, sizeof x_shape);
+    tp_value_id ids[2], y;
+    ck_assert_int_eq(tp_graph_add_input(g, "x", &type, &ids[0]), TP_OK);
+    memcpy(type.dims, w_shape, sizeof w_shape);
+    ck_assert_int_eq(tp_graph_add_input(g, "w", &type, &ids[1]), TP_OK);
+    tp_attrs attrs = TP_ATTRS_INIT;
+    attrs.group = 1;
+    memcpy(attrs.pads, c.pads, sizeof c.pads);
+    attrs.npads = 4;
+    ck_assert_int_eq(tp_graph_add_node(g, "conv", ids, 2, &attrs, "y", &y), TP_OK);
+    ck_assert_int_eq(tp_graph_set_outputs(g, &y, 1), TP_OK);
+    setenv("STAX_CONV_PIXEL_ROWS", "sometimes", 1);
+    tp_tensor *out[1] = {NULL};
+    tp_status status = stax_test_run("stax", g, inputs, 2, NULL, 0, out);
+    unsetenv("STAX_CONV_PIXEL_ROWS");
+    ck_assert_int_ne(status, TP_OK);
+    ck_assert_msg(strstr(tp_last_error(), "STAX_CONV_PIXEL_ROWS is 'sometimes'"), "error: %s",
+                  tp_last_error());
+    tp_graph_destroy(g);
+    for (int i = 0; i < 2; i++) tp_tensor_release(inputs[i]);
 }
 END_TEST
 
@@ -337,6 +477,9 @@ TP_TEST_SUITE(stax_conv_packed) {
     tcase_add_test(c, packed_conv_matches_a_direct_convolution_on_every_family);
     tcase_add_test(c, packed_conv_with_constant_weights_matches_a_direct_convolution);
     tcase_add_test(c, depthwise_conv_matches_a_direct_convolution);
+    tcase_add_test(c, pixel_rows_conv_matches_a_direct_convolution_on_every_family);
+    tcase_add_test(c, pixel_rows_are_chosen_for_a_7x7_map_only);
+    tcase_add_test(c, an_unknown_pixel_rows_setting_is_an_error_that_names_it);
     suite_add_tcase(s, c);
     return s;
 }

@@ -69,6 +69,8 @@ static void check_pool(const pool_case *c, bool with_nan) {
 static const pool_case cases[] = {
     {"max 3x3 stride 2 pad 1 (a network's stem)", true, 2, 3, {23, 45}, 3, 2, 1},
     {"max 2x2 stride 1", true, 1, 2, {9, 37}, 2, 1, 0},
+    {"max 3x3 stride 3 pad 1 (a stride past 2)", true, 1, 2, {13, 31}, 3, 3, 1},
+    {"max 5x5 stride 2 pad 2, 112-wide rows", true, 1, 2, {9, 112}, 5, 2, 2},
     {"average 3x3 stride 1 pad 1", false, 1, 3, {8, 41}, 3, 1, 1},
     {"average 3x3 stride 2 pad 1", false, 2, 2, {11, 29}, 3, 2, 1},
 };

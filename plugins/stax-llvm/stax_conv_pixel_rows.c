@@ -1,0 +1,167 @@
+/* stax-llvm — a conv on a small output map (ResNet's and MobileNetV2's 7x7
+ * maps) with its output pixels as the rows of the product, for
+ * stax_window.c: C^T[pixels][C_out] = im2col^T[pixels][K] x W^T[K][C_out],
+ * the pixels of every image one after another.
+ *
+ * The usual conv product (stax_window.c) has the pixels of one image as
+ * its columns, and the micro-kernel's panels are nr columns wide: 49
+ * pixels fill four 16-wide panels of which the last holds one column, so
+ * close to a quarter of the work goes to waste. Here the columns are the
+ * output channels (a multiple of 16 in these networks) and the pixels of
+ * all images are rows, split into tiles of mr rows and a few smaller ones
+ * (no row is padded). W^T is packed whole at compile (the step's
+ * packed_w_slot); im2col^T is packed for all k blocks before the product
+ * (stax_im2col_pack_pixel_rows); the product writes C^T into the step's
+ * col_slot, which is then transposed into the NCHW output with the bias,
+ * then the fused epilogue runs over the output. */
+#include <string.h>
+
+#include "stax_internal.h"
+
+static int64_t output_pixels(const stax_window *w) {
+    return w->out[0] * w->out[1];
+}
+
+static int64_t padded_to(int64_t count, int64_t width) {
+    return (count + width - 1) / width * width;
+}
+
+/* The product: A (im2col^T) comes packed, B is W^T read through W's slot
+ * (W is C_out x K row-major, so B[k][co] = W[co][k]). */
+static stax_gemm pixel_rows_gemm(const stax_window *w, int64_t k) {
+    stax_gemm gemm;
+    memset(&gemm, 0, sizeof gemm);
+    gemm.batch = 1;
+    gemm.m = w->batch * output_pixels(w);
+    gemm.n = w->out_channels;
+    gemm.k = k;
+    gemm.a_slot = w->w_slot, gemm.a_offset = w->w_offset; /* not read: A is packed */
+    gemm.a_rs = k, gemm.a_cs = 1;
+    gemm.b_slot = w->w_slot, gemm.b_offset = w->w_offset;
+    gemm.b_rs = 1, gemm.b_cs = k;
+    gemm.c_slot = w->col_slot;
+    gemm.epilogue = -1;
+    gemm.packed_b_slot = -1;
+    return gemm;
+}
+
+/* Panel columns wasted: the pixels of one image over nr-wide panels (the
+ * usual product) against the output channels over them (this one). */
+static bool wastes_fewer_columns(const stax_window *w, const stax_gemm_family *family) {
+    int64_t pixels = output_pixels(w), channels = w->out_channels;
+    double waste_now = 1.0 - (double)pixels / (double)padded_to(pixels, family->nr);
+    double waste_here = 1.0 - (double)channels / (double)padded_to(channels, family->nr);
+    return waste_now >= waste_here + 0.1;
+}
+
+int32_t stax_conv_choose_pixel_rows(const tp_plugin_host *host, const stax_window *w,
+                                    const stax_gemm_family *family, bool *chosen, char *error,
+                                    size_t error_size) {
+    const char *setting = host && host->getenv ? host->getenv("STAX_CONV_PIXEL_ROWS") : NULL;
+    *chosen = false;
+    if (setting && *setting && strcmp(setting, "on") && strcmp(setting, "off"))
+        return tpcommon_error(error, error_size,
+                              "stax: STAX_CONV_PIXEL_ROWS is '%s'; use on or off (or unset it)",
+                              setting);
+    bool possible =
+        w->kind == STAX_WINDOW_CONV && w->packed && w->group == 1 && family &&
+        (w->method == STAX_WINDOW_GEMM_IM2COL || w->method == STAX_WINDOW_GEMM_POINTWISE);
+    if (!possible || (setting && !strcmp(setting, "off"))) return TP_PLUGIN_OK;
+    *chosen = (setting && !strcmp(setting, "on")) || wastes_fewer_columns(w, family);
+    return TP_PLUGIN_OK;
+}
+
+size_t stax_conv_pixel_rows_weight_floats(const stax_step *step, const stax_gemm_family *family) {
+    return (size_t)(step->gemm.k * padded_to(step->window.out_channels, family->nr));
+}
+
+void stax_conv_pixel_rows_pack_weights(const stax_step *step, const stax_gemm_kernels *kernels,
+                                       void *weights, float *out) {
+    void *slots[1] = {weights};
+    stax_gemm gemm = pixel_rows_gemm(&step->window, step->gemm.k);
+    gemm.b_slot = 0;
+    stax_gemm_pack_whole_b(&gemm, slots, kernels, out);
+}
+
+int64_t stax_conv_pixel_rows_result_floats(const stax_window *w) {
+    return w->batch * output_pixels(w) * w->out_channels;
+}
+
+static size_t aligned_floats(size_t floats) {
+    return (floats + 15) / 16 * 16;
+}
+
+/* W^T packed (when it was not at compile), im2col^T packed, the driver's space. */
+size_t stax_conv_pixel_rows_workspace_bytes(const stax_step *step, const stax_gemm_kernels *kernels,
+                                            int64_t threads) {
+    stax_gemm gemm = pixel_rows_gemm(&step->window, step->gemm.k);
+    size_t floats = aligned_floats(stax_gemm_whole_b_floats(&gemm, kernels)) +
+                    aligned_floats((size_t)(gemm.m * gemm.k));
+    return floats * sizeof(float) + stax_gemm_packed_workspace_bytes(&gemm, kernels, threads);
+}
+
+typedef struct pixel_rows_task {
+    const stax_window *w;
+    const stax_gemm_kernels *kernels;
+    const stax_im2col_source *source;
+    const stax_gemm *gemm;
+    void **slots;
+    float *packed_a;
+    const float *result; /* C^T */
+    int64_t rows_per_unit;
+} pixel_rows_task;
+
+static void pack_a_range(void *context, int64_t begin, int64_t end) {
+    const pixel_rows_task *t = context;
+    int64_t m = t->gemm->m, row1 = end * t->rows_per_unit < m ? end * t->rows_per_unit : m;
+    stax_im2col_pack_pixel_rows(t->source, t->kernels->family, m, t->gemm->k, t->kernels->kc,
+                                begin * t->rows_per_unit, row1, t->packed_a);
+}
+
+/* Output planes [begin, end) (image * C_out + channel) from C^T, plus the bias. */
+static void transpose_planes(void *context, int64_t begin, int64_t end) {
+    const pixel_rows_task *t = context;
+    const stax_window *w = t->w;
+    int64_t pixels = output_pixels(w), channels = w->out_channels;
+    const float *bias = w->b_slot >= 0 ? (const float *)t->slots[w->b_slot] + w->b_offset : NULL;
+    float *out = (float *)t->slots[w->out_slot] + w->out_offset;
+    for (int64_t plane = begin; plane < end; plane++) {
+        int64_t image = plane / channels, channel = plane % channels;
+        const float *column = t->result + image * pixels * channels + channel;
+        float b = bias ? bias[channel] : 0.0f, *dst = out + plane * pixels;
+        for (int64_t p = 0; p < pixels; p++) dst[p] = column[p * channels] + b;
+    }
+}
+
+void stax_conv_pixel_rows_run(const tp_plugin_host *host, const stax_step *step, void **slots,
+                              float *workspace, const stax_gemm_kernels *kernels,
+                              stax_kernel_fn epilogue, int64_t threads) {
+    const stax_window *w = &step->window;
+    stax_gemm gemm = pixel_rows_gemm(w, step->gemm.k);
+    float *packed_b = workspace;
+    float *packed_a = packed_b + aligned_floats(stax_gemm_whole_b_floats(&gemm, kernels));
+    float *driver_space = packed_a + aligned_floats((size_t)(gemm.m * gemm.k));
+    const float *b_packed = packed_b;
+    if (w->packed_w_slot >= 0 && w->packed_kc == kernels->kc)
+        b_packed = slots[w->packed_w_slot];
+    else
+        stax_gemm_pack_whole_b(&gemm, slots, kernels, packed_b);
+    stax_im2col_source im2col_of = {w, (const float *)slots[w->x_slot] + w->x_offset};
+    pixel_rows_task task = {.w = w,
+                            .kernels = kernels,
+                            .source = &im2col_of,
+                            .gemm = &gemm,
+                            .slots = slots,
+                            .packed_a = packed_a,
+                            .result = (const float *)slots[w->col_slot],
+                            /* a multiple of mr: unit boundaries are tile boundaries */
+                            .rows_per_unit = 8 * (int64_t)kernels->family->mr};
+    stax_parallel_range(host, (gemm.m + task.rows_per_unit - 1) / task.rows_per_unit, 1, threads,
+                        pack_a_range, &task);
+    stax_gemm_source source = {.a_packed = packed_a, .b_packed = b_packed};
+    stax_gemm_packed_run_from(host, &gemm, slots, driver_space, kernels, NULL, threads, &source);
+    stax_parallel_range(host, w->batch * w->out_channels, 4, threads, transpose_planes, &task);
+    if (epilogue)
+        stax_run_kernel(host, epilogue, slots, stax_conv_pixel_rows_result_floats(w), 16384,
+                        threads);
+}
