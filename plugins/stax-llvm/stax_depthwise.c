@@ -4,8 +4,8 @@
  * real), so every tap of every output is in range and the loops have no
  * bounds checks. 3x3 kernels at stride 1 or 2 (MobileNet's) compute each
  * output row in one pass with all nine taps, which the compiler vectorises
- * along the row (stride 2 from a copy of the plane with each row's even
- * and odd columns apart, so every tap reads consecutive floats); other
+ * along the row (stride 2 from a bordered copy written with each row's
+ * even and odd columns apart, so every tap reads consecutive floats); other
  * shapes add one tap at a time into the row. The bias is the accumulator's start. A fused
  * epilogue (the conv's pointwise consumers) runs on each block of output
  * rows right after it is computed, while it is in L1. Planes are split
@@ -17,9 +17,12 @@
 #include "stax_internal.h"
 
 /* Vectorised for the host's width, picked when the plugin loads (plain C
- * is otherwise compiled for generic x86-64). */
+ * is otherwise compiled for generic x86-64): x86-64-v3 is AVX2 with FMA
+ * (a plain "avx2" clone has no FMA, so every tap was a multiply and an
+ * add), x86-64-v4 AVX-512; the file is built with -ffp-contract=fast. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
-#define STAX_DEPTHWISE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define STAX_DEPTHWISE_CLONES                                                                      \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define STAX_DEPTHWISE_CLONES
 #endif
@@ -91,16 +94,37 @@ STAX_DEPTHWISE_CLONES static void rows_3x3(const float *padded, int64_t padded_w
     }
 }
 
-/* Each row of the bordered plane with its even columns first, then its odd
- * ones, so that a stride-2 tap reads consecutive floats. */
-static void split_even_odd_columns(const float *padded, int64_t padded_h, int64_t padded_w,
-                                   float *split) {
-    int64_t evens = (padded_w + 1) / 2;
+/* j in [*lo, *hi) of [0, count) are the j with 0 <= 2j + offset < limit. */
+static void inside_halves(int64_t count, int64_t offset, int64_t limit, int64_t *lo, int64_t *hi) {
+    int64_t first = -offset, end = limit - offset; /* 2j >= first, 2j < end */
+    int64_t l = first <= 0 ? 0 : (first + 1) / 2, h = end <= 0 ? 0 : (end + 1) / 2;
+    *hi = h < count ? h : count;
+    *lo = l < *hi ? l : *hi;
+}
+
+/* One half of a bordered row: half[j] = padded column 2j + parity, that
+ * is image column 2j + parity - left where it lies in the image, else 0. */
+STAX_DEPTHWISE_CLONES static void split_half(const float *image_row, int64_t in_w, int64_t left,
+                                             int64_t parity, int64_t count, float *half) {
+    int64_t lo = count, hi = count; /* a row of the border: all zeros */
+    if (image_row) inside_halves(count, parity - left, in_w, &lo, &hi);
+    for (int64_t j = 0; j < lo; j++) half[j] = 0.0f;
+    for (int64_t j = lo; j < hi; j++) half[j] = image_row[2 * j + parity - left];
+    for (int64_t j = hi; j < count; j++) half[j] = 0.0f;
+}
+
+/* The zero-bordered plane with each row's even columns first, then its odd
+ * ones, so that a stride-2 tap reads consecutive floats; written straight
+ * from the image (one pass, no bordered copy first). */
+static void split_bordered_plane(const stax_window *w, const float *image, int64_t padded_h,
+                                 int64_t padded_w, float *split) {
+    int64_t evens = (padded_w + 1) / 2, odds = padded_w / 2;
     for (int64_t r = 0; r < padded_h; r++) {
-        const float *src = padded + r * padded_w;
-        float *even = split + r * padded_w, *odd = even + evens;
-        for (int64_t c = 0; c < evens; c++) even[c] = src[2 * c];
-        for (int64_t c = 0; c < padded_w / 2; c++) odd[c] = src[2 * c + 1];
+        int64_t ih = r - w->pad_begin[0];
+        const float *row = ih >= 0 && ih < w->in[0] ? image + ih * w->in[1] : NULL;
+        float *even = split + r * padded_w;
+        split_half(row, w->in[1], w->pad_begin[1], 0, evens, even);
+        split_half(row, w->in[1], w->pad_begin[1], 1, odds, even + evens);
     }
 }
 
@@ -157,10 +181,10 @@ static void depthwise_range(void *context, int64_t begin, int64_t end) {
      * on MobileNetV2's planes: 28 and 56 wide faster, 7 and 14 slower) */
     bool dense = is_3x3_dense(w), stride2 = dense && w->stride[0] == 2 && w->out[1] >= 16;
     size_t plane_floats = (size_t)(t->padded_h * t->padded_w);
-    /* the bordered plane, then (stride 2) its columns split even / odd */
-    float *padded = malloc(sizeof(float) * plane_floats * (stride2 ? 2 : 1));
+    /* the bordered plane, or (stride 2) the same with its columns split
+     * even / odd */
+    float *padded = malloc(sizeof(float) * plane_floats);
     if (!padded) abort(); /* a few KiB per thread: there is no error path inside a run */
-    float *split = stride2 ? padded + plane_floats : NULL;
     int64_t multiplier = w->out_channels / w->in_channels, taps = w->kernel[0] * w->kernel[1];
     for (int64_t p = begin; p < end; p++) {
         int64_t n = p / w->out_channels, co = p % w->out_channels, ci = co / multiplier;
@@ -168,14 +192,16 @@ static void depthwise_range(void *context, int64_t begin, int64_t end) {
         float b = t->bias ? t->bias[co] : 0.0f, *plane = t->out + p * w->out[0] * w->out[1];
         /* the multiplier's output channels of one input plane share its buffer */
         if (p == begin || co % multiplier == 0) {
-            stax_fill_padded_plane(w, image, 0.0f, t->padded_h, t->padded_w, padded);
-            if (stride2) split_even_odd_columns(padded, t->padded_h, t->padded_w, split);
+            if (stride2)
+                split_bordered_plane(w, image, t->padded_h, t->padded_w, padded);
+            else
+                stax_fill_padded_plane(w, image, 0.0f, t->padded_h, t->padded_w, padded);
         }
         int64_t plane_first = p * w->out[0] * w->out[1];
         for (int64_t oh0 = 0; oh0 < w->out[0]; oh0 += t->block_rows) {
             int64_t oh1 = oh0 + t->block_rows < w->out[0] ? oh0 + t->block_rows : w->out[0];
             if (stride2)
-                rows_3x3_stride2(split, t->padded_w, t->weight + co * taps, b, oh0, oh1, w->out[1],
+                rows_3x3_stride2(padded, t->padded_w, t->weight + co * taps, b, oh0, oh1, w->out[1],
                                  plane);
             else if (dense)
                 rows_3x3(padded, t->padded_w, t->weight + co * taps, b, w->stride[0], oh0, oh1,
