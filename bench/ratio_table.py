@@ -37,6 +37,14 @@ def main():
                 cell += " ok" if check.get("pass") else " WRONG"
             cells.append(cell)
         print(f"| {case['case']} | " + " | ".join(cells) + " |")
+    compiles = [(case["case"], r) for case in cases for r in case["results"]
+                if "compile_cold_ms" in r]
+    if compiles:
+        print("\n| case | backend | compile cold | compile from disk cache |")
+        print("|---|---|---|---|")
+        for name, r in compiles:
+            print(f"| {name} | {r['name']} | {r['compile_cold_ms']:.3g} ms | "
+                  f"{r['compile_disk_cache_ms']:.3g} ms |")
     for row in rows:
         if "skipped" in row:
             print(f"\n{row['case']}: skipped: {row['skipped'].splitlines()[0]}")

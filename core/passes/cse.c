@@ -8,7 +8,8 @@
  * reads them: integer lists by count and elements, doubles bit for bit (so
  * 0.0 and -0.0 differ and a NaN equals the same NaN), and a constant's
  * payload by dtype, shape and bytes — two constants with different data are
- * never merged. Every op of the table is pure, so none is excluded.
+ * never merged (the hash samples a large payload; equality reads it all). Every op of the table is
+ * pure, so none is excluded.
  */
 #include "pass_internal.h"
 
@@ -112,22 +113,40 @@ static uint64_t hash_u64(uint64_t hash, uint64_t value) {
     return hash_bytes(hash, &value, sizeof value);
 }
 
+/* A constant's payload is hashed by dtype, shape, size and a sample of its
+ * bytes (all of them up to FULL_HASH_BYTES, else SAMPLED_WORDS words spread
+ * evenly plus the last one): a model's weights are megabytes, and hashing
+ * every byte made cse the slowest pass by far. The hash only picks the
+ * candidates; equality (tensor_equal) still compares every byte, so two
+ * constants that differ outside the sample are never merged. */
+#define FULL_HASH_BYTES 1024
+#define SAMPLED_WORDS   64
+
 static uint64_t hash_tensor(uint64_t hash, const tp_tensor *tensor) {
     if (!tensor) return hash_u64(hash, 0);
     hash = hash_u64(hash, (uint64_t)tp_tensor_dtype(tensor));
     hash =
         hash_bytes(hash, tp_tensor_shape(tensor), (size_t)tp_tensor_ndim(tensor) * sizeof(int64_t));
-    return hash_bytes(hash, tp_tensor_data(tensor), tp_tensor_nbytes(tensor));
+    const unsigned char *data = tp_tensor_data(tensor);
+    size_t size = tp_tensor_nbytes(tensor);
+    hash = hash_u64(hash, size);
+    if (size <= FULL_HASH_BYTES) return hash_bytes(hash, data, size);
+    size_t stride = (size - sizeof(uint64_t)) / SAMPLED_WORDS;
+    for (size_t i = 0; i < SAMPLED_WORDS; i++)
+        hash = hash_bytes(hash, data + i * stride, sizeof(uint64_t));
+    return hash_bytes(hash, data + size - sizeof(uint64_t), sizeof(uint64_t));
 }
 
 static bool tensor_equal(const tp_tensor *a, const tp_tensor *b) {
-    if (!a || !b) return a == b;
+    if (a == b) return true;
+    if (!a || !b) return false;
     if (tp_tensor_dtype(a) != tp_tensor_dtype(b) || tp_tensor_ndim(a) != tp_tensor_ndim(b))
         return false;
     if (memcmp(tp_tensor_shape(a), tp_tensor_shape(b),
                (size_t)tp_tensor_ndim(a) * sizeof(int64_t)) != 0)
         return false;
-    return memcmp(tp_tensor_data(a), tp_tensor_data(b), tp_tensor_nbytes(a)) == 0;
+    const void *data_a = tp_tensor_data(a), *data_b = tp_tensor_data(b);
+    return data_a == data_b || memcmp(data_a, data_b, tp_tensor_nbytes(a)) == 0;
 }
 
 static uint64_t hash_attrs(uint64_t hash, const tp_op_def *op, const tp_attrs *attrs) {

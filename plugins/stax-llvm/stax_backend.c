@@ -417,6 +417,23 @@ static void log_arena(const tp_plugin_host *host, const tp_plugin_graph *graph,
     host->log(host, TP_PLUGIN_LOG_DEBUG, line);
 }
 
+/* TP_LOG=debug: where a compile's time went, and where its objects came from. */
+static void log_compile_phases(const tp_plugin_host *host, const tp_plugin_graph *graph,
+                               const tp_plugin_executable *exe, double plan_ms, double kernels_ms,
+                               double library_ms) {
+    if (!host->log) return;
+    static const char *const sources[] = {"compiled", "from memory", "from the disk cache"};
+    int library_hit = exe->gemm_library.module ? exe->gemm_library.cache_hit : -1;
+    char line[512];
+    snprintf(line, sizeof line,
+             "compile phases of graph '%s'; plan %.1f ms (constants copied, weights packed), "
+             "%d kernels %.1f ms (%s), micro-kernel library %.1f ms (%s)",
+             graph->name ? graph->name : "?", plan_ms, (int)exe->program.num_kernels, kernels_ms,
+             sources[exe->cache_hit >= 0 && exe->cache_hit <= 2 ? exe->cache_hit : 0], library_ms,
+             library_hit < 0 ? "none" : sources[library_hit <= 2 ? library_hit : 0]);
+    host->log(host, TP_PLUGIN_LOG_DEBUG, line);
+}
+
 /* max-autotune: measured choices per packed matmul step, then the workspace
  * they need. A dynamic graph keeps the defaults (its sizes change per call). */
 static int32_t autotune_program(tp_plugin_executable *exe, int64_t budget_ms, char *error,
@@ -453,6 +470,8 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
     exe->host = host;
     exe->threads = threads;
     char *template_ir = NULL;
+    double started = stax_clock_ms(), planned = started, kernels_done = started,
+           library_done = started;
     status = TP_PLUGIN_UNAVAILABLE;
     if (stax_graph_is_dynamic(graph))
         status = compile_dynamic(exe, graph, inputs, num_inputs, &template_ir, error, error_size);
@@ -465,10 +484,12 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
         exe->kernels = calloc((size_t)prog->num_kernels + 1, sizeof *exe->kernels);
         if (!exe->kernels) status = tpcommon_error(error, error_size, "stax: out of memory");
     }
+    planned = stax_clock_ms();
     if (status == TP_PLUGIN_OK)
         status = stax_jit_load(template_ir ? template_ir : prog->ir, &jit,
                                (const char *const *)prog->kernel_names, prog->num_kernels,
                                exe->kernels, &exe->module, &exe->cache_hit, error, error_size);
+    kernels_done = stax_clock_ms();
     if (status == TP_PLUGIN_OK)
         status = stax_gemm_library_load(host, prog->uses_gemm, family, jit.dump_ir,
                                         &exe->gemm_library, error, error_size);
@@ -484,8 +505,12 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
                sizeof exe->gemm_kernels.gemv_dot);
         stax_gemm_family_blocking(host, family, &exe->gemm_kernels.kc, &exe->gemm_kernels.mc);
     }
+    library_done = stax_clock_ms();
     if (status == TP_PLUGIN_OK && bind_program(exe) != TP_PLUGIN_OK)
         status = tpcommon_error(error, error_size, "stax: out of memory");
+    if (status == TP_PLUGIN_OK)
+        log_compile_phases(host, graph, exe, planned - started, kernels_done - planned,
+                           library_done - kernels_done);
     if (status == TP_PLUGIN_OK && autotune)
         status = autotune_program(exe, budget_ms, error, error_size);
     free(template_ir);

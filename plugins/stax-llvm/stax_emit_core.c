@@ -2,6 +2,7 @@
  * literals, conversions with tensor.h's semantics, alloca loops, strided
  * loads and stores, and the kernel function frame with noalias buffers. */
 #include "stax_emit_core.h"
+#include "stax_kernel_bodies.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -328,9 +329,9 @@ static void record_slots(fn_ctx *f) {
     }
 }
 
-int32_t fn_finish(fn_ctx *f, const char *name) {
+/* The body as a function of its own, @NAME_body. */
+static void define_own_body(fn_ctx *f, const char *name) {
     tpcommon_buf *m = f->g->module;
-    record_slots(f);
     tpcommon_buf_printf(m, "define internal void @%s_body(", name);
     for (int32_t s = 0; s < f->g->num_slots; s++)
         if (f->slot_used[s]) tpcommon_buf_printf(m, "ptr noalias %%s%d, ", s);
@@ -340,6 +341,36 @@ int32_t fn_finish(fn_ctx *f, const char *name) {
     tpcommon_buf_append(m, f->allocas.data ? f->allocas.data : "");
     tpcommon_buf_append(m, f->body.data ? f->body.data : "");
     tpcommon_buf_printf(m, "  ret void\n}\n\n");
+}
+
+/* The body handed to the shared table (stax_kernel_bodies.c): the name of
+ * the body the kernel calls, an equal earlier one's when there is one. */
+static bool share_body(fn_ctx *f, char *body_name, size_t size) {
+    tpcommon_buf text;
+    tpcommon_buf_init(&text);
+    tpcommon_buf_append(&text, "entry:\n" STAX_PARAMS_MARKER "\n");
+    tpcommon_buf_append(&text, f->allocas.data ? f->allocas.data : "");
+    tpcommon_buf_append(&text, f->body.data ? f->body.data : "");
+    tpcommon_buf_append(&text, "  ret void\n");
+    char *body = tpcommon_buf_take(&text);
+    int32_t index =
+        body ? stax_kernel_bodies_add(f->g->bodies, body, f->slot_used, f->g->num_slots) : -1;
+    free(body);
+    if (index < 0) return false;
+    stax_kernel_body_name(index, body_name, size);
+    return true;
+}
+
+int32_t fn_finish(fn_ctx *f, const char *name) {
+    tpcommon_buf *m = f->g->module;
+    record_slots(f);
+    char body_name[200];
+    if (f->g->bodies) {
+        if (!share_body(f, body_name, sizeof body_name)) f->failed = true;
+    } else {
+        define_own_body(f, name);
+        snprintf(body_name, sizeof body_name, "%s_body", name);
+    }
     tpcommon_buf_printf(m, "define void @%s(ptr %%slots, i64 %%begin, i64 %%end) #0 {\n", name);
     for (int32_t s = 0; s < f->g->num_slots; s++)
         if (f->slot_used[s]) {
@@ -349,7 +380,7 @@ int32_t fn_finish(fn_ctx *f, const char *name) {
     /* the size arguments' array is the pointer just before the slots */
     tpcommon_buf_printf(m, "  %%pa = getelementptr ptr, ptr %%slots, i64 -1\n");
     tpcommon_buf_printf(m, "  %%params = load ptr, ptr %%pa\n");
-    tpcommon_buf_printf(m, "  call void @%s_body(", name);
+    tpcommon_buf_printf(m, "  call void @%s(", body_name);
     for (int32_t s = 0; s < f->g->num_slots; s++)
         if (f->slot_used[s]) tpcommon_buf_printf(m, "ptr %%s%d, ", s);
     tpcommon_buf_printf(m, "ptr %%params, i64 %%begin, i64 %%end)\n  ret void\n}\n\n");

@@ -258,6 +258,7 @@ typedef struct stax_emit_graph {
     tpcommon_buf *module;      /* functions are appended here */
     stax_slot_list *emitting;  /* the kernel being emitted: fn_finish adds its slots (or NULL) */
     stax_decisions *decisions; /* NULL: decide from the sizes */
+    struct stax_kernel_bodies *bodies; /* kernels with equal bodies share one (NULL: none) */
     char *error;
     size_t error_size;
 } stax_emit_graph;
@@ -357,6 +358,7 @@ typedef struct stax_module stax_module; /* a loaded object, shared and refcounte
 int32_t stax_jit_init(const tp_plugin_host *host, char *error, size_t error_size);
 void stax_jit_shutdown(void);
 const char *stax_jit_cpu(void);
+double stax_clock_ms(void); /* CLOCK_MONOTONIC, for the compile's debug log */
 const char *stax_jit_features(void);
 /* Compiles (or finds in the memory/disk cache) `ir` and resolves `names`.
  * `cache_hit` says where it came from: 0 compiled, 1 memory, 2 disk. */

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "stax_internal.h"
 #include "tpcommon_cache.h"
@@ -39,6 +40,12 @@ static LLVMOrcLLJITRef jit;
 static char *host_triple, *host_cpu, *host_features;
 static stax_module *loaded;
 static int32_t jit_users; /* contexts holding the JIT (stax_jit_init - stax_jit_shutdown) */
+
+double stax_clock_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec * 1e3 + (double)now.tv_nsec * 1e-6;
+}
 
 const char *stax_jit_cpu(void) {
     return host_cpu ? host_cpu : "generic";
@@ -198,6 +205,18 @@ static LLVMTargetMachineRef make_target_machine(int opt_level, char *error, size
                                    LLVMRelocPIC, LLVMCodeModelJITDefault);
 }
 
+/* TP_LOG=debug: where a module's compile went. */
+static void log_compile_times(const tp_plugin_host *host, size_t ir_bytes, size_t object_bytes,
+                              double parse_ms, double optimise_ms, double emit_ms) {
+    if (!host || !host->log) return;
+    char line[256];
+    snprintf(line, sizeof line,
+             "stax: compiled %zu bytes of IR into a %zu-byte object: parse %.1f ms, optimise "
+             "%.1f ms, code generation %.1f ms",
+             ir_bytes, object_bytes, parse_ms, optimise_ms, emit_ms);
+    host->log(host, TP_PLUGIN_LOG_DEBUG, line);
+}
+
 /* IR text -> optimised object bytes (malloc'd). */
 static int32_t compile_object(const char *ir, const stax_jit_options *options, void **object,
                               size_t *object_size, char *error, size_t size) {
@@ -208,6 +227,7 @@ static int32_t compile_object(const char *ir, const stax_jit_options *options, v
     LLVMModuleRef module = NULL;
     char *message = NULL;
     int32_t status = TP_PLUGIN_OK;
+    double started = stax_clock_ms(), parsed = started, optimised = started;
     if (LLVMParseIRInContext(context, buffer, &module, &message)) {
         tpcommon_error(error, size, "stax: internal error: generated IR does not parse: %s",
                        message ? message : "?");
@@ -223,6 +243,7 @@ static int32_t compile_object(const char *ir, const stax_jit_options *options, v
     }
     if (message) LLVMDisposeMessage(message);
     message = NULL;
+    parsed = stax_clock_ms();
     if (status == TP_PLUGIN_OK) {
         LLVMSetTarget(module, host_triple);
         LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
@@ -256,6 +277,7 @@ static int32_t compile_object(const char *ir, const stax_jit_options *options, v
         if (message) LLVMDisposeMessage(message);
         message = NULL;
     }
+    optimised = stax_clock_ms();
     LLVMMemoryBufferRef out = NULL;
     if (status == TP_PLUGIN_OK &&
         LLVMTargetMachineEmitToMemoryBuffer(tm, module, LLVMObjectFile, &message, &out)) {
@@ -275,6 +297,9 @@ static int32_t compile_object(const char *ir, const stax_jit_options *options, v
     if (module) LLVMDisposeModule(module);
     LLVMContextDispose(context);
     LLVMDisposeTargetMachine(tm);
+    if (status == TP_PLUGIN_OK)
+        log_compile_times(options->host, strlen(ir), *object_size, parsed - started,
+                          optimised - parsed, stax_clock_ms() - optimised);
     return status;
 }
 

@@ -14,6 +14,7 @@
 
 #include "stax_emit_core.h"
 #include "stax_gemv.h"
+#include "stax_kernel_bodies.h"
 
 typedef struct planner {
     const tp_plugin_graph *graph;
@@ -29,6 +30,7 @@ typedef struct planner {
     stax_program *program;
     int32_t slot_capacity, step_capacity, kernel_capacity;
     tpcommon_buf module;
+    stax_kernel_bodies bodies; /* the kernels' bodies, equal ones shared (static builds) */
     stax_emit_graph eg;
     char *error;
     size_t error_size;
@@ -44,7 +46,10 @@ static int32_t oom(planner *p) {
                           p->graph->name ? p->graph->name : "?");
 }
 
-static int32_t add_slot(planner *p, stax_slot_kind kind, int32_t index, size_t bytes) {
+/* A new slot; a constant's buffer is allocated, and zeroed unless
+ * `overwritten` (the caller then writes every byte of it). */
+static int32_t add_slot_for(planner *p, stax_slot_kind kind, int32_t index, size_t bytes,
+                            bool overwritten) {
     stax_program *prog = p->program;
     if (prog->num_slots == p->slot_capacity) {
         int32_t capacity = p->slot_capacity ? p->slot_capacity * 2 : 16;
@@ -65,10 +70,14 @@ static int32_t add_slot(planner *p, stax_slot_kind kind, int32_t index, size_t b
         slot->data = host && host->aligned_alloc ? host->aligned_alloc(slot->bytes)
                                                  : aligned_alloc(64, (slot->bytes + 63) / 64 * 64);
         if (!slot->data) return -1;
-        memset(slot->data, 0, slot->bytes);
+        if (!overwritten) memset(slot->data, 0, slot->bytes);
     }
     p->eg.num_slots = prog->num_slots + 1;
     return prog->num_slots++;
+}
+
+static int32_t add_slot(planner *p, stax_slot_kind kind, int32_t index, size_t bytes) {
+    return add_slot_for(p, kind, index, bytes, false);
 }
 
 static stax_step *add_step(planner *p) {
@@ -447,7 +456,9 @@ static int32_t plan_creation(planner *p, int32_t v) {
     int32_t op = tpcommon_op_of(p->graph, value);
     size_t bytes =
         op == TP_PLUGIN_OP_FULL ? tpcommon_dtype_size(info->type.dtype) : type_bytes(&info->type);
-    int32_t slot = add_slot(p, STAX_SLOT_CONST, -1, bytes);
+    /* a constant's payload is copied over all of its bytes: no zeroing pass first */
+    int32_t slot =
+        add_slot_for(p, STAX_SLOT_CONST, -1, bytes, op == TP_PLUGIN_OP_CONSTANT && bytes > 0);
     if (slot < 0) return oom(p);
     void *data = p->program->slots[slot].data;
     if (op == TP_PLUGIN_OP_CONSTANT) {
@@ -1152,13 +1163,16 @@ static int32_t plan_all(planner *p, const tp_plugin_tensor_meta *inputs, int32_t
     if (status == TP_PLUGIN_OK)
         status = stax_arena_place(p->program, !p->mode, p->error, p->error_size);
     if (status != TP_PLUGIN_OK) return status;
+    if (p->eg.bodies && !stax_kernel_bodies_emit(p->eg.bodies, &p->module)) return oom(p);
     /* the matmul micro-kernels are a library module of their own (stax_gemm_library.c) */
     tpcommon_buf_printf(
         &p->module,
         "attributes #0 = { nounwind \"target-cpu\"=\"%s\" \"target-features\"=\"%s\" }\n"
         "attributes #1 = { alwaysinline nounwind \"target-cpu\"=\"%s\" "
+        "\"target-features\"=\"%s\" }\n"
+        "attributes #2 = { noinline nounwind \"target-cpu\"=\"%s\" "
         "\"target-features\"=\"%s\" }\n",
-        cpu, features, cpu, features);
+        cpu, features, cpu, features, cpu, features);
     p->program->ir = tpcommon_buf_take(&p->module);
     return p->program->ir ? TP_PLUGIN_OK : oom(p);
 }
@@ -1191,11 +1205,15 @@ int32_t stax_program_build(const tp_plugin_host *host, const tp_plugin_graph *gr
                                  .values = p.values,
                                  .module = &p.module,
                                  .decisions = mode ? mode->decisions : NULL,
+                                 /* dynamic builds keep their own bodies: stax_dynamic.c
+                                    rewrites each one's size arguments */
+                                 .bodies = mode ? NULL : &p.bodies,
                                  .error = error,
                                  .error_size = error_size};
         status = plan_all(&p, inputs, num_inputs, cpu, features);
     }
     tpcommon_buf_free(&p.module);
+    stax_kernel_bodies_free(&p.bodies);
     tpcommon_fusion_free(&p.fusion);
     free(p.values);
     free(p.gemms);

@@ -1,4 +1,6 @@
 /* cse: equal op + operands + attributes merge; anything different stays. */
+#include <stdlib.h>
+
 #include "pass_test_util.h"
 
 static tp_graph *cse(const char *text, bool *changed) {
@@ -81,6 +83,69 @@ START_TEST(merges_only_constants_with_equal_data) {
 }
 END_TEST
 
+/* Two constants of `count` floats, 0.5 * i each, except that the second one
+ * has element `differs` (when >= 0) set to -1; each graph output is a constant. */
+static tp_graph *two_large_constants(int64_t count, int64_t differs) {
+    tp_graph *graph = NULL;
+    ck_assert_int_eq(tp_graph_create("large", &graph), TP_OK);
+    float *values = malloc(sizeof *values * (size_t)count);
+    ck_assert_ptr_nonnull(values);
+    tp_value_id ids[2];
+    for (int k = 0; k < 2; k++) {
+        for (int64_t i = 0; i < count; i++) values[i] = 0.5f * (float)i;
+        if (k == 1 && differs >= 0) values[differs] = -1.0f;
+        tp_tensor *data = NULL;
+        ck_assert_int_eq(tp_tensor_from_data(TP_F32, 1, &count, values, &data), TP_OK);
+        tp_attrs attrs = TP_ATTRS_INIT;
+        attrs.data = data;
+        ck_assert_int_eq(tp_graph_add_node(graph, "constant", NULL, 0, &attrs, NULL, &ids[k]),
+                         TP_OK);
+        tp_tensor_release(data);
+    }
+    free(values);
+    ck_assert_int_eq(tp_graph_set_outputs(graph, ids, 2), TP_OK);
+    return graph;
+}
+
+START_TEST(merges_large_constants_with_equal_data) {
+    tp_graph *in = two_large_constants(100000, -1);
+    bool changed = false;
+    tp_graph *out = run_one_pass(in, TP_PASS_CSE, &changed);
+    ck_assert(changed);
+    ck_assert_int_eq(count_op(out, "constant"), 1);
+    ck_assert_int_eq(tp_graph_output(out, 0), tp_graph_output(out, 1));
+    tp_graph_destroy(out);
+    tp_graph_destroy(in);
+}
+END_TEST
+
+/* The hash reads only part of a large payload: constants that differ in a
+ * single element anywhere (first, last, and every element of a stretch in
+ * the middle) must still stay apart. */
+START_TEST(keeps_large_constants_that_differ_in_one_element) {
+    const int64_t count = 4099; /* not a multiple of any sampling stride */
+    int64_t positions[] = {0, 1, count / 2, count - 2, count - 1};
+    for (size_t i = 0; i < sizeof positions / sizeof *positions; i++) {
+        tp_graph *in = two_large_constants(count, positions[i]);
+        bool changed = true;
+        tp_graph *out = run_one_pass(in, TP_PASS_CSE, &changed);
+        ck_assert_msg(!changed, "merged constants that differ at element %lld",
+                      (long long)positions[i]);
+        ck_assert_int_eq(count_op(out, "constant"), 2);
+        tp_graph_destroy(out);
+        tp_graph_destroy(in);
+    }
+    for (int64_t at = 1000; at < 1200; at++) {
+        tp_graph *in = two_large_constants(count, at);
+        tp_graph *out = run_one_pass(in, TP_PASS_CSE, NULL);
+        ck_assert_msg(count_op(out, "constant") == 2, "merged constants that differ at %lld",
+                      (long long)at);
+        tp_graph_destroy(out);
+        tp_graph_destroy(in);
+    }
+}
+END_TEST
+
 START_TEST(keeps_nodes_with_different_attributes) {
     tp_graph *g = cse("graph t(%x: f32[2, 2]) {\n"
                       "  %a: f32[2] = sum(%x) {axes=[0], keepdim=false}\n"
@@ -106,6 +171,8 @@ TP_TEST_SUITE(cse) {
     tcase_add_test(c, merges_cascade_down_a_chain);
     tcase_add_test(c, merges_commutative_operands_in_either_order);
     tcase_add_test(c, merges_only_constants_with_equal_data);
+    tcase_add_test(c, merges_large_constants_with_equal_data);
+    tcase_add_test(c, keeps_large_constants_that_differ_in_one_element);
     tcase_add_test(c, keeps_nodes_with_different_attributes);
     suite_add_tcase(s, c);
     return s;

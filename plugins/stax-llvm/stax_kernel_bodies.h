@@ -1,0 +1,36 @@
+/* stax-llvm — kernel bodies shared between kernels whose code is the same
+ * (see stax_kernel_bodies.c). */
+#ifndef STAX_KERNEL_BODIES_H
+#define STAX_KERNEL_BODIES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tpcommon_text.h"
+
+typedef struct stax_kernel_bodies {
+    int32_t count, capacity;
+    char **texts;     /* each body's code, its slot pointers named %arg0, %arg1, ... */
+    uint64_t *hashes; /* of texts[i] */
+    int32_t *num_args;
+    int32_t *uses; /* kernels calling body i */
+} stax_kernel_bodies;
+
+/* The body `text` (slot pointers %sN of the slots `used` marks, renamed in
+ * slot order to %arg0, %arg1, ...): the index of an equal body found before,
+ * or of a new one; -1 when out of memory. */
+int32_t stax_kernel_bodies_add(stax_kernel_bodies *bodies, const char *text, const bool *used,
+                               int32_t num_slots);
+
+/* The name of body `index` ("STAXKEY_body7"). */
+void stax_kernel_body_name(int32_t index, char *out, size_t size);
+
+/* Appends every body's definition to `module`: a body called by one kernel
+ * with attribute group #1 (always inlined into its wrapper, as unshared
+ * bodies are), one shared by several with group #2 (never inlined, so it is
+ * optimised and compiled once). False when out of memory. */
+bool stax_kernel_bodies_emit(const stax_kernel_bodies *bodies, tpcommon_buf *module);
+
+void stax_kernel_bodies_free(stax_kernel_bodies *bodies);
+
+#endif

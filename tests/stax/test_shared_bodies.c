@@ -1,0 +1,107 @@
+/* stax: kernels whose code is the same share one body, compiled once
+ * (stax_kernel_bodies.c); a body only one kernel calls is inlined into it as
+ * before. The results are checked against the arithmetic done here. */
+#include <sys/stat.h>
+
+#include "stax_harness.h"
+
+/* x*x + x of each of `count` inputs of `n` floats (one kernel each: the
+ * outputs share no value), then x0 - x1 (a kernel of its own body). */
+static tp_graph *square_plus_graphs(int count, int64_t n) {
+    tp_graph *g = NULL;
+    ck_assert_int_eq(tp_graph_create("shared_bodies", &g), TP_OK);
+    tp_value_id inputs[4], outputs[5];
+    for (int i = 0; i < count; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "x%d", i);
+        inputs[i] = stax_test_input(g, name, TP_F32, 1, &n);
+        tp_value_id square =
+            stax_test_node(g, "mul", (tp_value_id[]){inputs[i], inputs[i]}, 2, NULL);
+        outputs[i] = stax_test_node(g, "add", (tp_value_id[]){square, inputs[i]}, 2, NULL);
+    }
+    outputs[count] = stax_test_node(g, "sub", (tp_value_id[]){inputs[0], inputs[1]}, 2, NULL);
+    ck_assert_int_eq(tp_graph_set_outputs(g, outputs, count + 1), TP_OK);
+    return g;
+}
+
+/* The lines of the optimised IR at `path` that define a function whose
+ * name contains `needle`. */
+static int count_definitions(const char *path, const char *needle) {
+    FILE *file = fopen(path, "r");
+    ck_assert_msg(file != NULL, "%s was not written", path);
+    char line[4096];
+    int count = 0;
+    while (fgets(line, sizeof line, file))
+        count += strncmp(line, "define", 6) == 0 && strstr(line, needle) != NULL;
+    fclose(file);
+    return count;
+}
+
+START_TEST(equal_kernels_share_one_body_and_compute_their_own_slots) {
+    stax_test_cache_dir();
+    const int count = 3;
+    const int64_t n = 1000;
+    tp_graph *g = square_plus_graphs(count, n);
+    tp_tensor *inputs[3];
+    for (int i = 0; i < count; i++) inputs[i] = stax_test_random(TP_F32, 1, &n, 40 + (uint64_t)i);
+    char ir[4300], option[4400];
+    snprintf(ir, sizeof ir, "%s/shared_bodies.ll", tp_test_temp_dir());
+    snprintf(option, sizeof option, "dump_ir=%s", ir);
+    const char *options[] = {option};
+    tp_tensor *outputs[4] = {0};
+    tp_status status = stax_test_run("stax", g, inputs, count, options, 1, outputs);
+    ck_assert_msg(status == TP_OK, "%s", tp_last_error());
+    /* the three x*x + x kernels call one body; the sub's body is inlined */
+    ck_assert_int_eq(count_definitions(ir, "_body0("), 1);
+    ck_assert_int_eq(count_definitions(ir, "_body"), 1);
+    for (int i = 0; i < count; i++) {
+        const float *x = tp_tensor_data(inputs[i]);
+        const float *got = tp_tensor_data(outputs[i]);
+        for (int64_t j = 0; j < n; j++) {
+            double want = (double)x[j] * x[j] + x[j];
+            ck_assert_msg(fabs(got[j] - want) <= 1e-6 * fabs(want) + 1e-7,
+                          "output %d element %lld: %.9g, want %.9g", i, (long long)j, got[j], want);
+        }
+    }
+    const float *x0 = tp_tensor_data(inputs[0]), *x1 = tp_tensor_data(inputs[1]);
+    const float *difference = tp_tensor_data(outputs[count]);
+    for (int64_t j = 0; j < n; j++) ck_assert_float_eq(difference[j], x0[j] - x1[j]);
+    for (int i = 0; i < count; i++) tp_tensor_release(inputs[i]);
+    for (int i = 0; i <= count; i++) tp_tensor_release(outputs[i]);
+    tp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(a_body_called_once_is_inlined) {
+    stax_test_cache_dir();
+    const int64_t n = 64;
+    tp_graph *g = NULL;
+    ck_assert_int_eq(tp_graph_create("single", &g), TP_OK);
+    tp_value_id x = stax_test_input(g, "x", TP_F32, 1, &n);
+    tp_value_id y = stax_test_node(g, "mul", (tp_value_id[]){x, x}, 2, NULL);
+    ck_assert_int_eq(tp_graph_set_outputs(g, &y, 1), TP_OK);
+    tp_tensor *input = stax_test_random(TP_F32, 1, &n, 7);
+    char ir[4300], option[4400];
+    snprintf(ir, sizeof ir, "%s/single.ll", tp_test_temp_dir());
+    snprintf(option, sizeof option, "dump_ir=%s", ir);
+    const char *options[] = {option};
+    tp_tensor *output = NULL;
+    ck_assert_int_eq(stax_test_run("stax", g, &input, 1, options, 1, &output), TP_OK);
+    ck_assert_int_eq(count_definitions(ir, "_body"), 0);
+    const float *in = tp_tensor_data(input), *got = tp_tensor_data(output);
+    for (int64_t j = 0; j < n; j++) ck_assert_float_eq(got[j], in[j] * in[j]);
+    tp_tensor_release(input);
+    tp_tensor_release(output);
+    tp_graph_destroy(g);
+}
+END_TEST
+
+TP_TEST_SUITE(stax_shared_bodies) {
+    Suite *s = suite_create("stax_shared_bodies");
+    TCase *c = tcase_create("shared_bodies");
+    tcase_set_timeout(c, 120);
+    tcase_add_test(c, a_body_called_once_is_inlined);
+    tcase_add_test(c, equal_kernels_share_one_body_and_compute_their_own_slots);
+    suite_add_tcase(s, c);
+    return s;
+}
