@@ -52,6 +52,21 @@ static void emit_multiply_add(tpcommon_buf *m, const gemv_shape *s, const char *
                         to, w, a, b, to, w, from, to);
 }
 
+/* %VALUE = the vector at %POINTER: a plain load, or with `mask` (the name
+ * of an i1 vector) a masked one whose lanes off read as 0 and touch no
+ * memory. */
+static void emit_vector_load(tpcommon_buf *m, int width, const char *value, const char *pointer,
+                             const char *mask) {
+    if (mask)
+        tpcommon_buf_printf(m,
+                            "  %%%s = call <%d x float> @llvm.masked.load.v%df32.p0(ptr %%%s, i32 "
+                            "4, <%d x i1> %%%s, <%d x float> zeroinitializer)\n",
+                            value, width, width, pointer, width, mask, width);
+    else
+        tpcommon_buf_printf(m, "  %%%s = load <%d x float>, ptr %%%s, align 4\n", value, width,
+                            pointer);
+}
+
 /* One vector of columns at %{tag}j: U vectors of B, then each row of C
  * loaded, accumulated and stored; masked when `masked`. */
 static void emit_columns(tpcommon_buf *m, const gemv_shape *s, const char *tag, int u_count,
@@ -61,28 +76,18 @@ static void emit_columns(tpcommon_buf *m, const gemv_shape *s, const char *tag, 
     for (int u = 0; u < u_count; u++) {
         tpcommon_buf_printf(m, "  %%%s%sbp%d = getelementptr float, ptr %%%sbrow%d, i64 %%%s\n",
                             tag, q, u, tag, u, j);
-        if (masked)
-            tpcommon_buf_printf(m,
-                                "  %%%s%sb%d = call <%d x float> @llvm.masked.load.v%df32.p0(ptr "
-                                "%%%s%sbp%d, i32 4, <%d x i1> %%mask, <%d x float> "
-                                "zeroinitializer)\n",
-                                tag, q, u, w, w, tag, q, u, w, w);
-        else
-            tpcommon_buf_printf(m, "  %%%s%sb%d = load <%d x float>, ptr %%%s%sbp%d, align 4\n",
-                                tag, q, u, w, tag, q, u);
+        char value[48], pointer[48];
+        snprintf(value, sizeof value, "%s%sb%d", tag, q, u);
+        snprintf(pointer, sizeof pointer, "%s%sbp%d", tag, q, u);
+        emit_vector_load(m, w, value, pointer, masked ? "mask" : NULL);
     }
     for (int r = 0; r < s->rows; r++) {
         tpcommon_buf_printf(m, "  %%%s%scp%d = getelementptr float, ptr %%crow%d, i64 %%%s\n", tag,
                             q, r, r, j);
-        if (masked)
-            tpcommon_buf_printf(m,
-                                "  %%%s%sc%d_0 = call <%d x float> @llvm.masked.load.v%df32.p0("
-                                "ptr %%%s%scp%d, i32 4, <%d x i1> %%mask, <%d x float> "
-                                "zeroinitializer)\n",
-                                tag, q, r, w, w, tag, q, r, w, w);
-        else
-            tpcommon_buf_printf(m, "  %%%s%sc%d_0 = load <%d x float>, ptr %%%s%scp%d, align 4\n",
-                                tag, q, r, w, tag, q, r);
+        char value[48], pointer[48];
+        snprintf(value, sizeof value, "%s%sc%d_0", tag, q, r);
+        snprintf(pointer, sizeof pointer, "%s%scp%d", tag, q, r);
+        emit_vector_load(m, w, value, pointer, masked ? "mask" : NULL);
         for (int u = 0; u < u_count; u++) {
             char to[48], a[48], b[48], from[48];
             snprintf(to, sizeof to, "%s%sc%d_%d", tag, q, r, u + 1);
@@ -247,28 +252,18 @@ static void emit_dot_columns(tpcommon_buf *m, const gemv_shape *s, const char *t
                                 "  %%%s%sao%d = add i64 %%arow%d, %s\n"
                                 "  %%%s%sap%d = getelementptr float, ptr %%a, i64 %%%s%sao%d\n",
                                 tag, x, r, r, k, tag, x, r, tag, x, r);
-            if (masked)
-                tpcommon_buf_printf(m,
-                                    "  %%%s%sa%d = call <%d x float> @llvm.masked.load.v%df32.p0("
-                                    "ptr %%%s%sap%d, i32 4, <%d x i1> %%kmask, <%d x float> "
-                                    "zeroinitializer)\n",
-                                    tag, x, r, w, w, tag, x, r, w, w);
-            else
-                tpcommon_buf_printf(m, "  %%%s%sa%d = load <%d x float>, ptr %%%s%sap%d, align 4\n",
-                                    tag, x, r, w, tag, x, r);
+            char value[48], pointer[48];
+            snprintf(value, sizeof value, "%s%sa%d", tag, x, r);
+            snprintf(pointer, sizeof pointer, "%s%sap%d", tag, x, r);
+            emit_vector_load(m, w, value, pointer, masked ? "kmask" : NULL);
         }
         for (int q = 0; q < columns; q++) {
             tpcommon_buf_printf(m, "  %%%s%sbp%d = getelementptr float, ptr %%%sbcol%d, i64 %s\n",
                                 tag, x, q, tag, q, k);
-            if (masked)
-                tpcommon_buf_printf(m,
-                                    "  %%%s%sb%d = call <%d x float> @llvm.masked.load.v%df32.p0("
-                                    "ptr %%%s%sbp%d, i32 4, <%d x i1> %%kmask, <%d x float> "
-                                    "zeroinitializer)\n",
-                                    tag, x, q, w, w, tag, x, q, w, w);
-            else
-                tpcommon_buf_printf(m, "  %%%s%sb%d = load <%d x float>, ptr %%%s%sbp%d, align 4\n",
-                                    tag, x, q, w, tag, x, q);
+            char value[48], pointer[48];
+            snprintf(value, sizeof value, "%s%sb%d", tag, x, q);
+            snprintf(pointer, sizeof pointer, "%s%sbp%d", tag, x, q);
+            emit_vector_load(m, w, value, pointer, masked ? "kmask" : NULL);
             for (int r = 0; r < s->rows; r++) {
                 char to[48], av[48], bv[48], from[48];
                 snprintf(to, sizeof to, "%s%s%d_%d", tag, masked ? "fin" : "new", r, q);

@@ -85,6 +85,56 @@ static inline tp_value_id stax_test_node(tp_graph *g, const char *op, const tp_v
     return stax_test_named_node(g, op, in, n, attrs, NULL);
 }
 
+/* x with its last two axes swapped (a transpose node). */
+static inline tp_value_id stax_test_swap_last_two(tp_graph *g, tp_value_id x, int ndim) {
+    tp_attrs attrs = TP_ATTRS_INIT;
+    attrs.dim0 = ndim - 2, attrs.dim1 = ndim - 1;
+    return stax_test_node(g, "transpose", &x, 1, &attrs);
+}
+
+/* How a batched product y[q] = x[q] @ w (+ bias, then relu) lies in its
+ * operands (x, w[, bias]), for stax_test_check_product. */
+typedef struct stax_test_product {
+    int64_t batch, m, k, n;
+    tp_dtype dtype;    /* of the operands and the result */
+    bool x_transposed; /* x stored [batch, k, m] */
+    bool w_transposed; /* w stored [n, k] */
+    bool w_batched;    /* w [batch, k, n], one per product (else shared) */
+    bool bias, relu;   /* operands[2] is a bias [n]; relu after */
+} stax_test_product;
+
+/* y against the product in double: |y - exact| <= the f32 accumulation's
+ * bound + the result's rounding in its dtype. */
+static inline void stax_test_check_product(const stax_test_product *c, tp_tensor *const *operands,
+                                           const tp_tensor *y, const char *what) {
+    ck_assert_int_eq(tp_tensor_numel(y), c->batch * c->m * c->n);
+    ck_assert_int_eq(tp_tensor_dtype(y), c->dtype);
+    double unit = c->dtype == TP_F16 ? 0x1p-10 : c->dtype == TP_BF16 ? 0x1p-7 : 0.0;
+    for (int64_t q = 0; q < c->batch; q++)
+        for (int64_t i = 0; i < c->m; i++)
+            for (int64_t j = 0; j < c->n; j++) {
+                double sum = c->bias ? tp_tensor_get_f64(operands[2], j) : 0.0;
+                double magnitude = fabs(sum);
+                for (int64_t p = 0; p < c->k; p++) {
+                    int64_t xi =
+                        c->x_transposed ? (q * c->k + p) * c->m + i : (q * c->m + i) * c->k + p;
+                    int64_t wi = c->w_transposed ? j * c->k + p : p * c->n + j;
+                    if (c->w_batched) wi += q * c->k * c->n;
+                    double term =
+                        tp_tensor_get_f64(operands[0], xi) * tp_tensor_get_f64(operands[1], wi);
+                    sum += term;
+                    magnitude += fabs(term);
+                }
+                if (c->relu && sum < 0) sum = 0;
+                double got = tp_tensor_get_f64(y, (q * c->m + i) * c->n + j);
+                double bound = 1e-5 * magnitude + 1e-6 + unit * fabs(sum);
+                ck_assert_msg(fabs(got - sum) <= bound,
+                              "%s: batch %lld, y[%lld][%lld] is %.9g, the double product gives "
+                              "%.9g",
+                              what, (long long)q, (long long)i, (long long)j, got, sum);
+            }
+}
+
 /* A tensor as the plugin table sees it, for tests that call the table directly. */
 static inline tp_plugin_tensor_meta stax_test_meta(const tp_tensor *t) {
     tp_plugin_tensor_meta m = {.dtype = (int32_t)tp_tensor_dtype(t), .ndim = tp_tensor_ndim(t)};

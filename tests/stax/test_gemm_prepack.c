@@ -25,12 +25,6 @@ typedef struct weight_case {
     bool w_is_input;   /* w an input of the graph instead of a constant */
 } weight_case;
 
-static tp_value_id swap_last_two(tp_graph *g, tp_value_id x, int ndim) {
-    tp_attrs attrs = TP_ATTRS_INIT;
-    attrs.dim0 = ndim - 2, attrs.dim1 = ndim - 1;
-    return stax_test_node(g, "transpose", &x, 1, &attrs);
-}
-
 /* Uniform values in [-2, 2), rounded to the dtype. */
 static tp_tensor *random_tensor(tp_dtype dtype, int ndim, const int64_t *dims, uint64_t seed) {
     tp_tensor *f32 = stax_test_random(TP_F32, ndim, dims, seed);
@@ -66,7 +60,7 @@ static tp_graph *build(const weight_case *c, tp_tensor *const *operands) {
     int64_t dims[3];
     int nd = x_dims(c, dims);
     tp_value_id x = stax_test_input(g, "x", c->dtype, nd, dims), w;
-    if (c->x_transposed) x = swap_last_two(g, x, nd);
+    if (c->x_transposed) x = stax_test_swap_last_two(g, x, nd);
     int64_t w_dims[2] = {w_stored_transposed(c) ? c->n : c->k,
                          w_stored_transposed(c) ? c->k : c->n};
     if (c->w_is_input) {
@@ -82,7 +76,7 @@ static tp_graph *build(const weight_case *c, tp_tensor *const *operands) {
         if (c->bias) in[2] = stax_test_input(g, "bias", c->dtype, 1, &c->n);
         y = stax_test_node(g, "linear", in, c->bias ? 3 : 2, NULL);
     } else {
-        if (c->w_transposed) w = swap_last_two(g, w, 2);
+        if (c->w_transposed) w = stax_test_swap_last_two(g, w, 2);
         y = stax_test_node(g, "matmul", (tp_value_id[]){x, w}, 2, NULL);
     }
     if (c->relu) y = stax_test_node(g, "relu", &y, 1, NULL);
@@ -90,36 +84,18 @@ static tp_graph *build(const weight_case *c, tp_tensor *const *operands) {
     return g;
 }
 
-static double value_at(const tp_tensor *t, int64_t i) {
-    return tp_tensor_get_f64(t, i);
-}
-
-/* |y - exact| <= rounding of the result + the f32 accumulation's bound. */
 static void check_against_double(const weight_case *c, tp_tensor *const *operands,
                                  const tp_tensor *y, const char *what) {
-    ck_assert_int_eq(tp_tensor_numel(y), c->batch * c->m * c->n);
-    ck_assert_int_eq(tp_tensor_dtype(y), c->dtype);
-    double unit = c->dtype == TP_F16 ? 0x1p-10 : c->dtype == TP_BF16 ? 0x1p-7 : 0.0;
-    for (int64_t q = 0; q < c->batch; q++)
-        for (int64_t i = 0; i < c->m; i++)
-            for (int64_t j = 0; j < c->n; j++) {
-                double sum = c->bias ? value_at(operands[2], j) : 0.0, magnitude = fabs(sum);
-                for (int64_t p = 0; p < c->k; p++) {
-                    int64_t xi =
-                        c->x_transposed ? (q * c->k + p) * c->m + i : (q * c->m + i) * c->k + p;
-                    int64_t wi = w_stored_transposed(c) ? j * c->k + p : p * c->n + j;
-                    double term = value_at(operands[0], xi) * value_at(operands[1], wi);
-                    sum += term;
-                    magnitude += fabs(term);
-                }
-                if (c->relu && sum < 0) sum = 0;
-                double got = value_at(y, (q * c->m + i) * c->n + j);
-                double bound = 1e-5 * magnitude + 1e-6 + unit * fabs(sum);
-                ck_assert_msg(fabs(got - sum) <= bound,
-                              "%s: batch %lld, y[%lld][%lld] is %.9g, the double product gives "
-                              "%.9g",
-                              what, (long long)q, (long long)i, (long long)j, got, sum);
-            }
+    stax_test_product shape = {.batch = c->batch,
+                               .m = c->m,
+                               .k = c->k,
+                               .n = c->n,
+                               .dtype = c->dtype,
+                               .x_transposed = c->x_transposed,
+                               .w_transposed = w_stored_transposed(c),
+                               .bias = c->bias,
+                               .relu = c->relu};
+    stax_test_check_product(&shape, operands, y, what);
 }
 
 /* The lines of stax's compile log that report a weight packed at compile. */

@@ -26,12 +26,6 @@ typedef struct product_case {
     tp_dtype dtype;
 } product_case;
 
-static tp_value_id swap_last_two(tp_graph *g, tp_value_id x, int ndim) {
-    tp_attrs attrs = TP_ATTRS_INIT;
-    attrs.dim0 = ndim - 2, attrs.dim1 = ndim - 1;
-    return stax_test_node(g, "transpose", &x, 1, &attrs);
-}
-
 static bool w_stored_transposed(const product_case *c) {
     return c->linear || c->w_transposed;
 }
@@ -73,7 +67,7 @@ static tp_graph *build(const product_case *c, tp_tensor *const *operands) {
     int64_t dims[3];
     int nd = x_dims(c, dims);
     tp_value_id x = stax_test_input(g, "x", c->dtype, nd, dims), w;
-    if (c->x_transposed) x = swap_last_two(g, x, nd);
+    if (c->x_transposed) x = stax_test_swap_last_two(g, x, nd);
     int w_nd = w_dims(c, dims);
     if (c->w_constant) {
         tp_attrs payload = TP_ATTRS_INIT;
@@ -88,41 +82,26 @@ static tp_graph *build(const product_case *c, tp_tensor *const *operands) {
         y = stax_test_node(g, "linear", (tp_value_id[]){x, w, bias}, 3, NULL);
         y = stax_test_node(g, "relu", &y, 1, NULL);
     } else {
-        if (c->w_transposed) w = swap_last_two(g, w, w_nd);
+        if (c->w_transposed) w = stax_test_swap_last_two(g, w, w_nd);
         y = stax_test_node(g, "matmul", (tp_value_id[]){x, w}, 2, NULL);
     }
     ck_assert_int_eq(tp_graph_set_outputs(g, &y, 1), TP_OK);
     return g;
 }
 
-/* |y - exact| <= the f32 accumulation's bound + the result's rounding. */
 static void check_against_double(const product_case *c, tp_tensor *const *operands,
                                  const tp_tensor *y, const char *what) {
-    ck_assert_int_eq(tp_tensor_numel(y), c->batch * c->m * c->n);
-    double unit = c->dtype == TP_F16 ? 0x1p-10 : c->dtype == TP_BF16 ? 0x1p-7 : 0.0;
-    for (int64_t q = 0; q < c->batch; q++)
-        for (int64_t i = 0; i < c->m; i++)
-            for (int64_t j = 0; j < c->n; j++) {
-                double sum = c->linear ? tp_tensor_get_f64(operands[2], j) : 0.0;
-                double magnitude = fabs(sum);
-                for (int64_t p = 0; p < c->k; p++) {
-                    int64_t xi =
-                        c->x_transposed ? (q * c->k + p) * c->m + i : (q * c->m + i) * c->k + p;
-                    int64_t wi = w_stored_transposed(c) ? j * c->k + p : p * c->n + j;
-                    if (c->w_batched) wi += q * c->k * c->n;
-                    double term =
-                        tp_tensor_get_f64(operands[0], xi) * tp_tensor_get_f64(operands[1], wi);
-                    sum += term;
-                    magnitude += fabs(term);
-                }
-                if (c->linear && sum < 0) sum = 0;
-                double got = tp_tensor_get_f64(y, (q * c->m + i) * c->n + j);
-                double bound = 1e-5 * magnitude + 1e-6 + unit * fabs(sum);
-                ck_assert_msg(fabs(got - sum) <= bound,
-                              "%s: batch %lld, y[%lld][%lld] is %.9g, the double product gives "
-                              "%.9g",
-                              what, (long long)q, (long long)i, (long long)j, got, sum);
-            }
+    stax_test_product shape = {.batch = c->batch,
+                               .m = c->m,
+                               .k = c->k,
+                               .n = c->n,
+                               .dtype = c->dtype,
+                               .x_transposed = c->x_transposed,
+                               .w_transposed = w_stored_transposed(c),
+                               .w_batched = c->w_batched,
+                               .bias = c->linear,
+                               .relu = c->linear};
+    stax_test_check_product(&shape, operands, y, what);
 }
 
 /* The compile log's lines that name a product taken by the gemv kernels. */
