@@ -52,6 +52,18 @@ static void emit_multiply_add(tpcommon_buf *m, const gemv_shape *s, const char *
                         to, w, a, b, to, w, from, to);
 }
 
+/* %MASK = <w x i1>, lane l on when l < %COUNT (an i64 below w). */
+static void emit_lane_mask(tpcommon_buf *m, int w, const char *mask, const char *count) {
+    tpcommon_buf_printf(m,
+                        "  %%%si = insertelement <%d x i64> poison, i64 %%%s, i64 0\n"
+                        "  %%%sv = shufflevector <%d x i64> %%%si, <%d x i64> poison, <%d x i32> "
+                        "zeroinitializer\n"
+                        "  %%%s = icmp slt <%d x i64> <",
+                        count, w, count, count, w, count, w, w, mask, w);
+    for (int lane = 0; lane < w; lane++) tpcommon_buf_printf(m, "%si64 %d", lane ? ", " : "", lane);
+    tpcommon_buf_printf(m, ">, %%%sv\n", count);
+}
+
 /* %VALUE = the vector at %POINTER: a plain load, or with `mask` (the name
  * of an i1 vector) a masked one whose lanes off read as 0 and touch no
  * memory. */
@@ -187,14 +199,10 @@ static void emit_gemv_kernel(tpcommon_buf *m, const char *name, const gemv_shape
                         "  %%kmain = sub i64 %%k, %%krest\n"
                         "  %%jrest = and i64 %%cols, %d\n"
                         "  %%jmain = sub i64 %%cols, %%jrest\n"
-                        "  %%edge = icmp ne i64 %%jrest, 0\n"
-                        "  %%jresti = insertelement <%d x i64> poison, i64 %%jrest, i64 0\n"
-                        "  %%jrestv = shufflevector <%d x i64> %%jresti, <%d x i64> poison, "
-                        "<%d x i32> zeroinitializer\n"
-                        "  %%mask = icmp slt <%d x i64> <",
-                        u_count - 1, w - 1, w, w, w, w, w);
-    for (int lane = 0; lane < w; lane++) tpcommon_buf_printf(m, "%si64 %d", lane ? ", " : "", lane);
-    tpcommon_buf_printf(m, ">, %%jrestv\n  br label %%gloop\n");
+                        "  %%edge = icmp ne i64 %%jrest, 0\n",
+                        u_count - 1, w - 1);
+    emit_lane_mask(m, w, "mask", "jrest");
+    tpcommon_buf_printf(m, "  br label %%gloop\n");
     emit_k_loop(m, s, "g", u_count, "0", "entry", "%kmain", "tloop");
     emit_k_loop(m, s, "t", 1, "%kmain", "gloop", "%k", "done");
     tpcommon_buf_printf(m, "done:\n  ret void\n}\n\n");
@@ -318,14 +326,10 @@ static void emit_dot_kernel(tpcommon_buf *m, const char *name, const gemv_shape 
                         "  %%krest = and i64 %%k, %d\n"
                         "  %%kmain = sub i64 %%k, %%krest\n"
                         "  %%jrest = and i64 %%cols, %d\n"
-                        "  %%jmain = sub i64 %%cols, %%jrest\n"
-                        "  %%kresti = insertelement <%d x i64> poison, i64 %%krest, i64 0\n"
-                        "  %%krestv = shufflevector <%d x i64> %%kresti, <%d x i64> poison, "
-                        "<%d x i32> zeroinitializer\n"
-                        "  %%kmask = icmp slt <%d x i64> <",
-                        w - 1, STAX_GEMV_DOT_COLUMNS - 1, w, w, w, w, w);
-    for (int lane = 0; lane < w; lane++) tpcommon_buf_printf(m, "%si64 %d", lane ? ", " : "", lane);
-    tpcommon_buf_printf(m, ">, %%krestv\n  br label %%gjloop\n");
+                        "  %%jmain = sub i64 %%cols, %%jrest\n",
+                        w - 1, STAX_GEMV_DOT_COLUMNS - 1);
+    emit_lane_mask(m, w, "kmask", "krest");
+    tpcommon_buf_printf(m, "  br label %%gjloop\n");
     emit_dot_columns(m, s, "g", STAX_GEMV_DOT_COLUMNS, "0", "entry", "%jmain", "tjloop");
     emit_dot_columns(m, s, "t", 1, "%jmain", "gjloop", "%cols", "done");
     tpcommon_buf_printf(m, "done:\n  ret void\n}\n\n");

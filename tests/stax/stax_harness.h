@@ -67,6 +67,22 @@ static inline tp_tensor *stax_test_random(tp_dtype dtype, int ndim, const int64_
     return t;
 }
 
+/* stax_test_random's f32 values in [-2, 2), rounded to f16 or bf16 for
+ * those dtypes. */
+static inline tp_tensor *stax_test_random_rounded(tp_dtype dtype, int ndim, const int64_t *dims,
+                                                  uint64_t seed) {
+    tp_tensor *f32 = stax_test_random(TP_F32, ndim, dims, seed);
+    if (dtype == TP_F32) return f32;
+    tp_tensor *t = NULL;
+    ck_assert_int_eq(tp_tensor_create(dtype, ndim, dims, &t), TP_OK);
+    const float *from = tp_tensor_data(f32);
+    uint16_t *to = tp_tensor_data_mut(t);
+    for (int64_t i = 0; i < tp_tensor_numel(t); i++)
+        to[i] = dtype == TP_F16 ? tp_f16_from_f32(from[i]) : tp_bf16_from_f32(from[i]);
+    tp_tensor_release(f32);
+    return t;
+}
+
 /* Compiles and runs `graph` on `backend_name`; stores the outputs. Returns
  * the compile status (run must succeed when compile did). */
 /* Graph building for tests: a node (failing the test with the library's
@@ -175,6 +191,35 @@ static inline tp_status stax_test_run(const char *backend_name, const tp_graph *
     ck_assert_msg(status == TP_OK, "run on %s: %s", backend_name, tp_last_error());
     tp_executable_destroy(exe);
     return TP_OK;
+}
+
+typedef struct stax_test_log_count {
+    const char *needle;
+    int count;
+} stax_test_log_count;
+
+static inline void stax_test_count_line(tp_log_level level, const char *message, void *user) {
+    (void)level;
+    stax_test_log_count *c = user;
+    if (strstr(message, c->needle)) c->count++;
+}
+
+/* stax_test_run on stax with the debug log on; *lines is how many of the
+ * compile's log lines contain `needle` (a path taken, a weight packed). */
+static inline tp_status stax_test_run_counting(const char *needle, const tp_graph *graph,
+                                               tp_tensor *const *inputs, int num_inputs,
+                                               const char *const *options, int num_options,
+                                               tp_tensor **outputs, int *lines) {
+    stax_test_log_count counted = {needle, 0};
+    tp_log_level level = tp_get_log_level();
+    tp_set_log_handler(stax_test_count_line, &counted);
+    tp_set_log_level(TP_LOG_DEBUG);
+    tp_status status =
+        stax_test_run("stax", graph, inputs, num_inputs, options, num_options, outputs);
+    tp_set_log_handler(NULL, NULL);
+    tp_set_log_level(level);
+    *lines = counted.count;
+    return status;
 }
 
 /* Element-wise comparison: exact for integers/bools, |a-b| <= atol + rtol|b|

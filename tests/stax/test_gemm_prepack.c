@@ -25,20 +25,6 @@ typedef struct weight_case {
     bool w_is_input;   /* w an input of the graph instead of a constant */
 } weight_case;
 
-/* Uniform values in [-2, 2), rounded to the dtype. */
-static tp_tensor *random_tensor(tp_dtype dtype, int ndim, const int64_t *dims, uint64_t seed) {
-    tp_tensor *f32 = stax_test_random(TP_F32, ndim, dims, seed);
-    if (dtype == TP_F32) return f32;
-    tp_tensor *t = NULL;
-    ck_assert_int_eq(tp_tensor_create(dtype, ndim, dims, &t), TP_OK);
-    const float *from = tp_tensor_data(f32);
-    uint16_t *to = tp_tensor_data_mut(t);
-    for (int64_t i = 0; i < tp_tensor_numel(t); i++)
-        to[i] = dtype == TP_F16 ? tp_f16_from_f32(from[i]) : tp_bf16_from_f32(from[i]);
-    tp_tensor_release(f32);
-    return t;
-}
-
 static int x_dims(const weight_case *c, int64_t *dims) {
     int nd = 0;
     if (c->batch > 1) dims[nd++] = c->batch;
@@ -98,12 +84,6 @@ static void check_against_double(const weight_case *c, tp_tensor *const *operand
     stax_test_check_product(&shape, operands, y, what);
 }
 
-/* The lines of stax's compile log that report a weight packed at compile. */
-static void count_prepacked(tp_log_level level, const char *message, void *user) {
-    (void)level;
-    if (strstr(message, "constant B packed at compile")) ++*(int *)user;
-}
-
 /* Compiles and runs case c with `options`; returns how many products the
  * compile log says were prepacked. */
 static int run_case(const weight_case *c, tp_tensor *const *operands, const char *const *options,
@@ -114,13 +94,9 @@ static int run_case(const weight_case *c, tp_tensor *const *operands, const char
     if (c->w_is_input) inputs[num_inputs++] = operands[1];
     if (c->bias) inputs[num_inputs++] = operands[2];
     int prepacked = 0;
-    tp_log_level level = tp_get_log_level();
-    tp_set_log_handler(count_prepacked, &prepacked);
-    tp_set_log_level(TP_LOG_DEBUG);
     tp_tensor *y[1] = {NULL};
-    tp_status status = stax_test_run("stax", g, inputs, num_inputs, options, num_options, y);
-    tp_set_log_handler(NULL, NULL);
-    tp_set_log_level(level);
+    tp_status status = stax_test_run_counting("constant B packed at compile", g, inputs, num_inputs,
+                                              options, num_options, y, &prepacked);
     ck_assert_msg(status == TP_OK, "%s: %s", what, tp_last_error());
     check_against_double(c, operands, y[0], what);
     tp_tensor_release(y[0]);
@@ -131,11 +107,11 @@ static int run_case(const weight_case *c, tp_tensor *const *operands, const char
 static void make_operands(const weight_case *c, tp_tensor **operands) {
     int64_t dims[3];
     int nd = x_dims(c, dims);
-    operands[0] = random_tensor(c->dtype, nd, dims, 41);
+    operands[0] = stax_test_random_rounded(c->dtype, nd, dims, 41);
     int64_t w_dims[2] = {w_stored_transposed(c) ? c->n : c->k,
                          w_stored_transposed(c) ? c->k : c->n};
-    operands[1] = random_tensor(c->dtype, 2, w_dims, 42);
-    operands[2] = c->bias ? random_tensor(c->dtype, 1, &c->n, 43) : NULL;
+    operands[1] = stax_test_random_rounded(c->dtype, 2, w_dims, 42);
+    operands[2] = c->bias ? stax_test_random_rounded(c->dtype, 1, &c->n, 43) : NULL;
 }
 
 static void release_operands(tp_tensor **operands) {

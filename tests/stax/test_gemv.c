@@ -46,20 +46,6 @@ static int w_dims(const product_case *c, int64_t *dims) {
     return nd;
 }
 
-/* Uniform values in [-2, 2), rounded to the case's dtype. */
-static tp_tensor *random_tensor(tp_dtype dtype, int ndim, const int64_t *dims, uint64_t seed) {
-    tp_tensor *f32 = stax_test_random(TP_F32, ndim, dims, seed);
-    if (dtype == TP_F32) return f32;
-    tp_tensor *t = NULL;
-    ck_assert_int_eq(tp_tensor_create(dtype, ndim, dims, &t), TP_OK);
-    const float *from = tp_tensor_data(f32);
-    uint16_t *to = tp_tensor_data_mut(t);
-    for (int64_t i = 0; i < tp_tensor_numel(t); i++)
-        to[i] = dtype == TP_F16 ? tp_f16_from_f32(from[i]) : tp_bf16_from_f32(from[i]);
-    tp_tensor_release(f32);
-    return t;
-}
-
 /* operands: x, w, bias (linear only). */
 static tp_graph *build(const product_case *c, tp_tensor *const *operands) {
     tp_graph *g = NULL;
@@ -104,12 +90,6 @@ static void check_against_double(const product_case *c, tp_tensor *const *operan
     stax_test_check_product(&shape, operands, y, what);
 }
 
-/* The compile log's lines that name a product taken by the gemv kernels. */
-static void count_gemv_lines(tp_log_level level, const char *message, void *user) {
-    (void)level;
-    if (strstr(message, "through the gemv kernels")) ++*(int *)user;
-}
-
 /* Compiles and runs case c with `options`, checks the product; returns how
  * many products the compile log says went through the gemv kernels. */
 static int run_case(const product_case *c, const char *const *options, int num_options,
@@ -117,23 +97,19 @@ static int run_case(const product_case *c, const char *const *options, int num_o
     tp_tensor *operands[3] = {NULL, NULL, NULL};
     int64_t dims[3];
     int nd = x_dims(c, dims);
-    operands[0] = random_tensor(c->dtype, nd, dims, 51);
+    operands[0] = stax_test_random_rounded(c->dtype, nd, dims, 51);
     nd = w_dims(c, dims);
-    operands[1] = random_tensor(c->dtype, nd, dims, 52);
-    if (c->linear) operands[2] = random_tensor(c->dtype, 1, &c->n, 53);
+    operands[1] = stax_test_random_rounded(c->dtype, nd, dims, 52);
+    if (c->linear) operands[2] = stax_test_random_rounded(c->dtype, 1, &c->n, 53);
     tp_tensor *inputs[3] = {operands[0]};
     int num_inputs = 1;
     if (!c->w_constant) inputs[num_inputs++] = operands[1];
     if (c->linear) inputs[num_inputs++] = operands[2];
     tp_graph *g = build(c, operands);
     int gemv = 0;
-    tp_log_level level = tp_get_log_level();
-    tp_set_log_handler(count_gemv_lines, &gemv);
-    tp_set_log_level(TP_LOG_DEBUG);
     tp_tensor *y[1] = {NULL};
-    tp_status status = stax_test_run("stax", g, inputs, num_inputs, options, num_options, y);
-    tp_set_log_handler(NULL, NULL);
-    tp_set_log_level(level);
+    tp_status status = stax_test_run_counting("through the gemv kernels", g, inputs, num_inputs,
+                                              options, num_options, y, &gemv);
     ck_assert_msg(status == TP_OK, "%s: %s", what, tp_last_error());
     check_against_double(c, operands, y[0], what);
     tp_tensor_release(y[0]);
