@@ -26,6 +26,11 @@ typedef struct fn_ctx {
     bool flat; /* space collapsed to one flat dim over contiguous views */
     char idx[STAX_MAX_DIMS][48];
     int32_t region_matmul; /* the matmul computed as raw product in this kernel (-1) */
+    /* The node being lowered rounds its result into f16/bf16: its float ops
+     * carry no `contract`. On a CPU with f16 arithmetic (AVX512-FP16) LLVM
+     * narrows fptrunc(fop(fpext a, fpext b)) to an f16 op, and the flag would
+     * then let it fuse that op with the next node's across the rounding. */
+    bool rounds_to_storage_float;
     bool failed;
 } fn_ctx;
 

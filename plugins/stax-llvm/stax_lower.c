@@ -5,7 +5,8 @@
  * NaN, saturating float -> int casts, wrapping integers, integer pow rules).
  * f32 transcendentals call the vectorizable functions of stax_mathlib.c;
  * f64 ones call the C library. Floating adds and multiplies carry the
- * `contract` flag (FMA formation); nothing else is relaxed. */
+ * `contract` flag (FMA formation), except in a node whose result is rounded
+ * into f16/bf16; nothing else is relaxed. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@ static bool is_f32(ir_val x) {
 }
 
 static ir_val f_op(fn_ctx *f, const char *op, ir_val a, ir_val b) {
+    if (f->rounds_to_storage_float) return bin(f, op, a, b);
     char opcode[32];
     snprintf(opcode, sizeof opcode, "%s contract", op);
     return bin(f, opcode, a, b);
@@ -344,7 +346,11 @@ static ir_val frame_finish(fn_ctx *f, const expr_frame *frame) {
         f->failed = true;
         return in[0];
     }
-    return conv(f, lower_op(f, value, op, in), value->type.dtype);
+    int32_t dtype = value->type.dtype;
+    f->rounds_to_storage_float = dtype == TP_PLUGIN_F16 || dtype == TP_PLUGIN_BF16;
+    ir_val result = lower_op(f, value, op, in);
+    f->rounds_to_storage_float = false;
+    return conv(f, result, dtype);
 }
 
 /* `v` computed (never loaded, even when stored) with its inlined producers. */

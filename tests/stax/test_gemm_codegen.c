@@ -82,16 +82,29 @@ static char *llc(const char *family, char *ir, const char *cpu) {
     return read_text(out);
 }
 
+/* The block of `function` labelled "# %LOOP", or "# %LOOP.us" (the loop
+ * unswitched: how the IR optimised for some hosts, Sapphire Rapids among
+ * them, comes out of LLVM), or NULL. */
+static const char *find_loop_block(const char *function, const char *loop) {
+    char block[64];
+    snprintf(block, sizeof block, "# %%%s", loop);
+    for (const char *at = strstr(function, block); at; at = strstr(at + 1, block)) {
+        const char *rest = at + strlen(block);
+        while (strncmp(rest, ".us", 3) == 0) rest += 3;
+        if (*rest == '\n') return at;
+    }
+    return NULL;
+}
+
 /* Counts FMAs on `fma_register` and stack accesses in the block labelled
  * "# %LOOP" (the tile kernels' k loop: body) of function `name`. */
 static void loop_counts(const char *assembly, const char *name, const char *loop,
                         const char *fma_register, int *fmas, int *stack) {
-    char label[200], block[64];
+    char label[200];
     snprintf(label, sizeof label, "%s:", name);
-    snprintf(block, sizeof block, "# %%%s\n", loop);
     const char *function = strstr(assembly, label);
     ck_assert_msg(function != NULL, "no %s in the assembly", name);
-    const char *body = strstr(function, block);
+    const char *body = find_loop_block(function, loop);
     ck_assert_msg(body != NULL, "%s has no loop %s", name, loop);
     const char *end = strstr(body, "\n.LBB");
     ck_assert_ptr_nonnull(end);
