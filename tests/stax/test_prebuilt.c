@@ -5,9 +5,9 @@
  * log names it) and multiplies as a double-precision product says, with
  * rows and columns that leave tails in every tile shape, as does the same
  * compile with STAX_PREBUILT_KERNELS=off; a truncated copy, a copy with a
- * changed key, a corrupt object, a group-writable file and a missing file
- * each fall back to compiling, saying why; a bad STAX_PREBUILT_KERNELS fails
- * the compile naming the variable; dumping IR never uses the prebuilt
+ * changed key, a corrupt object, an object the JIT refuses, one lacking the
+ * kernels, a group-writable file and a missing file each fall back to compiling, saying why; a bad
+ * STAX_PREBUILT_KERNELS fails the compile naming the variable; dumping IR never uses the prebuilt
  * object; and the decision which hosts may run a family's object (checked
  * with feature strings of other hosts, since this one cannot be faked). The
  * broken copies sit in a folder of their own that STAX_PREBUILT_DIR (a
@@ -17,6 +17,7 @@
 
 #include "stax_harness.h"
 #include "stax_prebuilt.h"
+#include "tpcommon_cache.h"
 
 /* ---- helpers ---- */
 
@@ -27,7 +28,8 @@ static const char *plugin_folder(void) {
 }
 
 /* The built file of `family` (plain family kernels), or NULL when the build
- * made none (TP_STAX_PREBUILT=OFF): then the test skips. */
+ * made none (TP_STAX_PREBUILT=OFF): then the test skips. A static buffer:
+ * the next call overwrites it. */
 static const char *built_file(const char *family) {
     static char path[4400];
     char name[128];
@@ -212,6 +214,70 @@ START_TEST(a_corrupt_object_falls_back_to_compiling_and_says_so) {
 }
 END_TEST
 
+/* An entry under the key of generic's file (so it passes the key and
+ * checksum checks) whose object is `object`. */
+static void write_entry_with_generic_key(const char *folder_name, const void *object,
+                                         size_t object_size) {
+    size_t size = 0, key_size = 0;
+    unsigned char *bytes = read_whole(built_file("generic"), &size);
+    const char *stored = tpcommon_cache_entry_stored_key(bytes, size, &key_size);
+    ck_assert_ptr_nonnull(stored);
+    char *key = strndup(stored, key_size);
+    char folder[4200], path[4400];
+    snprintf(folder, sizeof folder, "%s/%s", tp_test_temp_dir(), folder_name);
+    mkdir(folder, 0700);
+    snprintf(path, sizeof path, "%s/stax-gemm-generic.prebuilt", folder);
+    ck_assert(tpcommon_cache_write_file(path, key, object, object_size, 0644));
+    free(key);
+    free(bytes);
+}
+
+START_TEST(an_object_the_jit_refuses_falls_back_to_compiling_and_says_so) {
+    if (!built_file("generic")) return;
+    static const char not_an_object[] = "this is not an ELF object file at all";
+    write_entry_with_generic_key("not-an-object", not_an_object, sizeof not_an_object);
+    stax_test_cache_dir();
+    setenv("STAX_GEMM_KERNEL", "generic", 1);
+    char folder[4200];
+    snprintf(folder, sizeof folder, "%s/not-an-object", tp_test_temp_dir());
+    setenv("STAX_PREBUILT_DIR", folder, 1);
+    ck_assert_int_eq(
+        multiply_and_count(37, 301, 45, "not used: the JIT refuses it", NULL, 0, "not an object"),
+        1);
+    reset_environment();
+}
+END_TEST
+
+START_TEST(an_object_lacking_the_kernels_falls_back_to_compiling_and_says_so) {
+    if (!built_file("generic") || !built_file("avx2")) return;
+    size_t size = 0, offset = 0, object_size = 0, key_size = 0;
+    unsigned char *bytes = read_whole(built_file("avx2"), &size);
+    const char *stored = tpcommon_cache_entry_stored_key(bytes, size, &key_size);
+    char *key = strndup(stored, key_size);
+    ck_assert_ptr_null(tpcommon_cache_entry_problem(bytes, size, key, &offset, &object_size));
+    /* avx2's object (other kernels, other symbol names) under generic's key */
+    write_entry_with_generic_key("other-kernels", bytes + offset, object_size);
+    free(key);
+    free(bytes);
+    stax_test_cache_dir();
+    setenv("STAX_GEMM_KERNEL", "generic", 1);
+    char folder[4200];
+    snprintf(folder, sizeof folder, "%s/other-kernels", tp_test_temp_dir());
+    setenv("STAX_PREBUILT_DIR", folder, 1);
+    ck_assert_int_eq(
+        multiply_and_count(37, 301, 45, "not used: the JIT refuses it", NULL, 0, "other kernels"),
+        1);
+    /* the refused object left nothing behind: avx2's own file still loads */
+    unsetenv("STAX_PREBUILT_DIR");
+    if (host_runs_natively("avx2")) {
+        setenv("STAX_GEMM_KERNEL", "avx2", 1);
+        ck_assert_int_eq(multiply_and_count(37, 301, 45, "avx2: prebuilt /", NULL, 0, "avx2 after"),
+                         1);
+    }
+    reset_environment();
+}
+END_TEST
+
 START_TEST(a_group_writable_file_is_not_trusted_and_says_how_to_fix_it) {
     const char *path = built_file("generic");
     if (!path) return;
@@ -373,6 +439,8 @@ TP_TEST_SUITE(stax_prebuilt) {
     tcase_add_test(c, a_truncated_copy_falls_back_to_compiling_and_says_so);
     tcase_add_test(c, a_copy_with_a_changed_key_falls_back_to_compiling_and_says_so);
     tcase_add_test(c, a_corrupt_object_falls_back_to_compiling_and_says_so);
+    tcase_add_test(c, an_object_the_jit_refuses_falls_back_to_compiling_and_says_so);
+    tcase_add_test(c, an_object_lacking_the_kernels_falls_back_to_compiling_and_says_so);
     tcase_add_test(c, a_group_writable_file_is_not_trusted_and_says_how_to_fix_it);
     tcase_add_test(c, a_missing_file_falls_back_to_compiling);
     tcase_add_test(c, a_bad_setting_fails_the_compile_naming_the_variable);
