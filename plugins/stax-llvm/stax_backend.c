@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "stax_autotune.h"
 #include "stax_dynamic.h"
@@ -417,20 +418,62 @@ static void log_arena(const tp_plugin_host *host, const tp_plugin_graph *graph,
     host->log(host, TP_PLUGIN_LOG_DEBUG, line);
 }
 
+/* STAX_COMPILE_THREADS: how many threads compile a graph's kernels (in as
+ * many parts, at most; stax_jit_load_graph). Unset or empty: the online
+ * CPUs, at most STAX_DEFAULT_COMPILE_THREADS; a positive integer: that many
+ * (1: one module compiled on the calling thread); anything else is an error
+ * naming the variable. Independent of the run threads (TP_NUM_THREADS). */
+#define STAX_DEFAULT_COMPILE_THREADS 8
+
+static int32_t compile_threads(const tp_plugin_host *host, int32_t *threads, char *error,
+                               size_t error_size) {
+    const char *setting = host && host->getenv ? host->getenv("STAX_COMPILE_THREADS") : NULL;
+    if (!setting || !*setting) {
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        *threads = online < 1                              ? 1
+                   : online > STAX_DEFAULT_COMPILE_THREADS ? STAX_DEFAULT_COMPILE_THREADS
+                                                           : (int32_t)online;
+        return TP_PLUGIN_OK;
+    }
+    char *end = NULL;
+    long value = strtol(setting, &end, 10);
+    if (end == setting || *end || value < 1 || value > 4096 || setting[0] == '+' ||
+        setting[0] == ' ')
+        return tpcommon_error(error, error_size,
+                              "stax: STAX_COMPILE_THREADS is '%s'; use a positive integer (1 "
+                              "compiles on the calling thread) or unset it for the online CPUs",
+                              setting);
+    *threads = (int32_t)value;
+    return TP_PLUGIN_OK;
+}
+
 /* TP_LOG=debug: where a compile's time went, and where its objects came from. */
 static void log_compile_phases(const tp_plugin_host *host, const tp_plugin_graph *graph,
-                               const tp_plugin_executable *exe, double plan_ms, double kernels_ms,
-                               double library_ms) {
+                               const tp_plugin_executable *exe, const stax_jit_report *kernels,
+                               double plan_ms, double kernels_ms, double library_ms) {
     if (!host->log) return;
     static const char *const sources[] = {"compiled", "from memory", "from the disk cache",
                                           "prebuilt"};
     int library_hit = exe->gemm_library.module ? exe->gemm_library.cache_hit : -1;
-    char line[512];
+    const char *source =
+        sources[kernels->cache_hit >= 0 && kernels->cache_hit <= 2 ? kernels->cache_hit : 0];
+    char how[160];
+    if (kernels->parts <= 1)
+        snprintf(how, sizeof how, "%s", source);
+    else if (kernels->compiled == 0)
+        snprintf(how, sizeof how, "%s, %d parts", source, (int)kernels->parts);
+    else if (kernels->compiled == kernels->parts)
+        snprintf(how, sizeof how, "compiled in %d parts on %d threads", (int)kernels->parts,
+                 (int)kernels->threads);
+    else
+        snprintf(how, sizeof how, "%d of %d parts compiled on %d threads, the others cached",
+                 (int)kernels->compiled, (int)kernels->parts, (int)kernels->threads);
+    char line[640];
     snprintf(line, sizeof line,
              "compile phases of graph '%s'; plan %.1f ms (constants copied, weights packed), "
              "%d kernels %.1f ms (%s), micro-kernel library %.1f ms (%s)",
              graph->name ? graph->name : "?", plan_ms, (int)exe->program.num_kernels, kernels_ms,
-             sources[exe->cache_hit >= 0 && exe->cache_hit <= 2 ? exe->cache_hit : 0], library_ms,
+             how, library_ms,
              library_hit < 0 ? "none" : sources[library_hit <= 3 ? library_hit : 0]);
     host->log(host, TP_PLUGIN_LOG_DEBUG, line);
 }
@@ -486,10 +529,17 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
         if (!exe->kernels) status = tpcommon_error(error, error_size, "stax: out of memory");
     }
     planned = stax_clock_ms();
+    int32_t threads_to_compile = 1;
+    stax_jit_report kernels = {0};
     if (status == TP_PLUGIN_OK)
-        status = stax_jit_load(template_ir ? template_ir : prog->ir, &jit,
-                               (const char *const *)prog->kernel_names, prog->num_kernels,
-                               exe->kernels, &exe->module, &exe->cache_hit, error, error_size);
+        status = compile_threads(host, &threads_to_compile, error, error_size);
+    /* a dynamic graph's template stays one module (stax_dynamic.c binds its sizes) */
+    if (template_ir) threads_to_compile = 1;
+    if (status == TP_PLUGIN_OK)
+        status = stax_jit_load_graph(template_ir ? template_ir : prog->ir, &jit, threads_to_compile,
+                                     (const char *const *)prog->kernel_names, prog->num_kernels,
+                                     exe->kernels, &exe->module, &kernels, error, error_size);
+    exe->cache_hit = kernels.cache_hit;
     kernels_done = stax_clock_ms();
     if (status == TP_PLUGIN_OK)
         status = stax_gemm_library_load(host, prog->uses_gemm, family, &jit, &exe->gemm_library,
@@ -510,7 +560,7 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
     if (status == TP_PLUGIN_OK && bind_program(exe) != TP_PLUGIN_OK)
         status = tpcommon_error(error, error_size, "stax: out of memory");
     if (status == TP_PLUGIN_OK)
-        log_compile_phases(host, graph, exe, planned - started, kernels_done - planned,
+        log_compile_phases(host, graph, exe, &kernels, planned - started, kernels_done - planned,
                            library_done - kernels_done);
     if (status == TP_PLUGIN_OK && autotune)
         status = autotune_program(exe, budget_ms, error, error_size);

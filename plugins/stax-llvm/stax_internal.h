@@ -366,6 +366,23 @@ const char *stax_jit_features(void);
 int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const char *const *names,
                       int32_t num_names, void **addresses, stax_module **module, int *cache_hit,
                       char *error, size_t error_size);
+/* What stax_jit_load_graph did: where the kernels came from (cache_hit as
+ * stax_jit_load's: 0 when any part was compiled), in how many parts, how
+ * many of them were compiled and on how many threads (0 when none was). */
+typedef struct stax_jit_report {
+    int cache_hit;
+    int32_t parts, threads, compiled;
+} stax_jit_report;
+#define STAX_JIT_MAX_COMPILE_THREADS 64
+/* A graph's module: as stax_jit_load, but split into up to `threads` parts
+ * (stax_ir_split.c) compiled at once, each on a thread of its own, each
+ * cached in memory and on disk by its own key; one module as before with
+ * threads <= 1, a small module, or dump_ir/dump_asm. The module returned
+ * holds every part; stax_module_release releases them. */
+int32_t stax_jit_load_graph(const char *ir, const stax_jit_options *options, int32_t threads,
+                            const char *const *names, int32_t num_names, void **addresses,
+                            stax_module **module, stax_jit_report *report, char *error,
+                            size_t error_size);
 void stax_module_release(stax_module *module);
 void stax_jit_drop_memory_cache(void);
 /* The JIT's target triple ("" before init). */

@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "stax_internal.h"
+#include "stax_ir_split.h"
 #include "tpcommon_cache.h"
 
 struct stax_module {
@@ -33,6 +34,10 @@ struct stax_module {
     int refcount;
     LLVMOrcResourceTrackerRef tracker;
     stax_module *next;
+    /* a graph compiled in parts: its parts' modules (each in `loaded`, each
+       with its own reference); this module itself is not in `loaded` */
+    stax_module **parts;
+    int32_t num_parts;
 };
 
 static pthread_mutex_t jit_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -206,22 +211,32 @@ static LLVMTargetMachineRef make_target_machine(int opt_level, const char *cpu,
                                    LLVMCodeModelJITDefault);
 }
 
+/* Where a module's compile went. */
+typedef struct compile_times {
+    size_t ir_bytes, object_bytes;
+    double parse_ms, optimise_ms, emit_ms;
+} compile_times;
+
 /* TP_LOG=debug: where a module's compile went. */
-static void log_compile_times(const tp_plugin_host *host, size_t ir_bytes, size_t object_bytes,
-                              double parse_ms, double optimise_ms, double emit_ms) {
+static void log_compile_times(const tp_plugin_host *host, const compile_times *times) {
     if (!host || !host->log) return;
     char line[256];
     snprintf(line, sizeof line,
              "stax: compiled %zu bytes of IR into a %zu-byte object: parse %.1f ms, optimise "
              "%.1f ms, code generation %.1f ms",
-             ir_bytes, object_bytes, parse_ms, optimise_ms, emit_ms);
+             times->ir_bytes, times->object_bytes, times->parse_ms, times->optimise_ms,
+             times->emit_ms);
     host->log(host, TP_PLUGIN_LOG_DEBUG, line);
 }
 
-/* IR text -> optimised object bytes (malloc'd), for `cpu` with `features`. */
+/* IR text -> optimised object bytes (malloc'd), for `cpu` with `features`.
+ * Touches no state of the JIT's but the host triple, CPU and features read
+ * at init, and logs nothing (times gets where the time went), so parts of a
+ * graph compile on threads of their own, each in its own LLVMContext with
+ * its own TargetMachine. */
 static int32_t compile_object(const char *ir, const stax_jit_options *options, const char *cpu,
-                              const char *features, void **object, size_t *object_size, char *error,
-                              size_t size) {
+                              const char *features, void **object, size_t *object_size,
+                              compile_times *times, char *error, size_t size) {
     LLVMTargetMachineRef tm = make_target_machine(options->opt_level, cpu, features, error, size);
     if (!tm) return TP_PLUGIN_ERROR;
     LLVMContextRef context = LLVMContextCreate();
@@ -299,9 +314,8 @@ static int32_t compile_object(const char *ir, const stax_jit_options *options, c
     if (module) LLVMDisposeModule(module);
     LLVMContextDispose(context);
     LLVMDisposeTargetMachine(tm);
-    if (status == TP_PLUGIN_OK)
-        log_compile_times(options->host, strlen(ir), *object_size, parsed - started,
-                          optimised - parsed, stax_clock_ms() - optimised);
+    *times = (compile_times){strlen(ir), status == TP_PLUGIN_OK ? *object_size : 0,
+                             parsed - started, optimised - parsed, stax_clock_ms() - optimised};
     return status;
 }
 
@@ -325,6 +339,8 @@ static int32_t add_object(const char *key, const void *object, size_t object_siz
     *out = module;
     return TP_PLUGIN_OK;
 }
+
+static void release_locked(stax_module *module);
 
 static void unlink_module(stax_module *module) {
     for (stax_module **at = &loaded; *at; at = &(*at)->next)
@@ -383,10 +399,12 @@ int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const cha
         }
         if (!module) {
             char *text = with_key(ir, key);
+            compile_times times;
             status = text ? compile_object(text, options, host_cpu, host_features, &object,
-                                           &object_size, error, error_size)
+                                           &object_size, &times, error, error_size)
                           : tpcommon_error(error, error_size, "stax: out of memory");
             free(text);
+            if (status == TP_PLUGIN_OK) log_compile_times(options->host, &times);
             if (status == TP_PLUGIN_OK) {
                 if (disk_cache) tpcommon_cache_write(&disk, disk_key, object, object_size);
                 status = add_object(key, object, object_size, &module, error, error_size);
@@ -405,6 +423,195 @@ int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const cha
         *out = module;
     }
     pthread_mutex_unlock(&jit_lock);
+    return status;
+}
+
+/* ---- a graph compiled in parts, on threads of their own ---- */
+
+typedef struct part_job {
+    const stax_jit_options *options;
+    char key[40];
+    char *text; /* the part's IR, its key in place of STAXKEY */
+    void *object;
+    size_t object_size;
+    int32_t status;
+    compile_times times;
+    char error[1024];
+} part_job;
+
+typedef struct part_queue {
+    part_job *jobs;
+    const int32_t *order; /* the jobs to compile */
+    int32_t count;
+    atomic_int next;
+} part_queue;
+
+/* A compile thread: takes the next part to compile until none is left. */
+static void *compile_parts(void *argument) {
+    part_queue *queue = argument;
+    for (;;) {
+        int32_t i = atomic_fetch_add(&queue->next, 1);
+        if (i >= queue->count) return NULL;
+        part_job *job = &queue->jobs[queue->order[i]];
+        job->status = compile_object(job->text, job->options, host_cpu, host_features, &job->object,
+                                     &job->object_size, &job->times, job->error, sizeof job->error);
+    }
+}
+
+/* Compiles the parts `order` names on up to `threads` threads, the calling
+ * one among them; returns how many threads compiled. Every thread started
+ * is joined before it returns (one that cannot start leaves its share to
+ * the others). */
+static int32_t compile_parts_on_threads(part_job *jobs, const int32_t *order, int32_t count,
+                                        int32_t threads) {
+    part_queue queue = {jobs, order, count, 0};
+    int32_t extra = (threads < count ? threads : count) - 1;
+    pthread_t *started = extra > 0 ? calloc((size_t)extra, sizeof *started) : NULL;
+    int32_t running = 0;
+    for (int32_t t = 0; started && t < extra; t++)
+        if (pthread_create(&started[running], NULL, compile_parts, &queue) == 0) running++;
+    compile_parts(&queue);
+    for (int32_t t = 0; t < running; t++) pthread_join(started[t], NULL);
+    free(started);
+    return running + 1;
+}
+
+/* The part's module from the memory cache, else from the disk cache; NULL
+ * when it must be compiled. */
+static stax_module *cached_part(const stax_jit_options *options, const char *ir, const char *key,
+                                tpcommon_cache *disk, bool disk_cache, int *cache_hit) {
+    for (stax_module *m = loaded; m; m = m->next)
+        if (!m->parts && strcmp(m->key, key) == 0) {
+            m->refcount++;
+            *cache_hit = 1;
+            return m;
+        }
+    if (!disk_cache) return NULL;
+    char *disk_key = disk_cache_key(options->host, ir, options->opt_level);
+    size_t object_size = 0;
+    void *object = disk_key ? tpcommon_cache_read(disk, disk_key, &object_size) : NULL;
+    stax_module *module = NULL;
+    char ignored[256];
+    if (object &&
+        add_object(key, object, object_size, &module, ignored, sizeof ignored) == TP_PLUGIN_OK)
+        *cache_hit = 2;
+    free(object);
+    free(disk_key);
+    return module;
+}
+
+/* A compiled part into the disk cache and the JIT. */
+static int32_t load_compiled_part(const stax_jit_options *options, const char *ir, part_job *job,
+                                  tpcommon_cache *disk, bool disk_cache, stax_module **module,
+                                  char *error, size_t error_size) {
+    log_compile_times(options->host, &job->times);
+    if (disk_cache) {
+        char *disk_key = disk_cache_key(options->host, ir, options->opt_level);
+        if (disk_key) tpcommon_cache_write(disk, disk_key, job->object, job->object_size);
+        free(disk_key);
+    }
+    return add_object(job->key, job->object, job->object_size, module, error, error_size);
+}
+
+static const char *readable_name(const char *name) {
+    return strncmp(name, "STAXKEY_", 8) == 0 ? name + 8 : name;
+}
+
+/* Every part found in a cache or compiled (the ones to compile at once),
+ * then loaded; jit_lock held. */
+static int32_t load_parts(const stax_ir_parts *split, const stax_jit_options *options,
+                          int32_t threads, const char *const *names, stax_module **modules,
+                          part_job *jobs, int32_t *order, stax_jit_report *report, char *error,
+                          size_t error_size) {
+    tpcommon_cache disk;
+    bool disk_cache = tpcommon_cache_open(&disk, options->host, "stax");
+    int32_t to_compile = 0, from_disk = 0;
+    for (int32_t q = 0; q < split->count; q++) {
+        part_job *job = &jobs[q];
+        job->options = options;
+        make_key(split->parts[q].ir, options->opt_level, job->key);
+        int hit = 0;
+        modules[q] = cached_part(options, split->parts[q].ir, job->key, &disk, disk_cache, &hit);
+        from_disk += hit == 2;
+        if (modules[q]) continue;
+        job->text = with_key(split->parts[q].ir, job->key);
+        if (!job->text) return tpcommon_error(error, error_size, "stax: out of memory");
+        order[to_compile++] = q;
+    }
+    report->threads = to_compile ? compile_parts_on_threads(jobs, order, to_compile, threads) : 0;
+    report->compiled = to_compile;
+    report->cache_hit = to_compile ? 0 : from_disk ? 2 : 1;
+    int32_t status = TP_PLUGIN_OK;
+    for (int32_t k = 0; k < to_compile && status == TP_PLUGIN_OK; k++) {
+        int32_t q = order[k];
+        const stax_ir_part *part = &split->parts[q];
+        if (jobs[q].status != TP_PLUGIN_OK)
+            status = tpcommon_error(
+                error, error_size, "%s (compiling part %d of %d of the graph, kernels from '%s')",
+                jobs[q].error, (int)q + 1, (int)split->count,
+                part->first_name >= 0 ? readable_name(names[part->first_name]) : "?");
+        else
+            status = load_compiled_part(options, part->ir, &jobs[q], &disk, disk_cache, &modules[q],
+                                        error, error_size);
+    }
+    return status;
+}
+
+int32_t stax_jit_load_graph(const char *ir, const stax_jit_options *options, int32_t threads,
+                            const char *const *names, int32_t num_names, void **addresses,
+                            stax_module **out, stax_jit_report *report, char *error,
+                            size_t error_size) {
+    *out = NULL;
+    *report = (stax_jit_report){.cache_hit = 0, .parts = 1, .threads = 1, .compiled = 1};
+    bool dumping =
+        (options->dump_ir && *options->dump_ir) || (options->dump_asm && *options->dump_asm);
+    if (threads > STAX_JIT_MAX_COMPILE_THREADS) threads = STAX_JIT_MAX_COMPILE_THREADS;
+    stax_ir_parts split = {0};
+    if (threads > 1 && !dumping && stax_ir_split(ir, names, num_names, threads, &split) != 0)
+        return tpcommon_error(error, error_size, "stax: out of memory splitting the kernels");
+    if (split.count <= 1) { /* one module, as it always was */
+        stax_ir_parts_free(&split);
+        int32_t status = stax_jit_load(ir, options, names, num_names, addresses, out,
+                                       &report->cache_hit, error, error_size);
+        if (report->cache_hit) report->threads = report->compiled = 0;
+        return status;
+    }
+    report->parts = split.count;
+    size_t count = (size_t)split.count;
+    part_job *jobs = calloc(count, sizeof *jobs);
+    int32_t *order = calloc(count, sizeof *order);
+    stax_module *group = calloc(1, sizeof *group);
+    stax_module **modules = calloc(count, sizeof *modules);
+    pthread_mutex_lock(&jit_lock);
+    int32_t status = !jit ? tpcommon_error(error, error_size, "stax: the JIT is not initialised")
+                     : jobs && order && group && modules
+                         ? TP_PLUGIN_OK
+                         : tpcommon_error(error, error_size, "stax: out of memory");
+    if (status == TP_PLUGIN_OK) {
+        group->parts = modules;
+        group->num_parts = split.count;
+        group->refcount = 1;
+        modules = NULL;
+        status = load_parts(&split, options, threads, names, group->parts, jobs, order, report,
+                            error, error_size);
+    }
+    for (int32_t i = 0; i < num_names && status == TP_PLUGIN_OK; i++)
+        status = resolve(group->parts[split.part_of_name[i]], &names[i], 1, &addresses[i], error,
+                         error_size);
+    if (status == TP_PLUGIN_OK) {
+        *out = group;
+    } else if (group) {
+        release_locked(group);
+    }
+    pthread_mutex_unlock(&jit_lock);
+    for (int32_t q = 0; jobs && q < split.count; q++) {
+        free(jobs[q].text);
+        free(jobs[q].object);
+    }
+    free(jobs);
+    free(order);
+    free(modules);
+    stax_ir_parts_free(&split);
     return status;
 }
 
@@ -433,9 +640,10 @@ int32_t stax_jit_compile_for_target(const char *ir, const char *cpu, const char 
         text = with_key(ir, key);
         if (!text) status = tpcommon_error(error, error_size, "stax: out of memory");
     }
+    compile_times times;
     if (status == TP_PLUGIN_OK)
-        status =
-            compile_object(text, options, cpu, features, object, object_size, error, error_size);
+        status = compile_object(text, options, cpu, features, object, object_size, &times, error,
+                                error_size);
     free(text);
     pthread_mutex_unlock(&jit_lock);
     return status;
@@ -474,9 +682,14 @@ int32_t stax_jit_load_object(const char *ir, int opt_level, const void *object, 
     return status;
 }
 
-void stax_module_release(stax_module *module) {
+static void release_locked(stax_module *module) {
     if (!module) return;
-    pthread_mutex_lock(&jit_lock);
+    if (module->parts) { /* a graph's parts: each holds a reference */
+        for (int32_t q = 0; q < module->num_parts; q++) release_locked(module->parts[q]);
+        free(module->parts);
+        free(module);
+        return;
+    }
     if (--module->refcount == 0) {
         unlink_module(module);
         LLVMErrorRef err = LLVMOrcResourceTrackerRemove(module->tracker);
@@ -484,5 +697,11 @@ void stax_module_release(stax_module *module) {
         LLVMOrcReleaseResourceTracker(module->tracker);
         free(module);
     }
+}
+
+void stax_module_release(stax_module *module) {
+    if (!module) return;
+    pthread_mutex_lock(&jit_lock);
+    release_locked(module);
     pthread_mutex_unlock(&jit_lock);
 }
