@@ -463,11 +463,12 @@ static void log_compile_phases(const tp_plugin_host *host, const tp_plugin_graph
     else if (kernels->compiled == 0)
         snprintf(how, sizeof how, "%s, %d parts", source, (int)kernels->parts);
     else if (kernels->compiled == kernels->parts)
-        snprintf(how, sizeof how, "compiled in %d parts on %d threads", (int)kernels->parts,
-                 (int)kernels->threads);
+        snprintf(how, sizeof how, "compiled in %d parts on %d thread%s", (int)kernels->parts,
+                 (int)kernels->threads, kernels->threads == 1 ? "" : "s");
     else
-        snprintf(how, sizeof how, "%d of %d parts compiled on %d threads, the others cached",
-                 (int)kernels->compiled, (int)kernels->parts, (int)kernels->threads);
+        snprintf(how, sizeof how, "%d of %d parts compiled on %d thread%s, the others cached",
+                 (int)kernels->compiled, (int)kernels->parts, (int)kernels->threads,
+                 kernels->threads == 1 ? "" : "s");
     char line[640];
     snprintf(line, sizeof line,
              "compile phases of graph '%s'; plan %.1f ms (constants copied, weights packed), "
