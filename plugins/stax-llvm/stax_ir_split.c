@@ -197,7 +197,7 @@ static int32_t reach(const ir_reader *r, int32_t root, int32_t *mark, int32_t st
 
 typedef struct ir_root {
     int32_t item;
-    int32_t *closure;
+    size_t closure; /* its internal functions: closures[closure .. + closure_count) */
     int32_t closure_count;
     size_t cost; /* its bytes and those of every function it reaches */
 } ir_root;
@@ -250,7 +250,9 @@ typedef struct ir_split {
     ir_reader reader;
     ir_root *roots;
     int32_t num_roots;
-    int32_t *mark, *stack, *closures;
+    int32_t *mark, *stack;
+    int32_t *closures; /* every root's internal functions, one after another */
+    size_t closures_used, closures_capacity;
     bool *members;         /* [parts][items] */
     int32_t *part_of_item; /* the part of each root item, -1 otherwise */
     size_t *loads;
@@ -269,6 +271,17 @@ static void split_free(ir_split *s) {
     free(s->loads);
 }
 
+/* Room in s->closures for `count` more entries. */
+static bool reserve_closures(ir_split *s, size_t count) {
+    if (s->closures_used + count <= s->closures_capacity) return true;
+    size_t capacity = (s->closures_used + count) * 2 + 64;
+    int32_t *grown = realloc(s->closures, capacity * sizeof *grown);
+    if (!grown) return false;
+    s->closures = grown;
+    s->closures_capacity = capacity;
+    return true;
+}
+
 /* The roots (kernels), each with the internal functions it reaches. */
 static bool find_roots(ir_split *s, size_t *total) {
     const ir_reader *r = &s->reader;
@@ -277,28 +290,30 @@ static bool find_roots(ir_split *s, size_t *total) {
     s->mark = calloc(n, sizeof *s->mark);
     s->stack = malloc(n * sizeof *s->stack);
     s->part_of_item = malloc(n * sizeof *s->part_of_item);
-    int32_t num_roots = 0;
-    for (int32_t i = 0; i < r->count; i++)
-        num_roots += r->items[i].is_define && !r->items[i].internal;
-    s->closures = malloc(((size_t)num_roots * n + 1) * sizeof *s->closures);
-    if (!s->roots || !s->mark || !s->stack || !s->part_of_item || !s->closures) return false;
+    int32_t *reached = malloc(n * sizeof *reached);
+    bool ok = s->roots && s->mark && s->stack && s->part_of_item && reached;
     *total = 0;
-    for (int32_t i = 0; i < r->count; i++) {
+    for (int32_t i = 0; ok && i < r->count; i++) {
         s->part_of_item[i] = -1;
         if (!r->items[i].is_define) continue;
         *total += item_bytes(r, i);
         if (r->items[i].internal) continue;
         ir_root *root = &s->roots[s->num_roots];
         root->item = i;
-        root->closure = s->closures + (size_t)s->num_roots * n;
-        root->closure_count = reach(r, i, s->mark, s->num_roots + 1, s->stack, root->closure);
+        root->closure_count = reach(r, i, s->mark, s->num_roots + 1, s->stack, reached);
+        ok = reserve_closures(s, (size_t)root->closure_count);
+        if (!ok) break;
+        root->closure = s->closures_used;
+        memcpy(s->closures + s->closures_used, reached,
+               (size_t)root->closure_count * sizeof *reached);
+        s->closures_used += (size_t)root->closure_count;
         root->cost = item_bytes(r, i);
-        for (int32_t c = 0; c < root->closure_count; c++)
-            root->cost += item_bytes(r, root->closure[c]);
+        for (int32_t c = 0; c < root->closure_count; c++) root->cost += item_bytes(r, reached[c]);
         s->num_roots++;
     }
-    qsort(s->roots, (size_t)s->num_roots, sizeof *s->roots, compare_roots);
-    return true;
+    free(reached);
+    if (ok) qsort(s->roots, (size_t)s->num_roots, sizeof *s->roots, compare_roots);
+    return ok;
 }
 
 /* Places each root (largest first): in the part that must add the least
@@ -312,13 +327,14 @@ static bool place_roots(ir_split *s, int32_t parts, size_t target) {
     if (!s->members || !s->loads) return false;
     for (int32_t k = 0; k < s->num_roots; k++) {
         const ir_root *root = &s->roots[k];
+        const int32_t *closure = s->closures + root->closure;
         int32_t best = -1, smallest = 0;
         size_t best_extra = 0, smallest_load = 0;
         for (int32_t q = 0; q < parts; q++) {
             const bool *members = s->members + (size_t)q * (size_t)r->count;
             size_t extra = item_bytes(r, root->item);
             for (int32_t c = 0; c < root->closure_count; c++)
-                if (!members[root->closure[c]]) extra += item_bytes(r, root->closure[c]);
+                if (!members[closure[c]]) extra += item_bytes(r, closure[c]);
             size_t load = s->loads[q] + extra;
             if (q == 0 || load < smallest_load) smallest = q, smallest_load = load;
             bool fits = load <= target;
@@ -330,9 +346,9 @@ static bool place_roots(ir_split *s, int32_t parts, size_t target) {
         bool *members = s->members + (size_t)best * (size_t)r->count;
         size_t extra = item_bytes(r, root->item);
         for (int32_t c = 0; c < root->closure_count; c++)
-            if (!members[root->closure[c]]) extra += item_bytes(r, root->closure[c]);
+            if (!members[closure[c]]) extra += item_bytes(r, closure[c]);
         members[root->item] = true;
-        for (int32_t c = 0; c < root->closure_count; c++) members[root->closure[c]] = true;
+        for (int32_t c = 0; c < root->closure_count; c++) members[closure[c]] = true;
         s->loads[best] += extra;
         s->part_of_item[root->item] = best;
     }

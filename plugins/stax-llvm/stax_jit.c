@@ -598,11 +598,12 @@ int32_t stax_jit_load_graph(const char *ir, const stax_jit_options *options, int
     for (int32_t i = 0; i < num_names && status == TP_PLUGIN_OK; i++)
         status = resolve(group->parts[split.part_of_name[i]], &names[i], 1, &addresses[i], error,
                          error_size);
-    if (status == TP_PLUGIN_OK) {
+    if (status == TP_PLUGIN_OK)
         *out = group;
-    } else if (group) {
-        release_locked(group);
-    }
+    else if (group && group->parts)
+        release_locked(group); /* the parts found or loaded so far, then the group */
+    else
+        free(group);
     pthread_mutex_unlock(&jit_lock);
     for (int32_t q = 0; jobs && q < split.count; q++) {
         free(jobs[q].text);

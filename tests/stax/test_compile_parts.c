@@ -6,8 +6,11 @@
  * (pointwise, reductions, softmax, log_softmax, a matmul and a conv with
  * epilogues) giving bitwise the same results with STAX_COMPILE_THREADS=1, 2
  * and 3, each checked against a double-precision oracle computed here; the
- * disk cache serving every part of the second compile; and a bad
- * STAX_COMPILE_THREADS refused with a message naming it. */
+ * disk cache serving every part of the second compile, and a part missing
+ * from it compiled alone; and a bad STAX_COMPILE_THREADS refused with a
+ * message naming it. */
+#include <dirent.h>
+
 #include "stax_harness.h"
 #include "stax_ir_split.h"
 
@@ -407,6 +410,45 @@ START_TEST(a_second_compile_takes_every_part_from_the_disk_cache) {
 }
 END_TEST
 
+/* Each entry of the disk cache's stax folder moved away in turn: an entry
+ * holding one part's object makes the next compile compile that part alone
+ * and take the other from the cache. */
+START_TEST(a_part_missing_from_the_disk_cache_is_compiled_alone) {
+    tp_tensor **inputs = make_inputs();
+    tp_tensor *outputs[NUM_OUTPUTS] = {0};
+    int lines = 0;
+    run_with_threads("2", "(compiled in 2 parts on 2 threads)", outputs, inputs, &lines);
+    ck_assert_int_eq(lines, 1);
+    for (int o = 0; o < NUM_OUTPUTS; o++) tp_tensor_release(outputs[o]);
+    char folder[4400];
+    snprintf(folder, sizeof folder, "%s/parts-cache-2/stax", tp_test_temp_dir());
+    char names[16][256];
+    int count = 0;
+    DIR *dir = opendir(folder);
+    ck_assert_msg(dir != NULL, "no cache folder %s", folder);
+    for (struct dirent *entry; (entry = readdir(dir)) != NULL && count < 16;)
+        if (entry->d_name[0] != '.') snprintf(names[count++], sizeof names[0], "%s", entry->d_name);
+    closedir(dir);
+    int partial = 0;
+    for (int e = 0; e < count; e++) {
+        char path[8800], moved[8800];
+        snprintf(path, sizeof path, "%s/%s", folder, names[e]);
+        snprintf(moved, sizeof moved, "%s/../moved", folder);
+        ck_assert_int_eq(rename(path, moved), 0);
+        run_with_threads("2", "(1 of 2 parts compiled on 1 thread, the others cached)", outputs,
+                         inputs, &lines);
+        partial += lines;
+        check_with_oracle(outputs, inputs, "one part from the disk cache");
+        for (int o = 0; o < NUM_OUTPUTS; o++) tp_tensor_release(outputs[o]);
+        ck_assert_int_eq(rename(moved, path), 0);
+    }
+    ck_assert_msg(partial == 2, "%d of the %d cache entries held one part's object", partial,
+                  count);
+    for (int i = 0; i < 6; i++) tp_tensor_release(inputs[i]);
+    free(inputs);
+}
+END_TEST
+
 START_TEST(a_bad_compile_thread_count_is_refused_naming_the_variable) {
     stax_test_cache_dir();
     static const char *const bad[] = {"0", "-2", "two", "2x", " 2", "99999"};
@@ -441,6 +483,7 @@ TP_TEST_SUITE(stax_compile_parts) {
     tcase_set_timeout(c, 300);
     tcase_add_test(c, results_are_bitwise_the_same_on_one_two_and_three_threads);
     tcase_add_test(c, a_second_compile_takes_every_part_from_the_disk_cache);
+    tcase_add_test(c, a_part_missing_from_the_disk_cache_is_compiled_alone);
     tcase_add_test(c, a_bad_compile_thread_count_is_refused_naming_the_variable);
     suite_add_tcase(s, c);
     return s;
