@@ -420,8 +420,9 @@ static void log_arena(const tp_plugin_host *host, const tp_plugin_graph *graph,
 
 /* STAX_COMPILE_THREADS: how many threads compile a graph's kernels (in as
  * many parts, at most; stax_jit_load_graph). Unset or empty: the online
- * CPUs, at most STAX_DEFAULT_COMPILE_THREADS; a positive integer: that many
- * (1: one module compiled on the calling thread); anything else is an error
+ * CPUs, at most STAX_DEFAULT_COMPILE_THREADS; an integer from 1 to 4096:
+ * that many (more than STAX_JIT_MAX_COMPILE_THREADS compile on that many;
+ * 1: one module compiled on the calling thread); anything else is an error
  * naming the variable. Independent of the run threads (TP_NUM_THREADS). */
 #define STAX_DEFAULT_COMPILE_THREADS 8
 
@@ -440,8 +441,9 @@ static int32_t compile_threads(const tp_plugin_host *host, int32_t *threads, cha
     if (end == setting || *end || value < 1 || value > 4096 || setting[0] == '+' ||
         setting[0] == ' ')
         return tpcommon_error(error, error_size,
-                              "stax: STAX_COMPILE_THREADS is '%s'; use a positive integer (1 "
-                              "compiles on the calling thread) or unset it for the online CPUs",
+                              "stax: STAX_COMPILE_THREADS is '%s'; use an integer from 1 to 4096 "
+                              "(1 compiles on the calling thread) or unset it for the online "
+                              "CPUs",
                               setting);
     *threads = (int32_t)value;
     return TP_PLUGIN_OK;
