@@ -364,6 +364,25 @@ static int32_t resolve(stax_module *module, const char *const *names, int32_t co
     return TP_PLUGIN_OK;
 }
 
+/* The end of a load, with jit_lock held: on success the names' addresses
+ * and *out = module; a module whose names do not all resolve is released.
+ * Unlocks. */
+static int32_t resolve_and_unlock(int32_t status, stax_module *module, const char *const *names,
+                                  int32_t num_names, void **addresses, stax_module **out,
+                                  char *error, size_t error_size) {
+    if (status == TP_PLUGIN_OK) {
+        status = resolve(module, names, num_names, addresses, error, error_size);
+        if (status != TP_PLUGIN_OK) {
+            pthread_mutex_unlock(&jit_lock);
+            stax_module_release(module);
+            return status;
+        }
+        *out = module;
+    }
+    pthread_mutex_unlock(&jit_lock);
+    return status;
+}
+
 int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const char *const *names,
                       int32_t num_names, void **addresses, stax_module **out, int *cache_hit,
                       char *error, size_t error_size) {
@@ -413,17 +432,7 @@ int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const cha
         }
         free(disk_key);
     }
-    if (status == TP_PLUGIN_OK) {
-        status = resolve(module, names, num_names, addresses, error, error_size);
-        if (status != TP_PLUGIN_OK) {
-            pthread_mutex_unlock(&jit_lock);
-            stax_module_release(module);
-            return status;
-        }
-        *out = module;
-    }
-    pthread_mutex_unlock(&jit_lock);
-    return status;
+    return resolve_and_unlock(status, module, names, num_names, addresses, out, error, error_size);
 }
 
 /* ---- a graph compiled in parts, on threads of their own ---- */
@@ -670,17 +679,7 @@ int32_t stax_jit_load_object(const char *ir, int opt_level, const void *object, 
         else
             status = add_object(key, object, object_size, &module, error, error_size);
     }
-    if (status == TP_PLUGIN_OK) {
-        status = resolve(module, names, num_names, addresses, error, error_size);
-        if (status != TP_PLUGIN_OK) {
-            pthread_mutex_unlock(&jit_lock);
-            stax_module_release(module);
-            return status;
-        }
-        *out = module;
-    }
-    pthread_mutex_unlock(&jit_lock);
-    return status;
+    return resolve_and_unlock(status, module, names, num_names, addresses, out, error, error_size);
 }
 
 static void release_locked(stax_module *module) {
