@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "stax_internal.h"
+#include "stax_perf_map.h"
 #include "tpcommon_cache.h"
 
 struct stax_module {
@@ -303,7 +304,9 @@ static int32_t compile_object(const char *ir, const stax_jit_options *options, v
     return status;
 }
 
-static int32_t add_object(const char *key, const void *object, size_t object_size,
+/* Links an object into the JIT as a module of its own; with STAX_PERF_MAP=on
+ * its functions are named in /tmp/perf-PID.map (stax_perf_map.c). */
+static int32_t add_object(const char *key, const void *object, size_t object_size, bool perf_map,
                           stax_module **out, char *error, size_t size) {
     stax_module *module = calloc(1, sizeof *module);
     if (!module) return tpcommon_error(error, size, "stax: out of memory");
@@ -316,6 +319,11 @@ static int32_t add_object(const char *key, const void *object, size_t object_siz
         LLVMOrcReleaseResourceTracker(module->tracker);
         free(module);
         return take_error(err, "loading the object into the JIT", error, size);
+    }
+    if (perf_map) {
+        char prefix[18];
+        snprintf(prefix, sizeof prefix, "k%.16s", key); /* with_key's prefix of exported names */
+        stax_perf_map_add(jit, prefix, object, object_size);
     }
     module->refcount = 1;
     module->next = loaded;
@@ -358,6 +366,9 @@ int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const cha
     bool dumping =
         (options->dump_ir && *options->dump_ir) || (options->dump_asm && *options->dump_asm);
     stax_module *module = NULL;
+    bool perf_map = false;
+    if (status == TP_PLUGIN_OK)
+        status = stax_perf_map_setting(options->host, &perf_map, error, error_size);
     if (status == TP_PLUGIN_OK) {
         make_key(ir, options->opt_level, key);
         for (stax_module *m = loaded; m && !dumping; m = m->next)
@@ -374,7 +385,7 @@ int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const cha
         bool disk_cache = disk_key && tpcommon_cache_open(&disk, options->host, "stax");
         void *object = disk_cache ? tpcommon_cache_read(&disk, disk_key, &object_size) : NULL;
         if (object) {
-            status = add_object(key, object, object_size, &module, error, error_size);
+            status = add_object(key, object, object_size, perf_map, &module, error, error_size);
             if (status == TP_PLUGIN_OK) *cache_hit = 2;
             free(object);
             object = NULL;
@@ -386,7 +397,7 @@ int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const cha
             free(text);
             if (status == TP_PLUGIN_OK) {
                 if (disk_cache) tpcommon_cache_write(&disk, disk_key, object, object_size);
-                status = add_object(key, object, object_size, &module, error, error_size);
+                status = add_object(key, object, object_size, perf_map, &module, error, error_size);
             }
             free(object);
         }
