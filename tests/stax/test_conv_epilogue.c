@@ -446,6 +446,30 @@ START_TEST(f32_1x1_conv_epilogues_match_in_every_staging_mode) {
 }
 END_TEST
 
+/* Pixel rows: C^T goes into the output sixteen channels of an image at a
+ * time (4x4 transposes, the edges one by one), each block then through the
+ * epilogue: 40 channels (16 + 16 + 8) over 7x7 maps of three images, 33
+ * over 14x14 (a block of one), a 3x3 conv over 5x7 (35 pixels: a tail of
+ * three). */
+static const conv_case pixel_rows_cases[] = {
+    {"pixel rows, 40 channels at 7x7, batch 3", 3, 24, 40, 1, {7, 7}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+    {"pixel rows, 33 channels at 14x14", 1, 8, 33, 1, {14, 14}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+    {"pixel rows, 3x3 to 20 channels at 5x7", 2, 6, 20, 1, {5, 7}, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+};
+
+START_TEST(f32_pixel_rows_epilogues_match_across_channel_blocks) {
+    stax_test_cache_dir();
+    setenv("STAX_CONV_PIXEL_ROWS", "on", 1);
+    static const epilogue_kind pixel_kinds[] = {EPILOGUE_CLIP, EPILOGUE_ADD_RELU, EPILOGUE_SIGMOID};
+    for (size_t i = 0; i < sizeof pixel_rows_cases / sizeof *pixel_rows_cases; i++)
+        for (size_t k = 0; k < 3; k++) {
+            check_case(&pixel_rows_cases[i], pixel_kinds[k], TP_F32, NULL, k == 2);
+            check_case_on(&pixel_rows_cases[i], pixel_kinds[k], TP_F32, "avx2", false, "threads=1");
+        }
+    unsetenv("STAX_CONV_PIXEL_ROWS");
+}
+END_TEST
+
 START_TEST(staged_1x1_conv_is_logged_with_its_stores) {
     stax_test_cache_dir();
     static const char *const modes[] = {"cache", "stream", "off"};
@@ -624,6 +648,7 @@ TP_TEST_SUITE(stax_conv_epilogue) {
     tcase_add_test(c, bad_conv_epilogue_setting_is_refused_with_the_choices);
     tcase_add_test(c, f32_1x1_conv_epilogues_match_in_every_staging_mode);
     tcase_add_test(c, staged_1x1_conv_is_logged_with_its_stores);
+    tcase_add_test(c, f32_pixel_rows_epilogues_match_across_channel_blocks);
     tcase_add_test(c, bad_conv_staging_setting_is_refused_with_the_choices);
     suite_add_tcase(s, c);
     return s;
