@@ -16,6 +16,7 @@
 #   <prefix>/share/tensorplay/conformance/           the conformance corpus
 #   <prefix>/share/tensorplay/sdk/                   the guide and the template plugin
 #   <libdir>/tensorplay/plugins/BACKEND.so           component plugin-BACKEND, one per
+#     (+ stax-gemm-*.prebuilt beside stax-llvm.so: its prebuilt micro-kernels)
 #   <prefix>/share/tensorplay/backends.d/BACKEND.ini in-tree plugin that is built
 #
 # `cpack -G DEB` in the build folder makes one package per component:
@@ -114,6 +115,12 @@ foreach(pair ${TP_KNOWN_PLUGINS})
             COMPONENT plugin-${plugin})
     install(FILES ${PROJECT_BINARY_DIR}/conf/installed/${plugin}.ini
             DESTINATION ${TP_BACKENDS_INSTALL_DIR} COMPONENT plugin-${plugin})
+    # stax's prebuilt micro-kernel objects go beside the plugin (it looks there)
+    get_property(tp_plugin_extra_files GLOBAL PROPERTY STAX_PREBUILT_FILES)
+    if(plugin STREQUAL "stax" AND tp_plugin_extra_files)
+      install(FILES ${tp_plugin_extra_files} DESTINATION ${TP_PLUGIN_INSTALL_DIR}
+              COMPONENT plugin-${plugin})
+    endif()
     list(APPEND TP_INSTALLED_PLUGINS ${plugin})
   endif()
 endforeach()

@@ -138,27 +138,45 @@ static uint64_t entry_checksum(const char *key, size_t key_length, const void *p
     return tpcommon_hash_bytes(hash, payload, payload_length);
 }
 
-bool tpcommon_cache_entry_parse(const void *bytes, size_t size, const char *key,
-                                size_t *payload_offset, size_t *payload_size) {
+const char *tpcommon_cache_entry_problem(const void *bytes, size_t size, const char *key,
+                                         size_t *payload_offset, size_t *payload_size) {
     const unsigned char *entry = bytes;
     if (size < ENTRY_HEADER_SIZE || memcmp(entry, entry_magic, sizeof entry_magic) != 0)
-        return false;
+        return size < ENTRY_HEADER_SIZE ? "shorter than an entry's header" : "not an entry";
     uint64_t key_length, payload_length, checksum;
     memcpy(&key_length, entry + 8, 8);
     memcpy(&payload_length, entry + 16, 8);
     memcpy(&checksum, entry + 24, 8);
     size_t available = size - ENTRY_HEADER_SIZE;
-    if (key_length != strlen(key) || key_length > available ||
-        payload_length != available - key_length || payload_length == 0)
-        return false;
+    if (key_length > available || payload_length > available - key_length)
+        return "truncated (shorter than its header says)";
+    if (payload_length != available - key_length) return "longer than its header says";
+    if (payload_length == 0) return "empty";
     const char *stored_key = (const char *)entry + ENTRY_HEADER_SIZE;
-    if (memcmp(stored_key, key, (size_t)key_length) != 0) return false;
+    if (key_length != strlen(key) || memcmp(stored_key, key, (size_t)key_length) != 0)
+        return "made for another key";
     const unsigned char *payload = entry + ENTRY_HEADER_SIZE + key_length;
     if (entry_checksum(key, (size_t)key_length, payload, (size_t)payload_length) != checksum)
-        return false;
+        return "corrupt (its checksum does not match)";
     *payload_offset = ENTRY_HEADER_SIZE + (size_t)key_length;
     *payload_size = (size_t)payload_length;
-    return true;
+    return NULL;
+}
+
+bool tpcommon_cache_entry_parse(const void *bytes, size_t size, const char *key,
+                                size_t *payload_offset, size_t *payload_size) {
+    return !tpcommon_cache_entry_problem(bytes, size, key, payload_offset, payload_size);
+}
+
+const char *tpcommon_cache_entry_stored_key(const void *bytes, size_t size, size_t *key_size) {
+    const unsigned char *entry = bytes;
+    if (size < ENTRY_HEADER_SIZE || memcmp(entry, entry_magic, sizeof entry_magic) != 0)
+        return NULL;
+    uint64_t key_length;
+    memcpy(&key_length, entry + 8, 8);
+    if (key_length > size - ENTRY_HEADER_SIZE) return NULL;
+    *key_size = (size_t)key_length;
+    return (const char *)entry + ENTRY_HEADER_SIZE;
 }
 
 /* The whole entry file, if it is a regular file the user owns that nobody
@@ -216,12 +234,12 @@ static bool write_all(int fd, const void *data, size_t size) {
     return true;
 }
 
-bool tpcommon_cache_write(const tpcommon_cache *cache, const char *key, const void *data,
-                          size_t size) {
-    if (!cache->folder[0] || size == 0 || (uint64_t)size >= ENTRY_MAX_SIZE) return false;
-    char path[2200], temporary[2300];
-    tpcommon_cache_entry_path(cache, key, path, sizeof path);
-    snprintf(temporary, sizeof temporary, "%s.XXXXXX", path);
+bool tpcommon_cache_write_file(const char *path, const char *key, const void *data, size_t size,
+                               unsigned mode) {
+    if (size == 0 || (uint64_t)size >= ENTRY_MAX_SIZE) return false;
+    char temporary[2300];
+    if ((size_t)snprintf(temporary, sizeof temporary, "%s.XXXXXX", path) >= sizeof temporary)
+        return false;
     int fd = mkostemp(temporary, O_CLOEXEC); /* mode 0600 */
     if (fd < 0) return false;
     size_t key_length = strlen(key);
@@ -229,12 +247,21 @@ bool tpcommon_cache_write(const tpcommon_cache *cache, const char *key, const vo
     uint64_t fields[3] = {key_length, size, entry_checksum(key, key_length, data, size)};
     memcpy(header, entry_magic, 8);
     memcpy(header + 8, fields, sizeof fields);
-    bool ok = write_all(fd, header, sizeof header) && write_all(fd, key, key_length) &&
+    bool ok = (mode == 0600 || fchmod(fd, (mode_t)mode) == 0) &&
+              write_all(fd, header, sizeof header) && write_all(fd, key, key_length) &&
               write_all(fd, data, size);
     ok = close(fd) == 0 && ok;
     if (ok) ok = rename(temporary, path) == 0;
     if (!ok) unlink(temporary);
     return ok;
+}
+
+bool tpcommon_cache_write(const tpcommon_cache *cache, const char *key, const void *data,
+                          size_t size) {
+    if (!cache->folder[0]) return false;
+    char path[2200];
+    tpcommon_cache_entry_path(cache, key, path, sizeof path);
+    return tpcommon_cache_write_file(path, key, data, size, 0600);
 }
 
 /* The value of the first line of /proc/cpuinfo starting with `field`. */

@@ -48,6 +48,22 @@ void tpcommon_cache_entry_path(const tpcommon_cache *cache, const char *key, cha
 bool tpcommon_cache_entry_parse(const void *bytes, size_t size, const char *key,
                                 size_t *payload_offset, size_t *payload_size);
 
+/* Why the bytes of an entry file are not a complete entry for exactly
+ * `key` (a short phrase: "truncated ...", "made for another key", ...), or
+ * NULL when they are (then as tpcommon_cache_entry_parse). */
+const char *tpcommon_cache_entry_problem(const void *bytes, size_t size, const char *key,
+                                         size_t *payload_offset, size_t *payload_size);
+
+/* The key an entry's bytes say they hold (not NUL-terminated: *key_size
+ * bytes), or NULL when the bytes are no entry; for messages. */
+const char *tpcommon_cache_entry_stored_key(const void *bytes, size_t size, size_t *key_size);
+
+/* Writes an entry file for `key` at `path` (atomic: temporary file + rename),
+ * with permissions `mode` (0600 in the cache, 0644 for files shipped with a
+ * plugin); false (and nothing half-written) on failure. */
+bool tpcommon_cache_write_file(const char *path, const char *key, const void *data, size_t size,
+                               unsigned mode);
+
 /* Text identifying the CPU for cache keys: /proc/cpuinfo's first
  * "model name" and "flags" lines ("" when unreadable). */
 void tpcommon_cache_cpu_identity(char *out, size_t size);

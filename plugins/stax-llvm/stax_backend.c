@@ -439,7 +439,8 @@ static void log_compile_phases(const tp_plugin_host *host, const tp_plugin_graph
                                const tp_plugin_executable *exe, double plan_ms, double kernels_ms,
                                double library_ms) {
     if (!host->log) return;
-    static const char *const sources[] = {"compiled", "from memory", "from the disk cache"};
+    static const char *const sources[] = {"compiled", "from memory", "from the disk cache",
+                                          "prebuilt"};
     int library_hit = exe->gemm_library.module ? exe->gemm_library.cache_hit : -1;
     char line[512];
     snprintf(line, sizeof line,
@@ -447,7 +448,7 @@ static void log_compile_phases(const tp_plugin_host *host, const tp_plugin_graph
              "%d kernels %.1f ms (%s), micro-kernel library %.1f ms (%s)",
              graph->name ? graph->name : "?", plan_ms, (int)exe->program.num_kernels, kernels_ms,
              sources[exe->cache_hit >= 0 && exe->cache_hit <= 2 ? exe->cache_hit : 0], library_ms,
-             library_hit < 0 ? "none" : sources[library_hit <= 2 ? library_hit : 0]);
+             library_hit < 0 ? "none" : sources[library_hit <= 3 ? library_hit : 0]);
     host->log(host, TP_PLUGIN_LOG_DEBUG, line);
 }
 
@@ -508,8 +509,8 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
                                exe->kernels, &exe->module, &exe->cache_hit, error, error_size);
     kernels_done = stax_clock_ms();
     if (status == TP_PLUGIN_OK)
-        status = stax_gemm_library_load(host, prog->uses_gemm, family, jit.dump_ir,
-                                        &exe->gemm_library, error, error_size);
+        status = stax_gemm_library_load(host, prog->uses_gemm, family, &jit, &exe->gemm_library,
+                                        error, error_size);
     if (status == TP_PLUGIN_OK && prog->uses_gemm)
         for (int i = 0; i < 2; i++) exe->ukernels[i] = exe->gemm_library.ukernels[i];
     if (status == TP_PLUGIN_OK && family) {

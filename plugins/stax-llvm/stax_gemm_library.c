@@ -7,7 +7,9 @@
  * compiled here once per process and family instead (the JIT's memory cache
  * then hands every executable the same module, and its disk cache keeps the
  * object across processes), always at O3: a graph compiled with opt_level=0
- * for debugging still multiplies at full speed. */
+ * for debugging still multiplies at full speed. A prebuilt object made at
+ * build time for the family's baseline CPU (stax_gemm_prebuilt.c) is taken
+ * before any of that, where the host can run it. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +18,8 @@
 #include "stax_gemv.h"
 #include "stax_internal.h"
 
-static char *library_ir(bool legacy, const stax_gemm_family *family, const char *cpu,
-                        const char *features) {
+char *stax_gemm_library_ir(bool legacy, const stax_gemm_family *family, const char *cpu,
+                           const char *features) {
     tpcommon_buf m;
     tpcommon_buf_init(&m);
     /* the legacy kernel and the 8-wide families use the <8 x float> fma */
@@ -46,13 +48,29 @@ static char *library_dump_path(const char *graph_dump) {
     return path;
 }
 
+/* TP_LOG=debug: where the library came from (a prebuilt object logs its file). */
+static void log_library_source(const tp_plugin_host *host, bool legacy,
+                               const stax_gemm_family *family, int cache_hit, double ms) {
+    if (!host || !host->log || cache_hit == 3) return;
+    char line[256], compiled[64];
+    snprintf(compiled, sizeof compiled, "compiled in %.1f ms", ms);
+    snprintf(line, sizeof line, "stax: micro-kernel library %s%s: %s",
+             family ? family->name : "legacy", legacy && family ? " + legacy" : "",
+             cache_hit == 1   ? "from memory"
+             : cache_hit == 2 ? "from the disk cache"
+                              : compiled);
+    host->log(host, TP_PLUGIN_LOG_DEBUG, line);
+}
+
 int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
-                               const stax_gemm_family *family, const char *graph_dump_ir,
+                               const stax_gemm_family *family, const stax_jit_options *graph,
                                stax_gemm_library *out, char *error, size_t error_size) {
     memset(out, 0, sizeof *out);
     if (!legacy && !family) return TP_PLUGIN_OK;
-    char *ir = library_ir(legacy, family, stax_jit_cpu(), stax_jit_features());
-    if (!ir) return tpcommon_error(error, error_size, "stax: out of memory");
+    double started = stax_clock_ms();
+    const char *graph_dump_ir = graph ? graph->dump_ir : NULL;
+    bool dumping =
+        graph && ((graph->dump_ir && *graph->dump_ir) || (graph->dump_asm && *graph->dump_asm));
     char tile_names[STAX_GEMM_MAX_HEIGHTS][96], strided_names[STAX_GEMM_MAX_HEIGHTS][96];
     char gemv_names[2 * STAX_GEMV_MAX_ROWS][96];
     const char *names[2 + 2 * STAX_GEMM_MAX_HEIGHTS + 2 * STAX_GEMV_MAX_ROWS];
@@ -77,15 +95,23 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
         stax_gemv_dot_kernel_name(family, r + 1, dot_name, sizeof gemv_names[0]);
         names[count++] = dot_name;
     }
-    stax_jit_options jit = {3, NULL, NULL, host};
-    char *dump = graph_dump_ir && *graph_dump_ir ? library_dump_path(graph_dump_ir) : NULL;
-    jit.dump_ir = dump;
     int cache_hit = 0;
-    int32_t status = stax_jit_load(ir, &jit, names, count, addresses, &out->module, &cache_hit,
-                                   error, error_size);
-    free(dump);
-    free(ir);
+    int32_t status = stax_gemm_prebuilt_load(host, legacy, family, dumping, names, count, addresses,
+                                             &out->module, &cache_hit, error, error_size);
     if (status != TP_PLUGIN_OK) return status;
+    if (!out->module) {
+        char *ir = stax_gemm_library_ir(legacy, family, stax_jit_cpu(), stax_jit_features());
+        if (!ir) return tpcommon_error(error, error_size, "stax: out of memory");
+        stax_jit_options jit = {3, NULL, NULL, host};
+        char *dump = graph_dump_ir && *graph_dump_ir ? library_dump_path(graph_dump_ir) : NULL;
+        jit.dump_ir = dump;
+        status = stax_jit_load(ir, &jit, names, count, addresses, &out->module, &cache_hit, error,
+                               error_size);
+        free(dump);
+        free(ir);
+        if (status != TP_PLUGIN_OK) return status;
+    }
+    log_library_source(host, legacy, family, cache_hit, stax_clock_ms() - started);
     int32_t at = 0;
     if (legacy)
         for (int i = 0; i < 2; i++) out->ukernels[i] = (stax_ukernel_fn)(uintptr_t)addresses[at++];

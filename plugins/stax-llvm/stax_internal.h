@@ -368,12 +368,32 @@ const char *stax_jit_cpu(void);
 double stax_clock_ms(void); /* CLOCK_MONOTONIC, for the compile's debug log */
 const char *stax_jit_features(void);
 /* Compiles (or finds in the memory/disk cache) `ir` and resolves `names`.
- * `cache_hit` says where it came from: 0 compiled, 1 memory, 2 disk. */
+ * `cache_hit` says where it came from: 0 compiled, 1 memory, 2 disk (3, a
+ * prebuilt object, is stax_gemm_library_load's). */
 int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const char *const *names,
                       int32_t num_names, void **addresses, stax_module **module, int *cache_hit,
                       char *error, size_t error_size);
 void stax_module_release(stax_module *module);
 void stax_jit_drop_memory_cache(void);
+/* The JIT's target triple ("" before init). */
+const char *stax_jit_triple(void);
+/* The 32-hex-digit key of `ir` at `opt_level` (it names the module's symbols:
+ * STAXKEY in `ir` becomes "k" + its first 16 digits). */
+void stax_jit_key(const char *ir, int opt_level, char key[40]);
+/* Compiles `ir` (STAXKEY replaced as stax_jit_load does) into object bytes
+ * (caller frees) for `cpu` with `features` instead of the host's: how the
+ * prebuilt micro-kernel objects are made. Loads nothing. */
+int32_t stax_jit_compile_for_target(const char *ir, const char *cpu, const char *features,
+                                    const stax_jit_options *options, void **object,
+                                    size_t *object_size, char *error, size_t error_size);
+/* The module of `ir` at `opt_level` from the memory cache, else `object` (the
+ * bytes stax_jit_compile_for_target made for that IR) added to the JIT, and
+ * `names` resolved in it. With `object` NULL only the memory cache is asked:
+ * TP_PLUGIN_UNAVAILABLE when the module is not loaded. An object the JIT
+ * refuses, or one lacking a name, is an error and stays unloaded. */
+int32_t stax_jit_load_object(const char *ir, int opt_level, const void *object, size_t object_size,
+                             const char *const *names, int32_t num_names, void **addresses,
+                             stax_module **module, char *error, size_t error_size);
 
 /* ---- running ---- */
 
@@ -509,16 +529,29 @@ typedef struct stax_gemm_library {
     stax_gemm_strided_tile_fn strided[STAX_GEMM_MAX_HEIGHTS]; /* their in-place-B twins */
     stax_gemv_fn gemv[STAX_GEMV_MAX_ROWS];                    /* gemv[r - 1]: r rows */
     stax_gemv_fn gemv_dot[STAX_GEMV_MAX_ROWS];                /* B read by columns */
-    int cache_hit;                                            /* as stax_jit_load's */
+    int cache_hit; /* as stax_jit_load's, or 3: the prebuilt object beside the plugin */
 } stax_gemm_library;
 
 /* Loads the legacy pair (`legacy`) and/or `family`'s tile kernels; a module
  * reference goes to out->module (stax_module_release drops it). With the
- * graph's dump_ir path, the library's optimised IR goes next to it, with
- * ".gemm" before the extension. */
+ * graph's dump_ir path (`graph`: the graph's JIT options, or NULL), the
+ * library's optimised IR goes next to it, with ".gemm" before the extension;
+ * dumping never uses a prebuilt object. */
 int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
-                               const stax_gemm_family *family, const char *graph_dump_ir,
+                               const stax_gemm_family *family, const stax_jit_options *graph,
                                stax_gemm_library *out, char *error, size_t error_size);
+/* The library's IR (caller frees) with `cpu` and `features` as its target. */
+char *stax_gemm_library_ir(bool legacy, const stax_gemm_family *family, const char *cpu,
+                           const char *features);
+/* The prebuilt object of the library (stax_gemm_prebuilt.c) when it may be
+ * used: from memory (*cache_hit 1) or the file beside the plugin (3), names
+ * resolved into `addresses`; else *module stays NULL (why is logged) and the
+ * caller compiles. Errors only for a bad STAX_PREBUILT_KERNELS. */
+int32_t stax_gemm_prebuilt_load(const tp_plugin_host *host, bool legacy,
+                                const stax_gemm_family *family, bool dumping,
+                                const char *const *names, int32_t count, void **addresses,
+                                stax_module **module, int *cache_hit, char *error,
+                                size_t error_size);
 
 size_t stax_gemm_packed_workspace_bytes(const stax_gemm *gemm, const stax_gemm_kernels *kernels,
                                         int64_t threads);

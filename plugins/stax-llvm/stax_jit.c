@@ -190,7 +190,8 @@ static char *with_key(const char *text, const char *key) {
     return out;
 }
 
-static LLVMTargetMachineRef make_target_machine(int opt_level, char *error, size_t size) {
+static LLVMTargetMachineRef make_target_machine(int opt_level, const char *cpu,
+                                                const char *features, char *error, size_t size) {
     LLVMTargetRef target;
     char *message = NULL;
     if (LLVMGetTargetFromTriple(host_triple, &target, &message)) {
@@ -202,8 +203,8 @@ static LLVMTargetMachineRef make_target_machine(int opt_level, char *error, size
                                 : opt_level == 1 ? LLVMCodeGenLevelLess
                                 : opt_level == 2 ? LLVMCodeGenLevelDefault
                                                  : LLVMCodeGenLevelAggressive;
-    return LLVMCreateTargetMachine(target, host_triple, host_cpu, host_features, level,
-                                   LLVMRelocPIC, LLVMCodeModelJITDefault);
+    return LLVMCreateTargetMachine(target, host_triple, cpu, features, level, LLVMRelocPIC,
+                                   LLVMCodeModelJITDefault);
 }
 
 /* TP_LOG=debug: where a module's compile went. */
@@ -218,10 +219,11 @@ static void log_compile_times(const tp_plugin_host *host, size_t ir_bytes, size_
     host->log(host, TP_PLUGIN_LOG_DEBUG, line);
 }
 
-/* IR text -> optimised object bytes (malloc'd). */
-static int32_t compile_object(const char *ir, const stax_jit_options *options, void **object,
-                              size_t *object_size, char *error, size_t size) {
-    LLVMTargetMachineRef tm = make_target_machine(options->opt_level, error, size);
+/* IR text -> optimised object bytes (malloc'd), for `cpu` with `features`. */
+static int32_t compile_object(const char *ir, const stax_jit_options *options, const char *cpu,
+                              const char *features, void **object, size_t *object_size, char *error,
+                              size_t size) {
+    LLVMTargetMachineRef tm = make_target_machine(options->opt_level, cpu, features, error, size);
     if (!tm) return TP_PLUGIN_ERROR;
     LLVMContextRef context = LLVMContextCreate();
     LLVMMemoryBufferRef buffer = LLVMCreateMemoryBufferWithMemoryRange(ir, strlen(ir), "stax", 0);
@@ -354,6 +356,25 @@ static int32_t resolve(stax_module *module, const char *const *names, int32_t co
     return TP_PLUGIN_OK;
 }
 
+/* The end of a load, with jit_lock held: on success the names' addresses
+ * and *out = module; a module whose names do not all resolve is released.
+ * Unlocks. */
+static int32_t resolve_and_unlock(int32_t status, stax_module *module, const char *const *names,
+                                  int32_t num_names, void **addresses, stax_module **out,
+                                  char *error, size_t error_size) {
+    if (status == TP_PLUGIN_OK) {
+        status = resolve(module, names, num_names, addresses, error, error_size);
+        if (status != TP_PLUGIN_OK) {
+            pthread_mutex_unlock(&jit_lock);
+            stax_module_release(module);
+            return status;
+        }
+        *out = module;
+    }
+    pthread_mutex_unlock(&jit_lock);
+    return status;
+}
+
 int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const char *const *names,
                       int32_t num_names, void **addresses, stax_module **out, int *cache_hit,
                       char *error, size_t error_size) {
@@ -392,7 +413,8 @@ int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const cha
         }
         if (!module) {
             char *text = with_key(ir, key);
-            status = text ? compile_object(text, options, &object, &object_size, error, error_size)
+            status = text ? compile_object(text, options, host_cpu, host_features, &object,
+                                           &object_size, error, error_size)
                           : tpcommon_error(error, error_size, "stax: out of memory");
             free(text);
             if (status == TP_PLUGIN_OK) {
@@ -403,17 +425,63 @@ int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const cha
         }
         free(disk_key);
     }
+    return resolve_and_unlock(status, module, names, num_names, addresses, out, error, error_size);
+}
+
+const char *stax_jit_triple(void) {
+    return host_triple ? host_triple : "";
+}
+
+void stax_jit_key(const char *ir, int opt_level, char key[40]) {
+    pthread_mutex_lock(&jit_lock);
+    make_key(ir, opt_level, key);
+    pthread_mutex_unlock(&jit_lock);
+}
+
+int32_t stax_jit_compile_for_target(const char *ir, const char *cpu, const char *features,
+                                    const stax_jit_options *options, void **object,
+                                    size_t *object_size, char *error, size_t error_size) {
+    *object = NULL;
+    *object_size = 0;
+    pthread_mutex_lock(&jit_lock);
+    int32_t status =
+        jit ? TP_PLUGIN_OK : tpcommon_error(error, error_size, "stax: the JIT is not initialised");
+    char key[40];
+    char *text = NULL;
     if (status == TP_PLUGIN_OK) {
-        status = resolve(module, names, num_names, addresses, error, error_size);
-        if (status != TP_PLUGIN_OK) {
-            pthread_mutex_unlock(&jit_lock);
-            stax_module_release(module);
-            return status;
-        }
-        *out = module;
+        make_key(ir, options->opt_level, key);
+        text = with_key(ir, key);
+        if (!text) status = tpcommon_error(error, error_size, "stax: out of memory");
     }
+    if (status == TP_PLUGIN_OK)
+        status =
+            compile_object(text, options, cpu, features, object, object_size, error, error_size);
+    free(text);
     pthread_mutex_unlock(&jit_lock);
     return status;
+}
+
+int32_t stax_jit_load_object(const char *ir, int opt_level, const void *object, size_t object_size,
+                             const char *const *names, int32_t num_names, void **addresses,
+                             stax_module **out, char *error, size_t error_size) {
+    *out = NULL;
+    char key[40];
+    pthread_mutex_lock(&jit_lock);
+    int32_t status =
+        jit ? TP_PLUGIN_OK : tpcommon_error(error, error_size, "stax: the JIT is not initialised");
+    stax_module *module = NULL;
+    if (status == TP_PLUGIN_OK) {
+        make_key(ir, opt_level, key);
+        for (stax_module *m = loaded; m; m = m->next)
+            if (strcmp(m->key, key) == 0) module = m;
+        if (module)
+            module->refcount++;
+        else if (!object)
+            status = TP_PLUGIN_UNAVAILABLE;
+        else
+            status = add_object(key, object, object_size, &module, error, error_size);
+    }
+    return resolve_and_unlock(status, module, names, num_names, addresses, out, error, error_size);
 }
 
 void stax_module_release(stax_module *module) {

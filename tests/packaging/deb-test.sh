@@ -7,7 +7,8 @@
 #      install them all with `apt-get install ./*.deb`; the installed
 #      `tp-backends list` shows each installed plugin, available unless the
 #      system lacks what it requires (cuda without the NVIDIA driver), and no
-#      backend that is not installed; the main job runs against /usr;
+#      backend that is not installed; the stax package carries its prebuilt
+#      micro-kernel objects beside the plugin; the main job runs against /usr;
 #   4. remove them again (also when a step fails) and check nothing is left.
 # usage: tests/packaging/deb-test.sh [BUILD_DIR]   (default: build-deb)
 set -euo pipefail
@@ -42,6 +43,14 @@ grep -q "\./usr/lib/$libdir/libtensorplay\.so\.0" <<<"$core_files" ||
     fail "the core package has no /usr/lib/$libdir/libtensorplay.so.0"
 if grep -q '/backends\.d/' <<<"$core_files"; then
     fail "the core package ships backend INI files (they belong to the plugin packages)"
+fi
+# The stax package carries the prebuilt micro-kernel objects beside the plugin.
+if ls "$build"/tensorplay-plugin-stax_*.deb >/dev/null 2>&1; then
+    stax_files=$(dpkg-deb -c "$build"/tensorplay-plugin-stax_*.deb)
+    for family in avx512 avx2 generic avx512-legacy avx2-legacy generic-legacy legacy; do
+        grep -q "\./usr/lib/$libdir/tensorplay/plugins/stax-gemm-$family\.prebuilt" <<<"$stax_files" ||
+            fail "the stax package has no stax-gemm-$family.prebuilt beside stax-llvm.so"
+    done
 fi
 
 step "lintian"
