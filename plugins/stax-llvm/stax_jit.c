@@ -474,12 +474,14 @@ int32_t stax_jit_load_object(const char *ir, int opt_level, const void *object, 
         make_key(ir, opt_level, key);
         for (stax_module *m = loaded; m; m = m->next)
             if (strcmp(m->key, key) == 0) module = m;
+        bool perf_map = false; /* read through the host of the latest init */
         if (module)
             module->refcount++;
         else if (!object)
             status = TP_PLUGIN_UNAVAILABLE;
-        else
-            status = add_object(key, object, object_size, &module, error, error_size);
+        else if ((status = stax_perf_map_setting(atomic_load(&fatal_error_host), &perf_map, error,
+                                                 error_size)) == TP_PLUGIN_OK)
+            status = add_object(key, object, object_size, perf_map, &module, error, error_size);
     }
     return resolve_and_unlock(status, module, names, num_names, addresses, out, error, error_size);
 }
