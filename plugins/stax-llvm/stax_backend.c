@@ -382,6 +382,22 @@ static void log_gemv_steps(const tp_plugin_host *host, const tp_plugin_graph *gr
     }
 }
 
+/* TP_LOG=debug: each 1x1 conv whose finished blocks are staged in cache
+ * (stax_gemm_source.stage), and whether they are streamed into the output. */
+static void log_staged_convs(const tp_plugin_host *host, const tp_plugin_graph *graph,
+                             const stax_program *prog) {
+    char line[512], name[256];
+    for (int32_t i = 0; i < prog->num_steps; i++) {
+        const stax_step *step = &prog->steps[i];
+        if (step->kind != STAX_STEP_WINDOW || !step->window.stage_c) continue;
+        snprintf(line, sizeof line,
+                 "graph '%s': %s: blocks finished in a stage, copied into the output with %s",
+                 graph->name ? graph->name : "?", step_name(prog, step, name, sizeof name),
+                 step->window.stream_c ? "non-temporal stores" : "plain stores");
+        host->log(host, TP_PLUGIN_LOG_DEBUG, line);
+    }
+}
+
 /* TP_LOG=debug: the steps a run executes, under the names profiles use. */
 static void log_steps(const tp_plugin_host *host, const tp_plugin_graph *graph,
                       const stax_program *prog) {
@@ -396,6 +412,7 @@ static void log_steps(const tp_plugin_host *host, const tp_plugin_graph *graph,
     host->log(host, TP_PLUGIN_LOG_DEBUG, line);
     log_prepacked_b(host, graph, prog);
     log_gemv_steps(host, graph, prog);
+    log_staged_convs(host, graph, prog);
 }
 
 /* TP_LOG=debug: the scratch memory the executable holds. */

@@ -12,9 +12,13 @@
  * (no row is padded). W^T is packed whole at compile (the step's
  * packed_w_slot); im2col^T is packed for all k blocks before the product
  * (stax_im2col_pack_pixel_rows); the product writes C^T into the step's
- * col_slot, which is then transposed into the NCHW output with the bias,
- * then the fused epilogue runs over the output. */
+ * col_slot, which is then transposed into the NCHW output with the bias
+ * sixteen channels of an image at a time (4x4 SSE2 transposes), each such
+ * run of planes going through the fused epilogue while it is in L1. */
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "stax_internal.h"
 
@@ -109,6 +113,7 @@ typedef struct pixel_rows_task {
     float *packed_a;
     const float *result; /* C^T */
     int64_t rows_per_unit;
+    stax_kernel_fn epilogue; /* or NULL */
 } pixel_rows_task;
 
 static void pack_a_range(void *context, int64_t begin, int64_t end) {
@@ -118,18 +123,61 @@ static void pack_a_range(void *context, int64_t begin, int64_t end) {
                                 begin * t->rows_per_unit, row1, t->packed_a);
 }
 
-/* Output planes [begin, end) (image * C_out + channel) from C^T, plus the bias. */
+/* Output channels per unit of the transpose: a block of them is a run of
+ * whole planes in the output, 16 * 49 floats (7x7) to 16 * 196 (14x14),
+ * transposed in L1 and then through the epilogue while still there. */
+#define PIXEL_ROWS_CHANNEL_BLOCK 16
+
+/* dst[c * pixels + p] = src[p * ld + c] + bias[c] for c < channels (at most
+ * PIXEL_ROWS_CHANNEL_BLOCK), p < pixels: 4x4 SSE2 transposes, the edges one
+ * by one. */
+static void transpose_block(const float *src, int64_t ld, int64_t pixels, int64_t channels,
+                            const float *bias, float *dst) {
+    float b[PIXEL_ROWS_CHANNEL_BLOCK];
+    for (int64_t c = 0; c < channels; c++) b[c] = bias ? bias[c] : 0.0f;
+    int64_t p = 0;
+#if defined(__SSE2__)
+    for (; p + 4 <= pixels; p += 4) {
+        int64_t c = 0;
+        for (; c + 4 <= channels; c += 4) {
+            __m128 r0 = _mm_loadu_ps(src + p * ld + c), r1 = _mm_loadu_ps(src + (p + 1) * ld + c);
+            __m128 r2 = _mm_loadu_ps(src + (p + 2) * ld + c);
+            __m128 r3 = _mm_loadu_ps(src + (p + 3) * ld + c);
+            _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+            _mm_storeu_ps(dst + c * pixels + p, _mm_add_ps(r0, _mm_set1_ps(b[c])));
+            _mm_storeu_ps(dst + (c + 1) * pixels + p, _mm_add_ps(r1, _mm_set1_ps(b[c + 1])));
+            _mm_storeu_ps(dst + (c + 2) * pixels + p, _mm_add_ps(r2, _mm_set1_ps(b[c + 2])));
+            _mm_storeu_ps(dst + (c + 3) * pixels + p, _mm_add_ps(r3, _mm_set1_ps(b[c + 3])));
+        }
+        for (; c < channels; c++)
+            for (int64_t q = p; q < p + 4; q++) dst[c * pixels + q] = src[q * ld + c] + b[c];
+    }
+#endif
+    for (; p < pixels; p++)
+        for (int64_t c = 0; c < channels; c++) dst[c * pixels + p] = src[p * ld + c] + b[c];
+}
+
+static int64_t channel_blocks(const stax_window *w) {
+    return (w->out_channels + PIXEL_ROWS_CHANNEL_BLOCK - 1) / PIXEL_ROWS_CHANNEL_BLOCK;
+}
+
+/* Units [begin, end) (image * channel_blocks + block): a block of output
+ * planes from C^T, plus the bias, then the fused epilogue on them (element
+ * i of the output, the flat range the planes span). */
 static void transpose_planes(void *context, int64_t begin, int64_t end) {
     const pixel_rows_task *t = context;
     const stax_window *w = t->w;
-    int64_t pixels = output_pixels(w), channels = w->out_channels;
+    int64_t pixels = output_pixels(w), channels = w->out_channels, blocks = channel_blocks(w);
     const float *bias = w->b_slot >= 0 ? (const float *)t->slots[w->b_slot] + w->b_offset : NULL;
     float *out = (float *)t->slots[w->out_slot] + w->out_offset;
-    for (int64_t plane = begin; plane < end; plane++) {
-        int64_t image = plane / channels, channel = plane % channels;
-        const float *column = t->result + image * pixels * channels + channel;
-        float b = bias ? bias[channel] : 0.0f, *dst = out + plane * pixels;
-        for (int64_t p = 0; p < pixels; p++) dst[p] = column[p * channels] + b;
+    for (int64_t unit = begin; unit < end; unit++) {
+        int64_t image = unit / blocks, c0 = unit % blocks * PIXEL_ROWS_CHANNEL_BLOCK;
+        int64_t count =
+            channels - c0 < PIXEL_ROWS_CHANNEL_BLOCK ? channels - c0 : PIXEL_ROWS_CHANNEL_BLOCK;
+        int64_t first = (image * channels + c0) * pixels;
+        transpose_block(t->result + image * pixels * channels + c0, channels, pixels, count,
+                        bias ? bias + c0 : NULL, out + first);
+        if (t->epilogue) t->epilogue(t->slots, first, first + count * pixels);
     }
 }
 
@@ -160,8 +208,6 @@ void stax_conv_pixel_rows_run(const tp_plugin_host *host, const stax_step *step,
                         pack_a_range, &task);
     stax_gemm_source source = {.a_packed = packed_a, .b_packed = b_packed};
     stax_gemm_packed_run_from(host, &gemm, slots, driver_space, kernels, NULL, threads, &source);
-    stax_parallel_range(host, w->batch * w->out_channels, 4, threads, transpose_planes, &task);
-    if (epilogue)
-        stax_run_kernel(host, epilogue, slots, stax_conv_pixel_rows_result_floats(w), 16384,
-                        threads);
+    task.epilogue = epilogue;
+    stax_parallel_range(host, w->batch * channel_blocks(w), 1, threads, transpose_planes, &task);
 }

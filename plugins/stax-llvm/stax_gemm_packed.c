@@ -388,6 +388,59 @@ static void finish_block(const k_block *kb, int64_t r0, int64_t r1, int64_t p0, 
         call->epilogue(call->slots, first + r * g->n + j0, first + r * g->n + j1);
 }
 
+/* dst[0..count) = src[0..count); with `stream`, through non-temporal
+ * stores from dst's first 16-byte boundary on (the caller fences). */
+static void store_floats(float *restrict dst, const float *restrict src, int64_t count,
+                         bool stream) {
+#if defined(__SSE2__)
+    if (stream) {
+        int64_t j = 0;
+        for (; j < count && ((uintptr_t)(dst + j) & 15) != 0; j++) dst[j] = src[j];
+        for (; j + 4 <= count; j += 4) _mm_stream_ps(dst + j, _mm_loadu_ps(src + j));
+        for (; j < count; j++) dst[j] = src[j];
+        return;
+    }
+#else
+    (void)stream;
+#endif
+    copy_floats(dst, src, count);
+}
+
+/* A staged block (stax_gemm_source.stage): rows [r0, r1) x panels [p0, p1)
+ * of the product, `width` floats a row in `stage`, made final by this k
+ * block. The bias and the epilogue on the stage, which is in cache (the
+ * epilogue reads and writes element i of C: through a copy of the slots
+ * whose C slot is moved so that the row's elements land in the stage), then
+ * each row into C. */
+static void finish_staged(const k_block *kb, float *stage, int64_t width, int64_t r0, int64_t r1,
+                          int64_t p0, int64_t p1) {
+    const gemm_call *call = kb->call;
+    const stax_gemm *g = call->g;
+    const stax_gemm_source *source = call->source;
+    int64_t j0 = p0 * call->nr, j1 = p1 * call->nr < g->n ? p1 * call->nr : g->n;
+    if (source->row_bias)
+        for (int64_t r = r0; r < r1; r++)
+            add_to_floats(stage + (r - r0) * width, source->row_bias[r], j1 - j0);
+    if (call->epilogue) {
+        void *slots[STAX_GEMM_STAGE_MAX_SLOTS];
+        memcpy(slots, call->slots, sizeof(void *) * (size_t)source->epilogue_slots);
+        /* element i of C is at slots[c_slot] + value_offset + i */
+        int64_t value_offset = g->c_offset - source->epilogue_offset;
+        int64_t first = source->epilogue_offset + kb->batch * g->m * g->n;
+        for (int64_t r = r0; r < r1; r++) {
+            int64_t i0 = first + r * g->n + j0;
+            uintptr_t row = (uintptr_t)(stage + (r - r0) * width);
+            slots[g->c_slot] = (void *)(row - (uintptr_t)(value_offset + i0) * sizeof(float));
+            call->epilogue(slots, i0, i0 + (j1 - j0));
+        }
+    }
+    for (int64_t r = r0; r < r1; r++)
+        store_floats(kb->c + r * g->n + j0, stage + (r - r0) * width, j1 - j0, source->stream_c);
+#if defined(__SSE2__)
+    if (source->stream_c) _mm_sfence(); /* the streamed lines reach memory before C is read */
+#endif
+}
+
 /* Panels per finished block for a chunk of `rows` rows: the block stays
  * within STAX_GEMM_FINISH_FLOATS, at least one panel. */
 static int64_t panels_per_finish(const gemm_call *call, int64_t rows) {
@@ -395,43 +448,106 @@ static int64_t panels_per_finish(const gemm_call *call, int64_t rows) {
     return panels > 0 ? panels : 1;
 }
 
-/* Tiles [t0, t1) times panels [p0, p1), one A chunk at a time in `a_buffer`.
- * On the last k block, each block of the chunk's rows and a few panels gets
- * its bias and epilogue as soon as it is final, while it is in cache. */
-static void sweep(const k_block *kb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
-                  float *a_buffer) {
+/* The A chunk of tiles [c0, c1) for this k block: packed before the call,
+ * or packed now into a_buffer. */
+static const float *a_chunk_of(const k_block *kb, int64_t c0, int64_t c1, float *a_buffer) {
+    const gemm_call *call = kb->call;
+    if (call->source->a_packed) /* k block pc: m * kc floats at m * pc, tiles in order */
+        return call->source->a_packed + call->g->m * kb->pc + tile_row(&call->rt, c0) * kb->kc;
+    pack_a(kb, c0, c1, a_buffer);
+    return a_buffer;
+}
+
+/* One tile (kernel `kernel`, A at a) times panel p into c, ldc floats a row. */
+static void run_tile(const k_block *kb, int32_t kernel, const float *a, int64_t p, float *c,
+                     int64_t ldc) {
     const gemm_call *call = kb->call;
     const stax_gemm *g = call->g;
+    int64_t j0 = p * call->nr, cols = g->n - j0 < call->nr ? g->n - j0 : call->nr;
+    if (call->b_in_place && cols == call->nr)
+        call->kernels->strided[kernel](a, kb->b + j0, c, ldc, kb->kc, kb->first ? 0 : 1, cols,
+                                       g->b_rs);
+    else
+        call->kernels->tile[kernel](a, kb->packed + (p - kb->panel0) * kb->panel_stride, c, ldc,
+                                    kb->kc, kb->first ? 0 : 1, cols);
+}
+
+/* B's floats (kc rows of a block of panels) that a staged block keeps in L2
+ * while each row tile reads them. */
+#define STAX_GEMM_STAGE_B_FLOATS 65536
+
+/* Panels of one staged block: the tallest tile's rows of all of them fit
+ * the stage, and their B block fits STAX_GEMM_STAGE_B_FLOATS. */
+static int64_t stage_panels(const gemm_call *call, int64_t kc) {
+    int64_t by_stage = STAX_GEMM_STAGE_FLOATS / (call->rt.mr * call->nr);
+    int64_t by_b = STAX_GEMM_STAGE_B_FLOATS / ((kc > 0 ? kc : 1) * call->nr);
+    int64_t panels = by_stage < by_b ? by_stage : by_b;
+    return panels > 0 ? panels : 1;
+}
+
+/* Tiles [t0, t1) times panels [p0, p1) when this one k block makes C final
+ * (stax_gemm_source.stage): per block of panels, each row tile across all of
+ * them into the stage, then its rows finished and copied out whole, so that
+ * C is written in long runs along its rows, a tile's rows at a time. */
+static void sweep_staged(const k_block *kb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
+                         float *a_buffer, float *stage) {
+    const gemm_call *call = kb->call;
+    int64_t group = stage_panels(call, kb->kc);
+    for (int64_t c0 = t0; c0 < t1; c0 += call->tiles_per_chunk) {
+        int64_t c1 = c0 + call->tiles_per_chunk < t1 ? c0 + call->tiles_per_chunk : t1;
+        const float *a_chunk = a_chunk_of(kb, c0, c1, a_buffer);
+        for (int64_t q0 = p0; q0 < p1; q0 += group) {
+            int64_t q1 = q0 + group < p1 ? q0 + group : p1, width = (q1 - q0) * call->nr;
+            const float *a = a_chunk;
+            for (int64_t t = c0; t < c1; t++) {
+                int32_t kernel = tile_kernel(&call->rt, t);
+                int64_t row = tile_row(&call->rt, t), h = call->kernels->family->heights[kernel];
+                for (int64_t p = q0; p < q1; p++)
+                    run_tile(kb, kernel, a, p, stage + (p - q0) * call->nr, width);
+                finish_staged(kb, stage, width, row, row + h, q0, q1);
+                a += h * kb->kc;
+            }
+        }
+    }
+}
+
+/* Tiles [t0, t1) times panels [p0, p1), one A chunk at a time in `a_buffer`.
+ * On the last k block, each block of the chunk's rows and a few panels gets
+ * its bias and epilogue as soon as it is final, while it is in cache. With
+ * a stage and one k block for all of k: sweep_staged. */
+static void sweep(const k_block *kb, int64_t t0, int64_t t1, int64_t p0, int64_t p1,
+                  float *a_buffer, float *stage) {
+    const gemm_call *call = kb->call;
+    const stax_gemm *g = call->g;
+    if (stage && kb->first && kb->last) {
+        sweep_staged(kb, t0, t1, p0, p1, a_buffer, stage);
+        return;
+    }
     bool finishing = kb->last && (call->epilogue || call->source->row_bias);
     for (int64_t c0 = t0; c0 < t1; c0 += call->tiles_per_chunk) {
         int64_t c1 = c0 + call->tiles_per_chunk < t1 ? c0 + call->tiles_per_chunk : t1;
         int64_t r0 = tile_row(&call->rt, c0), r1 = tile_row(&call->rt, c1);
-        const float *a_chunk = a_buffer;
-        if (call->source->a_packed) /* k block pc: m * kc floats at m * pc, tiles in order */
-            a_chunk = call->source->a_packed + g->m * kb->pc + r0 * kb->kc;
-        else
-            pack_a(kb, c0, c1, a_buffer);
+        const float *a_chunk = a_chunk_of(kb, c0, c1, a_buffer);
         int64_t group = finishing ? panels_per_finish(call, r1 - r0) : p1 - p0;
         for (int64_t q0 = p0; q0 < p1; q0 += group) {
             int64_t q1 = q0 + group < p1 ? q0 + group : p1;
             for (int64_t p = q0; p < q1; p++) {
-                int64_t j0 = p * call->nr, cols = g->n - j0 < call->nr ? g->n - j0 : call->nr;
-                const float *b = kb->packed + (p - kb->panel0) * kb->panel_stride, *a = a_chunk;
-                bool in_place = call->b_in_place && cols == call->nr;
+                const float *a = a_chunk;
                 for (int64_t t = c0; t < c1; t++) {
                     int32_t kernel = tile_kernel(&call->rt, t);
-                    float *c = kb->c + tile_row(&call->rt, t) * g->n + j0;
-                    if (in_place)
-                        call->kernels->strided[kernel](a, kb->b + j0, c, g->n, kb->kc,
-                                                       kb->first ? 0 : 1, cols, g->b_rs);
-                    else
-                        call->kernels->tile[kernel](a, b, c, g->n, kb->kc, kb->first ? 0 : 1, cols);
+                    run_tile(kb, kernel, a, p, kb->c + tile_row(&call->rt, t) * g->n + p * call->nr,
+                             g->n);
                     a += call->kernels->family->heights[kernel] * kb->kc;
                 }
             }
             if (finishing) finish_block(kb, r0, r1, q0, q1);
         }
     }
+}
+
+/* Slice s's stage (stax_gemm_source.stage), or NULL. */
+static float *stage_of(const gemm_call *call, int64_t s) {
+    return call->source->stage ? call->source->stage + s * STAX_GEMM_STAGE_FLOATS : NULL;
 }
 
 /* Units [begin, end) of slice s (units of call->grain). */
@@ -462,7 +578,8 @@ static void rows_range(void *context, int64_t begin, int64_t end) {
     for (int64_t s = begin; s < end; s++) {
         int64_t t0, t1;
         slice_units(call, s, call->rt.count, &t0, &t1);
-        sweep(kb, t0, t1, 0, call->panels, call->a_space + s * chunk_floats(call));
+        sweep(kb, t0, t1, 0, call->panels, call->a_space + s * chunk_floats(call),
+              stage_of(call, s));
     }
 }
 
@@ -494,11 +611,11 @@ typedef struct columns_job {
 
 /* Panels [p0, p1) of product `batch` over all rows, B packed into `panels`. */
 static void columns_of(const gemm_call *call, int64_t batch, int64_t p0, int64_t p1, float *panels,
-                       float *a_buffer) {
+                       float *a_buffer, float *stage) {
     for (int64_t pc = 0; pc < call->g->k; pc += call->kc_max) {
         k_block kb = block_of(call, batch, pc, panels, p0);
         pack_range(&kb, p0, p1);
-        sweep(&kb, 0, call->rt.count, p0, p1, a_buffer);
+        sweep(&kb, 0, call->rt.count, p0, p1, a_buffer, stage);
     }
 }
 
@@ -509,7 +626,7 @@ static void columns_range(void *context, int64_t begin, int64_t end) {
         int64_t p0, p1;
         slice_units(call, s, call->panels, &p0, &p1);
         columns_of(call, job->batch, p0, p1, call->b_space + p0 * panel_floats(call),
-                   call->a_space + s * chunk_floats(call));
+                   call->a_space + s * chunk_floats(call), stage_of(call, s));
     }
 }
 
@@ -528,7 +645,8 @@ static void product_columns_range(void *context, int64_t begin, int64_t end) {
         for (int64_t u = u0; u < u1;) {
             int64_t batch = u / call->panels, p0 = u % call->panels;
             int64_t p1 = p0 + (u1 - u) < call->panels ? p0 + (u1 - u) : call->panels;
-            columns_of(call, batch, p0, p1, panels, call->a_space + space * chunk_floats(call));
+            columns_of(call, batch, p0, p1, panels, call->a_space + space * chunk_floats(call),
+                       stage_of(call, space));
             u += p1 - p0;
         }
     }
@@ -548,7 +666,7 @@ static void batches_range(void *context, int64_t begin, int64_t end) {
             for (int64_t pc = 0; pc < g->k; pc += call->kc_max) {
                 k_block kb = block_of(call, batch, pc, packed, 0);
                 pack_range(&kb, 0, call->panels);
-                sweep(&kb, 0, call->rt.count, 0, call->panels, a_buffer);
+                sweep(&kb, 0, call->rt.count, 0, call->panels, a_buffer, stage_of(call, s));
             }
         }
     }
@@ -660,6 +778,10 @@ static const float *compile_time_b(const stax_gemm *g, void **slots,
 static int64_t tiles_per_chunk(const stax_gemm_kernels *kernels) {
     int64_t tiles = kernels->mc / kernels->family->mr;
     return tiles > 0 ? tiles : 1;
+}
+
+size_t stax_gemm_stage_bytes(int64_t threads) {
+    return (size_t)(4 * (threads > 1 ? threads : 1)) * STAX_GEMM_STAGE_FLOATS * sizeof(float);
 }
 
 /* Enough for the most slices stax_grain makes (four per thread). */
@@ -788,7 +910,9 @@ static void run_packed(const tp_plugin_host *host, const stax_gemm *g, void **sl
     }
     if (automatic && call.threads <= 1 && source->a_packed && columns_move_less(&call)) {
         int64_t units = g->batch * call.panels;
-        call.grain = cached_c_panels(&call);
+        /* staged (one k block): a slice is one block of staged panels */
+        bool staged = source->stage && g->k <= call.kc_max;
+        call.grain = staged ? stage_panels(&call, g->k) : cached_c_panels(&call);
         call.shared_space = true;
         run_slices(&call, slices_of(&call, units), product_columns_range, &call);
         return;

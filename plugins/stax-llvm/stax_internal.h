@@ -125,6 +125,13 @@ typedef struct stax_window {
      * range, called on each block of the output once it is final (element i
      * of the root from element i of out), or -1 */
     int32_t epilogue;
+    /* packed conv, STAX_CONV_STAGING: a block of C finished in one k block
+     * is computed into a buffer in cache, finished there (bias, epilogue)
+     * and then copied into out, with non-temporal stores when stream_c
+     * (stax_gemm_source.stage); epilogue_slots is 1 + the highest slot the
+     * epilogue kernel touches (0: no epilogue) */
+    bool stage_c, stream_c;
+    int32_t epilogue_slots;
 } stax_window;
 
 /* One fused attention: per batch index (the batch dims flattened), out =
@@ -469,6 +476,14 @@ void stax_im2col_pack_panels(const void *context, int64_t batch, int64_t k0, int
 int32_t stax_conv_choose_pixel_rows(const tp_plugin_host *host, const stax_window *w,
                                     const struct stax_gemm_family *family, bool *chosen,
                                     char *error, size_t error_size);
+/* Whether the packed conv `w` stages its finished blocks and streams them
+ * into its output (stax_gemm_source.stage; stax_window.c): a 1x1 conv whose
+ * k is one k block of `family`, by STAX_CONV_STAGING (unset or auto,
+ * stream, cache, off); an error for any other value. `epilogue` lists the
+ * slots its epilogue kernel touches (NULL: none). */
+int32_t stax_conv_choose_staging(const tp_plugin_host *host, stax_window *w,
+                                 const struct stax_gemm_family *family,
+                                 const stax_slot_list *epilogue, char *error, size_t error_size);
 /* The floats of a pixel-rows step's packed weights (W^T as whole B). */
 size_t stax_conv_pixel_rows_weight_floats(const stax_step *step,
                                           const struct stax_gemm_family *family);
@@ -641,7 +656,26 @@ typedef struct stax_gemm_source {
     bool b_in_place; /* B (row-major f32) read in place by the strided kernels whatever m is
                       * (1x1 convs: their image rows, faster than packing them on
                       * MobileNetV2's shapes) */
+    /* A block of C that one k block makes final (k <= kc) is computed into
+     * stage (STAX_GEMM_STAGE_FLOATS per slice, in cache), gets the bias and
+     * the epilogue there, then is copied into C row by row, with
+     * non-temporal stores when stream_c: C is written once, without the
+     * read for ownership of each line, in whole runs along its rows. The
+     * epilogue reads the block from stage through a copy of the first
+     * epilogue_slots slots whose C slot points there. NULL: C is written
+     * in place by the tiles. */
+    float *stage;
+    bool stream_c;
+    int32_t epilogue_slots;
 } stax_gemm_source;
+
+/* Floats of one slice's stage (stax_gemm_source.stage): a finished block. */
+#define STAX_GEMM_STAGE_FLOATS 32768
+/* The most slots an epilogue of a staged product may touch (their copy is
+ * on the stack). */
+#define STAX_GEMM_STAGE_MAX_SLOTS 512
+/* Stage space for a product on `threads` threads (every slice's). */
+size_t stax_gemm_stage_bytes(int64_t threads);
 
 /* The height of the driver's row tile of an m-row product that starts at
  * `row`, or 0 when no tile starts there. */

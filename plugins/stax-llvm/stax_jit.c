@@ -27,6 +27,7 @@
 
 #include "stax_internal.h"
 #include "stax_ir_split.h"
+#include "stax_perf_map.h"
 #include "tpcommon_cache.h"
 
 struct stax_module {
@@ -319,7 +320,9 @@ static int32_t compile_object(const char *ir, const stax_jit_options *options, c
     return status;
 }
 
-static int32_t add_object(const char *key, const void *object, size_t object_size,
+/* Links an object into the JIT as a module of its own; with STAX_PERF_MAP=on
+ * its functions are named in /tmp/perf-PID.map (stax_perf_map.c). */
+static int32_t add_object(const char *key, const void *object, size_t object_size, bool perf_map,
                           stax_module **out, char *error, size_t size) {
     stax_module *module = calloc(1, sizeof *module);
     if (!module) return tpcommon_error(error, size, "stax: out of memory");
@@ -332,6 +335,11 @@ static int32_t add_object(const char *key, const void *object, size_t object_siz
         LLVMOrcReleaseResourceTracker(module->tracker);
         free(module);
         return take_error(err, "loading the object into the JIT", error, size);
+    }
+    if (perf_map) {
+        char prefix[18];
+        snprintf(prefix, sizeof prefix, "k%.16s", key); /* with_key's prefix of exported names */
+        stax_perf_map_add(jit, prefix, object, object_size);
     }
     module->refcount = 1;
     module->next = loaded;
@@ -395,6 +403,9 @@ int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const cha
     bool dumping =
         (options->dump_ir && *options->dump_ir) || (options->dump_asm && *options->dump_asm);
     stax_module *module = NULL;
+    bool perf_map = false;
+    if (status == TP_PLUGIN_OK)
+        status = stax_perf_map_setting(options->host, &perf_map, error, error_size);
     if (status == TP_PLUGIN_OK) {
         make_key(ir, options->opt_level, key);
         for (stax_module *m = loaded; m && !dumping; m = m->next)
@@ -411,7 +422,7 @@ int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const cha
         bool disk_cache = disk_key && tpcommon_cache_open(&disk, options->host, "stax");
         void *object = disk_cache ? tpcommon_cache_read(&disk, disk_key, &object_size) : NULL;
         if (object) {
-            status = add_object(key, object, object_size, &module, error, error_size);
+            status = add_object(key, object, object_size, perf_map, &module, error, error_size);
             if (status == TP_PLUGIN_OK) *cache_hit = 2;
             free(object);
             object = NULL;
@@ -426,7 +437,7 @@ int32_t stax_jit_load(const char *ir, const stax_jit_options *options, const cha
             if (status == TP_PLUGIN_OK) log_compile_times(options->host, &times);
             if (status == TP_PLUGIN_OK) {
                 if (disk_cache) tpcommon_cache_write(&disk, disk_key, object, object_size);
-                status = add_object(key, object, object_size, &module, error, error_size);
+                status = add_object(key, object, object_size, perf_map, &module, error, error_size);
             }
             free(object);
         }
@@ -488,7 +499,8 @@ static int32_t compile_parts_on_threads(part_job *jobs, const int32_t *order, in
 /* The part's module from the memory cache, else from the disk cache; NULL
  * when it must be compiled. */
 static stax_module *cached_part(const stax_jit_options *options, const char *ir, const char *key,
-                                tpcommon_cache *disk, bool disk_cache, int *cache_hit) {
+                                tpcommon_cache *disk, bool disk_cache, bool perf_map,
+                                int *cache_hit) {
     for (stax_module *m = loaded; m; m = m->next)
         if (!m->parts && strcmp(m->key, key) == 0) {
             m->refcount++;
@@ -501,8 +513,8 @@ static stax_module *cached_part(const stax_jit_options *options, const char *ir,
     void *object = disk_key ? tpcommon_cache_read(disk, disk_key, &object_size) : NULL;
     stax_module *module = NULL;
     char ignored[256];
-    if (object &&
-        add_object(key, object, object_size, &module, ignored, sizeof ignored) == TP_PLUGIN_OK)
+    if (object && add_object(key, object, object_size, perf_map, &module, ignored,
+                             sizeof ignored) == TP_PLUGIN_OK)
         *cache_hit = 2;
     free(object);
     free(disk_key);
@@ -511,15 +523,15 @@ static stax_module *cached_part(const stax_jit_options *options, const char *ir,
 
 /* A compiled part into the disk cache and the JIT. */
 static int32_t load_compiled_part(const stax_jit_options *options, const char *ir, part_job *job,
-                                  tpcommon_cache *disk, bool disk_cache, stax_module **module,
-                                  char *error, size_t error_size) {
+                                  tpcommon_cache *disk, bool disk_cache, bool perf_map,
+                                  stax_module **module, char *error, size_t error_size) {
     log_compile_times(options->host, &job->times);
     if (disk_cache) {
         char *disk_key = disk_cache_key(options->host, ir, options->opt_level);
         if (disk_key) tpcommon_cache_write(disk, disk_key, job->object, job->object_size);
         free(disk_key);
     }
-    return add_object(job->key, job->object, job->object_size, module, error, error_size);
+    return add_object(job->key, job->object, job->object_size, perf_map, module, error, error_size);
 }
 
 static const char *readable_name(const char *name) {
@@ -532,6 +544,9 @@ static int32_t load_parts(const stax_ir_parts *split, const stax_jit_options *op
                           int32_t threads, const char *const *names, stax_module **modules,
                           part_job *jobs, int32_t *order, stax_jit_report *report, char *error,
                           size_t error_size) {
+    bool perf_map = false;
+    int32_t status = stax_perf_map_setting(options->host, &perf_map, error, error_size);
+    if (status != TP_PLUGIN_OK) return status;
     tpcommon_cache disk;
     bool disk_cache = tpcommon_cache_open(&disk, options->host, "stax");
     int32_t to_compile = 0, from_disk = 0;
@@ -540,7 +555,8 @@ static int32_t load_parts(const stax_ir_parts *split, const stax_jit_options *op
         job->options = options;
         make_key(split->parts[q].ir, options->opt_level, job->key);
         int hit = 0;
-        modules[q] = cached_part(options, split->parts[q].ir, job->key, &disk, disk_cache, &hit);
+        modules[q] =
+            cached_part(options, split->parts[q].ir, job->key, &disk, disk_cache, perf_map, &hit);
         from_disk += hit == 2;
         if (modules[q]) continue;
         job->text = with_key(split->parts[q].ir, job->key);
@@ -550,7 +566,6 @@ static int32_t load_parts(const stax_ir_parts *split, const stax_jit_options *op
     report->threads = to_compile ? compile_parts_on_threads(jobs, order, to_compile, threads) : 0;
     report->compiled = to_compile;
     report->cache_hit = to_compile ? 0 : from_disk ? 2 : 1;
-    int32_t status = TP_PLUGIN_OK;
     for (int32_t k = 0; k < to_compile && status == TP_PLUGIN_OK; k++) {
         int32_t q = order[k];
         const stax_ir_part *part = &split->parts[q];
@@ -560,8 +575,8 @@ static int32_t load_parts(const stax_ir_parts *split, const stax_jit_options *op
                 jobs[q].error, (int)q + 1, (int)split->count,
                 part->first_name >= 0 ? readable_name(names[part->first_name]) : "?");
         else
-            status = load_compiled_part(options, part->ir, &jobs[q], &disk, disk_cache, &modules[q],
-                                        error, error_size);
+            status = load_compiled_part(options, part->ir, &jobs[q], &disk, disk_cache, perf_map,
+                                        &modules[q], error, error_size);
     }
     return status;
 }
@@ -672,12 +687,14 @@ int32_t stax_jit_load_object(const char *ir, int opt_level, const void *object, 
         make_key(ir, opt_level, key);
         for (stax_module *m = loaded; m; m = m->next)
             if (strcmp(m->key, key) == 0) module = m;
+        bool perf_map = false; /* read through the host of the latest init */
         if (module)
             module->refcount++;
         else if (!object)
             status = TP_PLUGIN_UNAVAILABLE;
-        else
-            status = add_object(key, object, object_size, &module, error, error_size);
+        else if ((status = stax_perf_map_setting(atomic_load(&fatal_error_host), &perf_map, error,
+                                                 error_size)) == TP_PLUGIN_OK)
+            status = add_object(key, object, object_size, perf_map, &module, error, error_size);
     }
     return resolve_and_unlock(status, module, names, num_names, addresses, out, error, error_size);
 }

@@ -1014,6 +1014,10 @@ static int32_t plan_window_region(planner *p, int32_t r) {
     status = stax_conv_choose_pixel_rows(p->program->host, &w, p->gemm_family, &w.pixel_rows,
                                          p->error, p->error_size);
     if (status != TP_PLUGIN_OK) return status;
+    status = stax_conv_choose_staging(p->program->host, &w, p->gemm_family,
+                                      epilogue >= 0 ? &p->program->kernel_slots[epilogue] : NULL,
+                                      p->error, p->error_size);
+    if (status != TP_PLUGIN_OK) return status;
     if (w.pixel_rows) { /* C^T, transposed into the output after the product */
         w.col_slot = add_slot(p, STAX_SLOT_SCRATCH, -1,
                               (size_t)stax_conv_pixel_rows_result_floats(&w) * sizeof(float));

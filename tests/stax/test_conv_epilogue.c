@@ -394,6 +394,130 @@ START_TEST(conv_epilogues_in_a_dynamic_build_match) {
 }
 END_TEST
 
+/* 1x1 convs whose k is one k block: their finished blocks are staged in
+ * cache, get the bias and the epilogue there and are copied (or streamed)
+ * into the output (STAX_CONV_STAGING). Tails everywhere: 23 and 13 output
+ * channels (12 + 8 + 2 + 1 and 8 + 4 + 1 row tiles), 143 and 2257 pixels (a
+ * partial panel; rows that start off a 16-byte boundary, so the streamed
+ * copy's head and tail), many stage blocks, and k from 1 to past avx512's
+ * k block (129: staged on avx2 and generic, not on avx512). */
+static const conv_case staged_cases[] = {
+    {"1x1 staged, 23 channels at 13x11, batch 2",
+     2,
+     5,
+     23,
+     1,
+     {13, 11},
+     {1, 1},
+     {1, 1},
+     {0, 0, 0, 0}},
+    {"1x1 staged, k 1", 1, 1, 13, 1, {9, 7}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+    {"1x1 staged, 16 to 40 channels at 37x61",
+     1,
+     16,
+     40,
+     1,
+     {37, 61},
+     {1, 1},
+     {1, 1},
+     {0, 0, 0, 0}},
+    {"1x1 k 129, batch 2", 2, 129, 13, 1, {5, 9}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+};
+#define NUM_STAGED_CASES (sizeof staged_cases / sizeof *staged_cases)
+
+START_TEST(f32_1x1_conv_epilogues_match_in_every_staging_mode) {
+    stax_test_cache_dir();
+    static const char *const modes[] = {"off", "cache", "stream"};
+    static const char *const families[] = {NULL, "avx2", "generic"};
+    static const char *const threads[] = {"threads=1", NULL};
+    static const epilogue_kind staged_kinds[] = {EPILOGUE_CLIP, EPILOGUE_ADD_RELU};
+    for (size_t m = 0; m < 3; m++) {
+        setenv("STAX_CONV_STAGING", modes[m], 1);
+        for (size_t f = 0; f < 3; f++)
+            for (size_t t = 0; t < 2; t++)
+                for (size_t i = 0; i < NUM_STAGED_CASES; i++) {
+                    epilogue_kind kind = staged_kinds[(i + f + t) % 2];
+                    check_case_on(&staged_cases[i], kind, TP_F32, families[f], false, threads[t]);
+                    /* returned too: not fused, the bias alone in the stage */
+                    check_case_on(&staged_cases[i], kind, TP_F32, families[f], true, threads[t]);
+                }
+    }
+    unsetenv("STAX_CONV_STAGING");
+}
+END_TEST
+
+/* Pixel rows: C^T goes into the output sixteen channels of an image at a
+ * time (4x4 transposes, the edges one by one), each block then through the
+ * epilogue: 40 channels (16 + 16 + 8) over 7x7 maps of three images, 33
+ * over 14x14 (a block of one), a 3x3 conv over 5x7 (35 pixels: a tail of
+ * three). */
+static const conv_case pixel_rows_cases[] = {
+    {"pixel rows, 40 channels at 7x7, batch 3", 3, 24, 40, 1, {7, 7}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+    {"pixel rows, 33 channels at 14x14", 1, 8, 33, 1, {14, 14}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+    {"pixel rows, 3x3 to 20 channels at 5x7", 2, 6, 20, 1, {5, 7}, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+};
+
+START_TEST(f32_pixel_rows_epilogues_match_across_channel_blocks) {
+    stax_test_cache_dir();
+    setenv("STAX_CONV_PIXEL_ROWS", "on", 1);
+    static const epilogue_kind pixel_kinds[] = {EPILOGUE_CLIP, EPILOGUE_ADD_RELU, EPILOGUE_SIGMOID};
+    for (size_t i = 0; i < sizeof pixel_rows_cases / sizeof *pixel_rows_cases; i++)
+        for (size_t k = 0; k < 3; k++) {
+            check_case(&pixel_rows_cases[i], pixel_kinds[k], TP_F32, NULL, k == 2);
+            check_case_on(&pixel_rows_cases[i], pixel_kinds[k], TP_F32, "avx2", false, "threads=1");
+        }
+    unsetenv("STAX_CONV_PIXEL_ROWS");
+}
+END_TEST
+
+START_TEST(staged_1x1_conv_is_logged_with_its_stores) {
+    stax_test_cache_dir();
+    static const char *const modes[] = {"cache", "stream", "off"};
+    static const char *const needles[] = {"copied into the output with plain stores",
+                                          "copied into the output with non-temporal stores",
+                                          "blocks finished in a stage"};
+    static const int expected[] = {1, 1, 0};
+    const conv_case *c = &staged_cases[0];
+    for (size_t m = 0; m < 3; m++) {
+        tp_tensor *operands[4];
+        make_operands(c, TP_F32, 5, operands);
+        tp_graph *g = epilogue_graph(c, EPILOGUE_CLIP, TP_F32, operands, false);
+        setenv("STAX_CONV_STAGING", modes[m], 1);
+        setenv("STAX_GEMM_KERNEL", "generic", 1); /* kc 256 > k on every host */
+        tp_tensor *got[1] = {NULL};
+        int lines = 0;
+        ck_assert_int_eq(stax_test_run_counting(needles[m], g, operands, 3, NULL, 0, got, &lines),
+                         TP_OK);
+        unsetenv("STAX_GEMM_KERNEL");
+        unsetenv("STAX_CONV_STAGING");
+        ck_assert_msg(lines == expected[m], "STAX_CONV_STAGING=%s: %d lines with '%s'", modes[m],
+                      lines, needles[m]);
+        expect_direct_conv(c, EPILOGUE_CLIP, TP_F32, operands, got, false, modes[m]);
+        tp_tensor_release(got[0]);
+        for (int i = 0; i < 4; i++) tp_tensor_release(operands[i]);
+        tp_graph_destroy(g);
+    }
+}
+END_TEST
+
+START_TEST(bad_conv_staging_setting_is_refused_with_the_choices) {
+    stax_test_cache_dir();
+    setenv("STAX_CONV_STAGING", "sometimes", 1);
+    const conv_case *c = &staged_cases[0];
+    tp_tensor *operands[4];
+    make_operands(c, TP_F32, 7, operands);
+    tp_graph *g = epilogue_graph(c, EPILOGUE_RELU, TP_F32, operands, false);
+    tp_tensor *got[1] = {NULL};
+    tp_status status = stax_test_run("stax", g, operands, 3, NULL, 0, got);
+    unsetenv("STAX_CONV_STAGING");
+    ck_assert_int_ne(status, TP_OK);
+    ck_assert_msg(strstr(tp_last_error(), "STAX_CONV_STAGING") && strstr(tp_last_error(), "stream"),
+                  "error: %s", tp_last_error());
+    tp_graph_destroy(g);
+    for (int i = 0; i < 4; i++) tp_tensor_release(operands[i]);
+}
+END_TEST
+
 START_TEST(f16_conv_epilogues_round_like_the_unfused_graph) {
     stax_test_cache_dir();
     for (size_t i = 0; i < NUM_CASES; i++)
@@ -522,6 +646,10 @@ TP_TEST_SUITE(stax_conv_epilogue) {
     tcase_add_test(c, conv_that_is_also_returned_is_stored_and_not_fused);
     tcase_add_test(c, residual_read_only_by_the_epilogue_stays_live_through_the_conv_step);
     tcase_add_test(c, bad_conv_epilogue_setting_is_refused_with_the_choices);
+    tcase_add_test(c, f32_1x1_conv_epilogues_match_in_every_staging_mode);
+    tcase_add_test(c, staged_1x1_conv_is_logged_with_its_stores);
+    tcase_add_test(c, f32_pixel_rows_epilogues_match_across_channel_blocks);
+    tcase_add_test(c, bad_conv_staging_setting_is_refused_with_the_choices);
     suite_add_tcase(s, c);
     return s;
 }
