@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,18 +22,6 @@
 static const char entry_magic[8] = {'T', 'P', 'C', 'A', 'C', 'H', 'E', '2'};
 #define ENTRY_HEADER_SIZE 32
 #define ENTRY_MAX_SIZE    ((uint64_t)1 << 32)
-
-static void log_warning(const tp_plugin_host *host, const char *format, ...)
-    __attribute__((format(printf, 2, 3)));
-static void log_warning(const tp_plugin_host *host, const char *format, ...) {
-    if (!host || !host->log) return;
-    char message[2400];
-    va_list args;
-    va_start(args, format);
-    vsnprintf(message, sizeof message, format, args);
-    va_end(args);
-    host->log(host, TP_PLUGIN_LOG_WARN, message);
-}
 
 static const char *environment(const tp_plugin_host *host, const char *name) {
     const char *value = host && host->getenv ? host->getenv(name) : NULL;
@@ -98,8 +85,9 @@ bool tpcommon_cache_open(tpcommon_cache *cache, const tp_plugin_host *host, cons
     written = snprintf(folder, sizeof folder, "%s/%s", root, subfolder);
     if (written < 0 || (size_t)written >= sizeof folder) return false;
     if (!make_folders(folder)) {
-        log_warning(host, "cache folder %s cannot be created (%s); compiling without a cache",
-                    folder, strerror(errno));
+        tpcommon_log(host, TP_PLUGIN_LOG_WARN,
+                     "cache folder %s cannot be created (%s); compiling without a cache", folder,
+                     strerror(errno));
         return false;
     }
     char why[256];
@@ -110,7 +98,8 @@ bool tpcommon_cache_open(tpcommon_cache *cache, const tp_plugin_host *host, cons
         refused = folder;
     }
     if (problem) {
-        log_warning(host, "cache folder %s %s; compiling without a cache", refused, problem);
+        tpcommon_log(host, TP_PLUGIN_LOG_WARN, "cache folder %s %s; compiling without a cache",
+                     refused, problem);
         return false;
     }
     memcpy(cache->folder, folder, sizeof folder);

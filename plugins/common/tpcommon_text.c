@@ -82,6 +82,16 @@ int32_t tpcommon_error(char *error, size_t size, const char *format, ...) {
     return TP_PLUGIN_ERROR;
 }
 
+void tpcommon_log(const tp_plugin_host *host, int32_t level, const char *format, ...) {
+    if (!host || !host->log) return;
+    char message[3000];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    host->log(host, level, message);
+}
+
 static void append_identifier(char *buf, size_t size, size_t *used, const char *text) {
     for (; *text && *used + 1 < size; text++) {
         char c = *text;

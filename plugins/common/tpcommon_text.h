@@ -35,6 +35,11 @@ __attribute__((format(printf, 3, 4))) int32_t tpcommon_error(char *error, size_t
                                                              const char *format, ...);
 int32_t tpcommon_verror(char *error, size_t size, const char *format, va_list args);
 
+/* Formats a message (at most 3000 bytes; longer ones are cut) and hands it to
+ * the host's log at `level`; nothing when the host has no log. */
+__attribute__((format(printf, 3, 4))) void tpcommon_log(const tp_plugin_host *host, int32_t level,
+                                                        const char *format, ...);
+
 /* Kernel name for a region: "<graph>_r<region>_<op>[_<op>...]", only
  * [A-Za-z0-9_], at most size-1 characters. `ops` are the member op names in
  * order. A long graph name is shortened first, so that "_r<region>" (what

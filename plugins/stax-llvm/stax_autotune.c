@@ -15,7 +15,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,18 +44,6 @@ static uint64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void log_line(const tp_plugin_host *host, int32_t level, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-static void log_line(const tp_plugin_host *host, int32_t level, const char *format, ...) {
-    if (!host->log) return;
-    char line[3000];
-    va_list args;
-    va_start(args, format);
-    vsnprintf(line, sizeof line, format, args);
-    va_end(args);
-    host->log(host, level, line);
 }
 
 static void *alloc_aligned(const tp_plugin_host *host, size_t bytes) {
@@ -385,10 +372,10 @@ static bool read_cached(tuner *t, const char *key, stax_gemm_tuned *out) {
     if (!payload) {
         struct stat info;
         if (stat(path, &info) == 0) /* there, but corrupt or another key's */
-            log_line(t->host, TP_PLUGIN_LOG_WARN,
-                     "max-autotune: ignoring tuning cache entry %s (corrupt or not this "
-                     "step's); measuring again",
-                     path);
+            tpcommon_log(t->host, TP_PLUGIN_LOG_WARN,
+                         "max-autotune: ignoring tuning cache entry %s (corrupt or not this "
+                         "step's); measuring again",
+                         path);
         return false;
     }
     stax_gemm_choice choice;
@@ -396,8 +383,9 @@ static bool read_cached(tuner *t, const char *key, stax_gemm_tuned *out) {
               tuned_of(t, &choice, out, why, sizeof why);
     free(payload);
     if (!ok)
-        log_line(t->host, TP_PLUGIN_LOG_WARN,
-                 "max-autotune: ignoring tuning cache entry %s (%s); measuring again", path, why);
+        tpcommon_log(t->host, TP_PLUGIN_LOG_WARN,
+                     "max-autotune: ignoring tuning cache entry %s (%s); measuring again", path,
+                     why);
     return ok;
 }
 
@@ -422,34 +410,36 @@ static int32_t tune_step(tuner *t, int32_t index, char *error, size_t error_size
     bool keyed = stax_autotune_key(stax_jit_cpu(), stax_jit_features(), t->families, t->max_threads,
                                    g, key, sizeof key);
     if (keyed && read_cached(t, key, out)) {
-        log_line(t->host, TP_PLUGIN_LOG_DEBUG,
-                 "max-autotune: %s: from the tuning cache: %s kc %lld mc %lld split %s threads "
-                 "%lld",
-                 shape, out->kernels.family->name, (long long)out->kernels.kc,
-                 (long long)out->kernels.mc, stax_gemm_split_name(out->split),
-                 (long long)out->threads);
+        tpcommon_log(t->host, TP_PLUGIN_LOG_DEBUG,
+                     "max-autotune: %s: from the tuning cache: %s kc %lld mc %lld split %s threads "
+                     "%lld",
+                     shape, out->kernels.family->name, (long long)out->kernels.kc,
+                     (long long)out->kernels.mc, stax_gemm_split_name(out->split),
+                     (long long)out->threads);
         return TP_PLUGIN_OK;
     }
     if (now_ns() >= t->deadline) {
         *out = default_choice(t, step);
-        log_line(t->host, TP_PLUGIN_LOG_INFO,
-                 "max-autotune: %s: the tuning budget of this compile is spent; default choices "
-                 "(not cached)",
-                 shape);
+        tpcommon_log(
+            t->host, TP_PLUGIN_LOG_INFO,
+            "max-autotune: %s: the tuning budget of this compile is spent; default choices "
+            "(not cached)",
+            shape);
         return TP_PLUGIN_OK;
     }
     int32_t status = prepare_measuring(t, error, error_size);
     if (status != TP_PLUGIN_OK) return status;
     search s = search_step(t, step);
     *out = s.best;
-    log_line(t->host, TP_PLUGIN_LOG_INFO,
-             "max-autotune: %s: measured %d candidates: %s kc %lld mc %lld split %s threads %lld "
-             "(%s; the search's best ran at %.2fx the defaults' %.3f ms)%s",
-             shape, (int)s.candidates, out->kernels.family->name, (long long)out->kernels.kc,
-             (long long)out->kernels.mc, stax_gemm_split_name(out->split), (long long)out->threads,
-             s.ratio <= STAX_AUTOTUNE_REQUIRED_RATIO ? "tuned" : "the defaults", s.ratio,
-             (double)s.default_ns / 1e6,
-             s.complete ? "" : "; budget spent before every candidate ran (not cached)");
+    tpcommon_log(
+        t->host, TP_PLUGIN_LOG_INFO,
+        "max-autotune: %s: measured %d candidates: %s kc %lld mc %lld split %s threads %lld "
+        "(%s; the search's best ran at %.2fx the defaults' %.3f ms)%s",
+        shape, (int)s.candidates, out->kernels.family->name, (long long)out->kernels.kc,
+        (long long)out->kernels.mc, stax_gemm_split_name(out->split), (long long)out->threads,
+        s.ratio <= STAX_AUTOTUNE_REQUIRED_RATIO ? "tuned" : "the defaults", s.ratio,
+        (double)s.default_ns / 1e6,
+        s.complete ? "" : "; budget spent before every candidate ran (not cached)");
     if (keyed && s.complete) write_cached(t, key, out);
     return TP_PLUGIN_OK;
 }

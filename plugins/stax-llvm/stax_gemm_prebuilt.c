@@ -18,7 +18,6 @@
 #include <dlfcn.h>
 #include <llvm-c/Core.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,18 +92,6 @@ static const char *prebuilt_folder(const tp_plugin_host *host) {
 
 /* ---- using them ---- */
 
-static void log_line(const tp_plugin_host *host, int32_t level, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-static void log_line(const tp_plugin_host *host, int32_t level, const char *format, ...) {
-    if (!host || !host->log) return;
-    char message[3072];
-    va_list args;
-    va_start(args, format);
-    vsnprintf(message, sizeof message, format, args);
-    va_end(args);
-    host->log(host, level, message);
-}
-
 /* The object in the file at `path` when it holds exactly `key` (caller
  * frees), else NULL with the reason logged. */
 static void *read_prebuilt(const tp_plugin_host *host, const char *path, const char *key,
@@ -115,24 +102,24 @@ static void *read_prebuilt(const tp_plugin_host *host, const char *path, const c
     unsigned char *bytes =
         tpcommon_trusted_file_read(path, PREBUILT_MAX_BYTES, &size, &untrusted, why, sizeof why);
     if (!bytes) {
-        log_line(host, untrusted ? TP_PLUGIN_LOG_INFO : TP_PLUGIN_LOG_DEBUG,
-                 "stax: prebuilt micro-kernels %s not used (%s): the library compiles from IR",
-                 path, why);
+        tpcommon_log(host, untrusted ? TP_PLUGIN_LOG_INFO : TP_PLUGIN_LOG_DEBUG,
+                     "stax: prebuilt micro-kernels %s not used (%s): the library compiles from IR",
+                     path, why);
         return NULL;
     }
     const char *problem = tpcommon_cache_entry_problem(bytes, size, key, &offset, object_size);
     if (problem && !strcmp(problem, "made for another key")) {
         size_t stored_size = 0;
         const char *stored = tpcommon_cache_entry_stored_key(bytes, size, &stored_size);
-        log_line(host, TP_PLUGIN_LOG_DEBUG,
-                 "stax: prebuilt micro-kernels %s not used: made for another key ('%.*s'; this "
-                 "build needs '%s'): the library compiles from IR",
-                 path, (int)(stored_size < 900 ? stored_size : 900), stored ? stored : "", key);
+        tpcommon_log(host, TP_PLUGIN_LOG_DEBUG,
+                     "stax: prebuilt micro-kernels %s not used: made for another key ('%.*s'; this "
+                     "build needs '%s'): the library compiles from IR",
+                     path, (int)(stored_size < 900 ? stored_size : 900), stored ? stored : "", key);
     } else if (problem) {
-        log_line(host, TP_PLUGIN_LOG_INFO,
-                 "stax: prebuilt micro-kernels %s not used: the file is %s: the library "
-                 "compiles from IR (rebuild or reinstall the stax plugin)",
-                 path, problem);
+        tpcommon_log(host, TP_PLUGIN_LOG_INFO,
+                     "stax: prebuilt micro-kernels %s not used: the file is %s: the library "
+                     "compiles from IR (rebuild or reinstall the stax plugin)",
+                     path, problem);
     }
     if (problem) {
         free(bytes);
@@ -160,8 +147,8 @@ int32_t stax_gemm_prebuilt_load(const tp_plugin_host *host, bool legacy,
                                     : stax_prebuilt_refusal(stax_jit_triple(), legacy, family_name,
                                                             stax_jit_features(), why, sizeof why);
     if (refusal) {
-        log_line(host, TP_PLUGIN_LOG_DEBUG, "stax: prebuilt micro-kernels %s not used: %s", file,
-                 refusal);
+        tpcommon_log(host, TP_PLUGIN_LOG_DEBUG, "stax: prebuilt micro-kernels %s not used: %s",
+                     file, refusal);
         return TP_PLUGIN_OK;
     }
     const stax_prebuilt_baseline *baseline = stax_prebuilt_baseline_for(legacy, family_name);
@@ -182,20 +169,22 @@ int32_t stax_gemm_prebuilt_load(const tp_plugin_host *host, bool legacy,
     size_t object_size = 0;
     void *object = folder[0] ? read_prebuilt(host, path, key, &object_size) : NULL;
     if (!folder[0])
-        log_line(host, TP_PLUGIN_LOG_DEBUG,
-                 "stax: prebuilt micro-kernels %s not used: the plugin's folder is unknown", file);
+        tpcommon_log(host, TP_PLUGIN_LOG_DEBUG,
+                     "stax: prebuilt micro-kernels %s not used: the plugin's folder is unknown",
+                     file);
     status = object ? stax_jit_load_object(ir, 3, object, object_size, names, count, addresses,
                                            module, jit_error, sizeof jit_error)
                     : TP_PLUGIN_UNAVAILABLE;
     if (object && status != TP_PLUGIN_OK)
-        log_line(host, TP_PLUGIN_LOG_INFO,
-                 "stax: prebuilt micro-kernels %s not used: the JIT refuses it (%s): the library "
-                 "compiles from IR (rebuild or reinstall the stax plugin)",
-                 path, jit_error);
+        tpcommon_log(
+            host, TP_PLUGIN_LOG_INFO,
+            "stax: prebuilt micro-kernels %s not used: the JIT refuses it (%s): the library "
+            "compiles from IR (rebuild or reinstall the stax plugin)",
+            path, jit_error);
     if (status == TP_PLUGIN_OK) {
         *cache_hit = 3;
-        log_line(host, TP_PLUGIN_LOG_DEBUG, "stax: micro-kernel library %s: prebuilt %s",
-                 family_name ? family_name : "legacy", path);
+        tpcommon_log(host, TP_PLUGIN_LOG_DEBUG, "stax: micro-kernel library %s: prebuilt %s",
+                     family_name ? family_name : "legacy", path);
     }
     free(object);
     free(ir);
