@@ -51,6 +51,11 @@ def main():
         elif row.get("case") == "stream-triad" and "threads" in row:
             print(f"\nSTREAM triad: {row['gb_per_s']} GB/s on {row['threads']} threads, "
                   f"{row['one_thread_gb_per_s']} GB/s on 1 ({row['c_flags']})")
+        elif row.get("case") == "openblas-core":
+            chooser = {"tp-bench": f"set by tp-bench (OpenBLAS picked {row.get('openblas_picked')})",
+                       "user": "OPENBLAS_CORETYPE set by the user"}.get(row["chosen_by"],
+                                                                         "OpenBLAS's own choice")
+            print(f"\nOpenBLAS {row['version']}: {row['core']} kernels, {chooser}")
         elif row.get("case") == "compile-latency":
             print(f"\ncompile latency: cold {row['cold_ms']} ms, disk cache {row['disk_cache_ms']} ms, "
                   f"call overhead {row['call_overhead_us']} us")

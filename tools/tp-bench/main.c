@@ -4,7 +4,8 @@
  * micro cases and ONNX Runtime for the model cases, computed by the Python
  * helper bench/peers.py on the same inputs, or the eager reference backend
  * where the helper cannot (no NumPy, no ONNX Runtime). In the same run it
- * times the baselines (OpenBLAS for sgemm, a vectorized multi-threaded C loop
+ * times the baselines (OpenBLAS for sgemm, on the newest kernels the CPU runs:
+ * openblas_core.c; a vectorized multi-threaded C loop
  * for the pointwise cases, the STREAM triad) and the peers (NumPy; with
  * --peers ONNX Runtime with io-binding, PyTorch eager and torch.compile, from
  * the venv bench/peers-venv.sh makes). Measurements are interleaved: each of
@@ -36,6 +37,7 @@
 #include "attention_cases.h"
 #include "kernel_cases.h"
 #include "latency.h"
+#include "openblas_core.h"
 #include "timing.h"
 
 #define MAX_ROUNDS     64
@@ -633,6 +635,8 @@ int main(int argc, char **argv) {
     options o;
     int exit_code = 0;
     if (!parse_options(argc, argv, &o, &exit_code)) return exit_code;
+    bench_openblas_choose_core(argv); /* may start tp-bench again: before any timing */
+    bench_openblas_print_core(o.json);
     if (o.kernels)
         return bench_kernel_cases(o.only, o.reps, o.rounds, o.threads, o.json) |
                bench_attention_cases(o.only, o.models, o.reps, o.rounds, o.threads, o.json);
