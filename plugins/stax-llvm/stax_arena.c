@@ -24,7 +24,11 @@
  * So every scratch slot goes into the arena; none is kept out. A step kind
  * that adds an accumulator in a slot must either clear it where it is used
  * or be kept out here. Graph inputs, outputs and constants are not scratch
- * and are never placed. */
+ * and are never placed.
+ * The same walk tells the planner which constants a run reads
+ * (stax_program_slots_touched): the raw weights of a conv or matmul whose
+ * packed copy the step reads instead are not touched (they are always
+ * constants, so the arena's ranges do not change). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,11 +61,13 @@ static void touch_kernel(const stax_program *prog, stax_live_range *ranges, int3
     for (int32_t i = 0; i < list->count; i++) touch(prog, ranges, list->slots[i], step);
 }
 
-/* A product's operands and its epilogue kernel. */
+/* A product's operands and its epilogue kernel; not `packed_away`, a slot
+ * whose packed copy the step reads instead (-1: none), nor B when B was
+ * packed at compile (prepack_constant_b). */
 static void touch_gemm(const stax_program *prog, stax_live_range *ranges, const stax_gemm *gemm,
-                       int32_t s) {
-    touch(prog, ranges, gemm->a_slot, s);
-    touch(prog, ranges, gemm->b_slot, s);
+                       int32_t packed_away, int32_t s) {
+    if (gemm->a_slot != packed_away) touch(prog, ranges, gemm->a_slot, s);
+    if (gemm->b_slot != packed_away && gemm->packed_b_kc <= 0) touch(prog, ranges, gemm->b_slot, s);
     touch(prog, ranges, gemm->c_slot, s);
     touch_kernel(prog, ranges, gemm->epilogue, s);
 }
@@ -79,18 +85,21 @@ static void touch_step(const stax_program *prog, stax_live_range *ranges, int32_
         break;
     case STAX_STEP_GEMM:
     case STAX_STEP_PACKED_GEMM:
-        touch_gemm(prog, ranges, &step->gemm, s);
+        touch_gemm(prog, ranges, &step->gemm, -1, s);
         break;
     case STAX_STEP_WINDOW: {
         const stax_window *w = &step->window;
-        int32_t slots[] = {w->x_slot, w->w_slot, w->b_slot, w->out_slot, w->col_slot};
+        /* weights packed at compile (pack_constant_weights) are read from there */
+        int32_t packed_away = w->packed_w_slot >= 0 ? w->w_slot : -1;
+        int32_t slots[] = {w->x_slot, w->b_slot, w->out_slot, w->col_slot};
         for (size_t i = 0; i < sizeof slots / sizeof *slots; i++) touch(prog, ranges, slots[i], s);
+        if (packed_away < 0) touch(prog, ranges, w->w_slot, s);
         /* a fused epilogue reads its other operands (a residual) inside the step */
         touch_kernel(prog, ranges, w->epilogue, s);
         bool gemm_method =
             w->method == STAX_WINDOW_GEMM_IM2COL || w->method == STAX_WINDOW_GEMM_POINTWISE;
         if (gemm_method) /* step->gemm: the same slots, and any epilogue kernel */
-            touch_gemm(prog, ranges, &step->gemm, s);
+            touch_gemm(prog, ranges, &step->gemm, packed_away, s);
         break;
     }
     case STAX_STEP_ATTENTION: {
@@ -101,6 +110,18 @@ static void touch_step(const stax_program *prog, stax_live_range *ranges, int32_
         break;
     }
     }
+}
+
+void stax_program_slots_touched(const stax_program *prog, bool *read) {
+    stax_live_range *ranges = malloc(sizeof *ranges * ((size_t)prog->num_slots + 1));
+    if (!ranges) { /* without the walk, every slot counts as read */
+        for (int32_t s = 0; s < prog->num_slots; s++) read[s] = true;
+        return;
+    }
+    for (int32_t s = 0; s < prog->num_slots; s++) ranges[s] = (stax_live_range){INT32_MAX, -1, 0};
+    for (int32_t s = 0; s < prog->num_steps; s++) touch_step(prog, ranges, s);
+    for (int32_t s = 0; s < prog->num_slots; s++) read[s] = ranges[s].first <= ranges[s].last;
+    free(ranges);
 }
 
 static void *allocate_bytes(const tp_plugin_host *host, size_t bytes) {

@@ -433,6 +433,12 @@ static void log_arena(const tp_plugin_host *host, const tp_plugin_graph *graph,
                  "graph '%s': STAX_ARENA=off: %d scratch buffers of %zu bytes in all",
                  graph->name ? graph->name : "?", (int)scratch, prog->scratch_bytes);
     host->log(host, TP_PLUGIN_LOG_DEBUG, line);
+    if (prog->constants_dropped == 0) return;
+    snprintf(line, sizeof line,
+             "graph '%s': %d constant%s (%zu bytes) not kept: only packed copies are read",
+             graph->name ? graph->name : "?", (int)prog->constants_dropped,
+             prog->constants_dropped == 1 ? "" : "s", prog->constant_bytes_dropped);
+    host->log(host, TP_PLUGIN_LOG_DEBUG, line);
 }
 
 /* STAX_COMPILE_THREADS: how many threads compile a graph's kernels (in as
@@ -490,7 +496,7 @@ static void log_compile_phases(const tp_plugin_host *host, const tp_plugin_graph
                  kernels->threads == 1 ? "" : "s");
     char line[640];
     snprintf(line, sizeof line,
-             "compile phases of graph '%s'; plan %.1f ms (constants copied, weights packed), "
+             "compile phases of graph '%s'; plan %.1f ms (weights packed, constants kept), "
              "%d kernels %.1f ms (%s), micro-kernel library %.1f ms (%s)",
              graph->name ? graph->name : "?", plan_ms, (int)exe->program.num_kernels, kernels_ms,
              how, library_ms,
@@ -539,7 +545,11 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
     status = TP_PLUGIN_UNAVAILABLE;
     if (stax_graph_is_dynamic(graph))
         status = compile_dynamic(exe, graph, inputs, num_inputs, &template_ir, error, error_size);
-    if (status == TP_PLUGIN_UNAVAILABLE)
+    if (status == TP_PLUGIN_UNAVAILABLE && autotune) /* candidates pack raw weights */
+        status = stax_program_build_keeping_constants(host, graph, inputs, num_inputs,
+                                                      stax_jit_cpu(), stax_jit_features(),
+                                                      &exe->program, error, error_size);
+    else if (status == TP_PLUGIN_UNAVAILABLE)
         status = stax_program_build(host, graph, inputs, num_inputs, stax_jit_cpu(),
                                     stax_jit_features(), NULL, &exe->program, error, error_size);
     stax_program *prog = &exe->program;

@@ -35,8 +35,9 @@ typedef struct stax_slot {
     stax_slot_kind kind;
     int32_t index;
     size_t bytes;
-    void *data;           /* SCRATCH, CONST */
+    void *data;           /* SCRATCH, CONST (NULL: a constant no run reads, not kept) */
     int64_t arena_offset; /* SCRATCH in the arena (stax_arena.c): its first byte; -1: own buffer */
+    bool borrowed;        /* CONST: data is the graph's payload, read in place while planning */
 } stax_slot;
 
 /* Slot numbers (a kernel's: the slots its functions read or write). */
@@ -205,6 +206,8 @@ typedef struct stax_program {
     const struct stax_gemm_family
         *packed_gemm;           /* the family of the PACKED_GEMM and ATTENTION steps, or NULL */
     const tp_plugin_host *host; /* allocates and frees the SCRATCH/CONST slots */
+    int32_t constants_dropped;  /* graph constants not kept: only packed copies are read */
+    size_t constant_bytes_dropped;
 } stax_program;
 
 /* Dynamic shapes (stax_dynamic.c). The planner and the emitters take some
@@ -234,6 +237,15 @@ int32_t stax_program_build(const tp_plugin_host *host, const tp_plugin_graph *gr
                            const tp_plugin_tensor_meta *inputs, int32_t num_inputs, const char *cpu,
                            const char *features, const stax_build_mode *mode, stax_program *out,
                            char *error, size_t error_size);
+/* Builds the program keeping every graph constant (stax_program_build keeps
+ * only those a run reads): max-autotune's candidates of other blocking pack
+ * a conv's or matmul's raw weights at compile. */
+int32_t stax_program_build_keeping_constants(const tp_plugin_host *host,
+                                             const tp_plugin_graph *graph,
+                                             const tp_plugin_tensor_meta *inputs,
+                                             int32_t num_inputs, const char *cpu,
+                                             const char *features, stax_program *out, char *error,
+                                             size_t error_size);
 void stax_program_free(stax_program *program);
 
 /* After planning (stax_arena.c): the scratch slots' live ranges from the
@@ -242,6 +254,11 @@ void stax_program_free(stax_program *program);
  * buffer per slot. Dynamic builds place them and leave the memory to the
  * executable (stax_backend.c's bind_program). */
 int32_t stax_arena_place(stax_program *program, bool allocate, char *error, size_t error_size);
+/* read[s] for every slot: whether some step of a run reads or writes slot
+ * s. A conv's or matmul's raw weights whose packed copy the step reads are
+ * not (they stay unread as long as the executable's blocking is the one
+ * they were packed for: not so for max-autotune's candidates). */
+void stax_program_slots_touched(const stax_program *program, bool *read);
 /* Whether STAX_ARENA turns the arena off; an unknown value is an error. */
 int32_t stax_arena_setting(const tp_plugin_host *host, bool *enabled, char *error,
                            size_t error_size);

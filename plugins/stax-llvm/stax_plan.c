@@ -41,15 +41,30 @@ const stax_gemm *stax_plan_gemm_of(const stax_emit_graph *g, int32_t value) {
     return &p->gemms[value];
 }
 
+static void *allocate_constant(const tp_plugin_host *host, size_t bytes) {
+    return host && host->aligned_alloc ? host->aligned_alloc(bytes)
+                                       : aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
+
+static void free_constant(const tp_plugin_host *host, void *data) {
+    if (host && host->aligned_free)
+        host->aligned_free(data);
+    else
+        free(data);
+}
+
 static int32_t oom(planner *p) {
     return tpcommon_error(p->error, p->error_size, "stax: out of memory while compiling graph '%s'",
                           p->graph->name ? p->graph->name : "?");
 }
 
 /* A new slot; a constant's buffer is allocated, and zeroed unless
- * `overwritten` (the caller then writes every byte of it). */
-static int32_t add_slot_for(planner *p, stax_slot_kind kind, int32_t index, size_t bytes,
-                            bool overwritten) {
+ * `overwritten` (the caller then writes every byte of it), or with `borrow`
+ * not allocated: the slot reads that memory in place (a graph constant's
+ * payload, which lives while the graph is compiled) until
+ * keep_read_constants copies it or lets it go. */
+static int32_t add_slot_with(planner *p, stax_slot_kind kind, int32_t index, size_t bytes,
+                             bool overwritten, const void *borrow) {
     stax_program *prog = p->program;
     if (prog->num_slots == p->slot_capacity) {
         int32_t capacity = p->slot_capacity ? p->slot_capacity * 2 : 16;
@@ -65,15 +80,21 @@ static int32_t add_slot_for(planner *p, stax_slot_kind kind, int32_t index, size
     slot->index = index;
     slot->bytes = bytes ? bytes : 1;
     slot->arena_offset = -1;
-    if (kind == STAX_SLOT_CONST) { /* scratch: placed after planning (stax_arena.c) */
-        const tp_plugin_host *host = prog->host;
-        slot->data = host && host->aligned_alloc ? host->aligned_alloc(slot->bytes)
-                                                 : aligned_alloc(64, (slot->bytes + 63) / 64 * 64);
+    if (kind == STAX_SLOT_CONST && borrow) {
+        slot->data = (void *)borrow; /* never written: constants are read-only to every step */
+        slot->borrowed = true;
+    } else if (kind == STAX_SLOT_CONST) { /* scratch: placed after planning (stax_arena.c) */
+        slot->data = allocate_constant(prog->host, slot->bytes);
         if (!slot->data) return -1;
         if (!overwritten) memset(slot->data, 0, slot->bytes);
     }
     p->eg.num_slots = prog->num_slots + 1;
     return prog->num_slots++;
+}
+
+static int32_t add_slot_for(planner *p, stax_slot_kind kind, int32_t index, size_t bytes,
+                            bool overwritten) {
+    return add_slot_with(p, kind, index, bytes, overwritten, NULL);
 }
 
 static int32_t add_slot(planner *p, stax_slot_kind kind, int32_t index, size_t bytes) {
@@ -456,11 +477,6 @@ static int32_t plan_creation(planner *p, int32_t v) {
     int32_t op = tpcommon_op_of(p->graph, value);
     size_t bytes =
         op == TP_PLUGIN_OP_FULL ? tpcommon_dtype_size(info->type.dtype) : type_bytes(&info->type);
-    /* a constant's payload is copied over all of its bytes: no zeroing pass first */
-    int32_t slot =
-        add_slot_for(p, STAX_SLOT_CONST, -1, bytes, op == TP_PLUGIN_OP_CONSTANT && bytes > 0);
-    if (slot < 0) return oom(p);
-    void *data = p->program->slots[slot].data;
     if (op == TP_PLUGIN_OP_CONSTANT) {
         const tp_plugin_attr *attr = tpcommon_attr_find(value, "value");
         if (!attr || attr->type != TP_PLUGIN_ATTR_TENSOR) attr = NULL;
@@ -470,9 +486,17 @@ static int32_t plan_creation(planner *p, int32_t v) {
             return tpcommon_error(p->error, p->error_size,
                                   "stax: constant %%%s has no payload of %zu bytes", value->name,
                                   type_bytes(&info->type));
-        memcpy(data, attr->data, attr->nbytes);
+        /* read in place while planning; copied after it only if a run reads it */
+        int32_t slot = bytes > 0 ? add_slot_with(p, STAX_SLOT_CONST, -1, bytes, true, attr->data)
+                                 : add_slot(p, STAX_SLOT_CONST, -1, bytes);
+        if (slot < 0) return oom(p);
         info->view = contiguous_view(slot, 0, &info->type);
-    } else if (op == TP_PLUGIN_OP_FULL) {
+        return TP_PLUGIN_OK;
+    }
+    int32_t slot = add_slot(p, STAX_SLOT_CONST, -1, bytes);
+    if (slot < 0) return oom(p);
+    void *data = p->program->slots[slot].data;
+    if (op == TP_PLUGIN_OP_FULL) {
         store_scalar(data, info->type.dtype, tpcommon_attr_float(value, "value", 0.0));
         info->view = contiguous_view(slot, 0, &info->type);
         for (int32_t d = 0; d < info->view.ndim; d++) info->view.strides[d] = 0;
@@ -1143,8 +1167,43 @@ static int32_t compute_fusion(planner *p) {
     return tpcommon_fusion_compute_with(p->graph, &options, &p->fusion, p->error, p->error_size);
 }
 
+/* The graph's constants were read in place while planning (each packed
+ * copy was made from there). Each one a run reads is now copied into memory
+ * of the program's own, the graph's payload being the caller's; one that no
+ * step reads (the raw weights of a conv or matmul packed at compile: only
+ * the packed copy is read) is let go, which halves a CNN's constant memory.
+ * With keep_all, every one is copied (max-autotune: its candidates of other
+ * blocking pack the raw weights at compile; dynamic builds plan again). */
+static int32_t keep_read_constants(planner *p, bool keep_all) {
+    stax_program *prog = p->program;
+    bool *read = calloc((size_t)prog->num_slots + 1, sizeof *read);
+    if (!read) return oom(p);
+    if (!keep_all) stax_program_slots_touched(prog, read);
+    int32_t status = TP_PLUGIN_OK;
+    for (int32_t s = 0; s < prog->num_slots; s++) {
+        stax_slot *slot = &prog->slots[s];
+        if (!slot->borrowed) continue;
+        if (keep_all || read[s]) {
+            void *own = allocate_constant(prog->host, slot->bytes);
+            if (!own) { /* the rest stay borrowed: stax_program_free leaves them */
+                status = oom(p);
+                break;
+            }
+            memcpy(own, slot->data, slot->bytes);
+            slot->data = own;
+        } else {
+            slot->data = NULL;
+            prog->constants_dropped++;
+            prog->constant_bytes_dropped += slot->bytes;
+        }
+        slot->borrowed = false;
+    }
+    free(read);
+    return status;
+}
+
 static int32_t plan_all(planner *p, const tp_plugin_tensor_meta *inputs, int32_t num_inputs,
-                        const char *cpu, const char *features) {
+                        const char *cpu, const char *features, bool keep_constants) {
     const tp_plugin_graph *graph = p->graph;
     int32_t status = bind_types(p, inputs, num_inputs);
     if (status == TP_PLUGIN_OK) status = check_ops(p);
@@ -1163,6 +1222,7 @@ static int32_t plan_all(planner *p, const tp_plugin_tensor_meta *inputs, int32_t
     for (int32_t r = 0; r < p->fusion.num_regions && status == TP_PLUGIN_OK; r++)
         status = plan_region(p, r);
     if (status == TP_PLUGIN_OK) status = plan_outputs(p);
+    if (status == TP_PLUGIN_OK) status = keep_read_constants(p, keep_constants || p->mode);
     p->eg.emitting = NULL;
     if (status == TP_PLUGIN_OK)
         status = stax_arena_place(p->program, !p->mode, p->error, p->error_size);
@@ -1181,10 +1241,11 @@ static int32_t plan_all(planner *p, const tp_plugin_tensor_meta *inputs, int32_t
     return p->program->ir ? TP_PLUGIN_OK : oom(p);
 }
 
-int32_t stax_program_build(const tp_plugin_host *host, const tp_plugin_graph *graph,
-                           const tp_plugin_tensor_meta *inputs, int32_t num_inputs, const char *cpu,
-                           const char *features, const stax_build_mode *mode, stax_program *out,
-                           char *error, size_t error_size) {
+static int32_t build_program(const tp_plugin_host *host, const tp_plugin_graph *graph,
+                             const tp_plugin_tensor_meta *inputs, int32_t num_inputs,
+                             const char *cpu, const char *features, const stax_build_mode *mode,
+                             bool keep_constants, stax_program *out, char *error,
+                             size_t error_size) {
     memset(out, 0, sizeof *out);
     out->host = host;
     planner p;
@@ -1214,7 +1275,7 @@ int32_t stax_program_build(const tp_plugin_host *host, const tp_plugin_graph *gr
                                  .bodies = mode ? NULL : &p.bodies,
                                  .error = error,
                                  .error_size = error_size};
-        status = plan_all(&p, inputs, num_inputs, cpu, features);
+        status = plan_all(&p, inputs, num_inputs, cpu, features, keep_constants);
     }
     tpcommon_buf_free(&p.module);
     stax_kernel_bodies_free(&p.bodies);
@@ -1228,20 +1289,30 @@ int32_t stax_program_build(const tp_plugin_host *host, const tp_plugin_graph *gr
     return status;
 }
 
+int32_t stax_program_build(const tp_plugin_host *host, const tp_plugin_graph *graph,
+                           const tp_plugin_tensor_meta *inputs, int32_t num_inputs, const char *cpu,
+                           const char *features, const stax_build_mode *mode, stax_program *out,
+                           char *error, size_t error_size) {
+    return build_program(host, graph, inputs, num_inputs, cpu, features, mode, false, out, error,
+                         error_size);
+}
+
+int32_t stax_program_build_keeping_constants(const tp_plugin_host *host,
+                                             const tp_plugin_graph *graph,
+                                             const tp_plugin_tensor_meta *inputs,
+                                             int32_t num_inputs, const char *cpu,
+                                             const char *features, stax_program *out, char *error,
+                                             size_t error_size) {
+    return build_program(host, graph, inputs, num_inputs, cpu, features, NULL, true, out, error,
+                         error_size);
+}
+
 void stax_program_free(stax_program *program) {
     for (int32_t s = 0; s < program->num_slots; s++)
-        if (program->slots[s].data && program->slots[s].arena_offset < 0) {
-            if (program->host && program->host->aligned_free)
-                program->host->aligned_free(program->slots[s].data);
-            else
-                free(program->slots[s].data);
-        }
-    if (program->arena) {
-        if (program->host && program->host->aligned_free)
-            program->host->aligned_free(program->arena);
-        else
-            free(program->arena);
-    }
+        if (program->slots[s].data && program->slots[s].arena_offset < 0 &&
+            !program->slots[s].borrowed) /* a borrowed payload is the graph's */
+            free_constant(program->host, program->slots[s].data);
+    if (program->arena) free_constant(program->host, program->arena);
     for (int32_t k = 0; k < program->num_kernels; k++) {
         free(program->kernel_names[k]);
         free(program->kernel_slots[k].slots);
