@@ -1,16 +1,17 @@
 /* stax-llvm — max_pool and avg_pool on f32 NCHW data, for stax_window.c.
- * Each plane is copied into a bordered buffer (stax_fill_padded_plane: -inf
- * around a max pool, zeros around an average), so every tap of every output
- * is in range. A max pool then takes the maximum down each window's rows
- * and then across its columns (separable); an average takes each output
- * row's taps one at a time, a pass along the row that the compiler
- * vectorises. Max propagates NaN (a NaN tap makes the output NaN); an
+ * A max pool takes the maximum down each window's rows, read straight from
+ * the image, and then across its columns (separable), in blocks of whole
+ * vectors; an average copies each plane into a zero-bordered buffer
+ * (stax_fill_padded_plane), so every tap of every output is in range, and
+ * takes each output row's taps one at a time, a pass along the row that the
+ * compiler vectorises. Max propagates NaN (a NaN tap makes the output NaN); an
  * average divides by the taps inside the image, or inside image and pads
  * with count_include_pad (never the taps a ceil-mode window has past the
  * end pad). Planes are split between threads;
  * each range of planes has its own buffer. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "stax_internal.h"
 
@@ -51,32 +52,75 @@ static inline float max_or_nan(float tap, float current) {
     return tap > current || tap != tap ? tap : current;
 }
 
+/* max_plane computes each output row this many outputs at a time into a
+ * buffer of its own (then copies the row out), so its loop across the taps
+ * ends on whole vectors: a scalar remainder's NaN-aware max compiled to
+ * unpredictable branches. */
+#define MAX_POOL_ROUND 16
+
+static int64_t rounded_outputs(const stax_window *w) {
+    return (w->out[1] + MAX_POOL_ROUND - 1) / MAX_POOL_ROUND * MAX_POOL_ROUND;
+}
+
+/* Floats of the column-max row: padded_w, and what the rounded-up outputs
+ * read past it (-inf there). */
+static int64_t column_max_floats(const stax_window *w, int64_t padded_w) {
+    int64_t reach =
+        (rounded_outputs(w) - 1) * w->stride[1] + (w->kernel[1] - 1) * w->dilation[1] + 1;
+    return reach > padded_w ? reach : padded_w;
+}
+
+/* dst[c] = the larger of dst[c] and src[c] (NaN wins) for c in [0, n). */
+STAX_POOL_CLONES static void max_into(float *restrict dst, const float *restrict src, int64_t n) {
+    for (int64_t c = 0; c < n; c++) dst[c] = max_or_nan(src[c], dst[c]);
+}
+
+/* row[ow] for ow in [0, count): the maximum across the kw taps of the
+ * column-max row. */
+STAX_POOL_CLONES static void max_across(const stax_window *w, const float *restrict column_max,
+                                        int64_t count, float *restrict row) {
+    int64_t s1 = w->stride[1], d1 = w->dilation[1];
+    for (int64_t ow = 0; ow < count; ow++) row[ow] = -INFINITY;
+    for (int64_t kw = 0; kw < w->kernel[1]; kw++) {
+        const float *restrict src = column_max + kw * d1;
+        if (s1 == 1)
+            for (int64_t ow = 0; ow < count; ow++) row[ow] = max_or_nan(src[ow], row[ow]);
+        else if (s1 == 2)
+            for (int64_t ow = 0; ow < count; ow++) row[ow] = max_or_nan(src[2 * ow], row[ow]);
+        else
+            for (int64_t ow = 0; ow < count; ow++) row[ow] = max_or_nan(src[ow * s1], row[ow]);
+    }
+}
+
 /* A max pool is separable: per output row, the maximum down the kh window
- * rows for every padded column (contiguous passes), then across the kw taps
- * of that one row (stride-s1 passes over a row in L1), so each input row is
- * read kh times per output row instead of kh * kw. */
-STAX_POOL_CLONES static void max_plane(const stax_window *w, const float *padded, int64_t padded_w,
-                                       float *column_max, float *out) {
-    int64_t ow_n = w->out[1], s1 = w->stride[1], d1 = w->dilation[1];
+ * rows for every column, read straight from the image rows the window
+ * covers (a padding row is -inf, which never wins, so it is skipped: no
+ * bordered copy of the plane) into a row whose padding columns stay -inf;
+ * then across the kw taps of that one row, in L1, into `row` (rounded up to
+ * whole vectors), copied out. `column_max` (column_max_floats) comes with
+ * its padding columns at -inf. */
+static void max_plane(const stax_window *w, const float *image, int64_t padded_w, float *column_max,
+                      float *row, float *out) {
+    int64_t ow_n = w->out[1], left = w->pad_begin[1];
+    /* the image's columns [lo, hi) of the padded row, as stax_fill_padded_plane has them */
+    int64_t lo = left < 0 ? 0 : left, hi = left + w->in[1];
+    if (hi > padded_w) hi = padded_w;
+    if (lo > hi) lo = hi;
     for (int64_t oh = 0; oh < w->out[0]; oh++) {
-        const float *top = padded + oh * w->stride[0] * padded_w;
-        for (int64_t x = 0; x < padded_w; x++) column_max[x] = top[x];
-        for (int64_t kh = 1; kh < w->kernel[0]; kh++) {
-            const float *src = top + kh * w->dilation[0] * padded_w;
-            for (int64_t x = 0; x < padded_w; x++)
-                column_max[x] = max_or_nan(src[x], column_max[x]);
-        }
-        float *row = out + oh * ow_n;
-        for (int64_t ow = 0; ow < ow_n; ow++) row[ow] = -INFINITY;
-        for (int64_t kw = 0; kw < w->kernel[1]; kw++) {
-            const float *src = column_max + kw * d1;
-            if (s1 == 1)
-                for (int64_t ow = 0; ow < ow_n; ow++) row[ow] = max_or_nan(src[ow], row[ow]);
-            else if (s1 == 2)
-                for (int64_t ow = 0; ow < ow_n; ow++) row[ow] = max_or_nan(src[2 * ow], row[ow]);
+        int64_t rows = 0;
+        for (int64_t kh = 0; kh < w->kernel[0]; kh++) {
+            int64_t ih = oh * w->stride[0] - w->pad_begin[0] + kh * w->dilation[0];
+            if (ih < 0 || ih >= w->in[0]) continue;
+            const float *src = image + ih * w->in[1] + (lo - left);
+            if (rows++ == 0)
+                memcpy(column_max + lo, src, sizeof(float) * (size_t)(hi - lo));
             else
-                for (int64_t ow = 0; ow < ow_n; ow++) row[ow] = max_or_nan(src[ow * s1], row[ow]);
+                max_into(column_max + lo, src, hi - lo);
         }
+        if (rows == 0) /* a window of padding rows only */
+            for (int64_t c = lo; c < hi; c++) column_max[c] = -INFINITY;
+        max_across(w, column_max, rounded_outputs(w), row);
+        memcpy(out + oh * ow_n, row, sizeof(float) * (size_t)ow_n);
     }
 }
 
@@ -96,24 +140,38 @@ STAX_POOL_CLONES static void average_plane(const stax_window *w, const float *pa
     }
 }
 
+/* Max pools: one column-max row (its padding columns -inf for good) and
+ * one output row, rounded up; nothing per plane. */
+static void max_pool_range(const pool_task *t, int64_t begin, int64_t end) {
+    const stax_window *w = t->w;
+    int64_t floats = column_max_floats(w, t->padded_w);
+    float *column_max = malloc(sizeof(float) * (size_t)(floats + rounded_outputs(w)));
+    if (!column_max) abort(); /* a few KiB per thread: there is no error path inside a run */
+    for (int64_t c = 0; c < floats; c++) column_max[c] = -INFINITY;
+    float *row = column_max + floats;
+    for (int64_t p = begin; p < end; p++)
+        max_plane(w, t->x + p * w->in[0] * w->in[1], t->padded_w, column_max, row,
+                  t->out + p * w->out[0] * w->out[1]);
+    free(column_max);
+}
+
 static void pool_range(void *context, int64_t begin, int64_t end) {
     const pool_task *t = context;
     const stax_window *w = t->w;
+    if (w->kind == STAX_WINDOW_MAX_POOL) {
+        max_pool_range(t, begin, end);
+        return;
+    }
     size_t plane_floats = (size_t)(t->padded_h * t->padded_w);
-    float *padded = malloc(sizeof(float) * (plane_floats + (size_t)(w->out[1] + t->padded_w)));
+    float *padded = malloc(sizeof(float) * (plane_floats + (size_t)w->out[1]));
     if (!padded) abort(); /* a few KiB per thread: there is no error path inside a run */
-    float *column_taps = padded + plane_floats, *column_max = column_taps + w->out[1];
-    bool is_max = w->kind == STAX_WINDOW_MAX_POOL;
+    float *column_taps = padded + plane_floats;
     for (int64_t ow = 0; ow < w->out[1]; ow++) column_taps[ow] = (float)divisor_taps(w, 1, ow);
     for (int64_t p = begin; p < end; p++) {
         const float *image = t->x + p * w->in[0] * w->in[1];
         float *plane = t->out + p * w->out[0] * w->out[1];
-        stax_fill_padded_plane(w, image, is_max ? -INFINITY : 0.0f, t->padded_h, t->padded_w,
-                               padded);
-        if (is_max)
-            max_plane(w, padded, t->padded_w, column_max, plane);
-        else
-            average_plane(w, padded, t->padded_w, column_taps, plane);
+        stax_fill_padded_plane(w, image, 0.0f, t->padded_h, t->padded_w, padded);
+        average_plane(w, padded, t->padded_w, column_taps, plane);
     }
     free(padded);
 }

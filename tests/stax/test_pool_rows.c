@@ -1,8 +1,8 @@
 /* stax's max_pool and avg_pool against a direct double-precision pool
  * computed here: rows wide enough for the vector body and its tail, stride 1
  * and 2 (a network's 3x3 stride-2 pad-1 stem pool), a NaN that must reach
- * every window that holds it, and an average that divides by the taps
- * inside the image. */
+ * every window that holds it (as a window's first row in the image and as a
+ * later one), and an average that divides by the taps inside the image. */
 #include "stax_harness.h"
 
 typedef struct pool_case {
@@ -71,6 +71,10 @@ static const pool_case cases[] = {
     {"max 2x2 stride 1", true, 1, 2, {9, 37}, 2, 1, 0},
     {"max 3x3 stride 3 pad 1 (a stride past 2)", true, 1, 2, {13, 31}, 3, 3, 1},
     {"max 5x5 stride 2 pad 2, 112-wide rows", true, 1, 2, {9, 112}, 5, 2, 2},
+    /* rows of whole vectors only, and a single output column (the max pool
+     * computes rows rounded up to 16 outputs and copies them out) */
+    {"max 3x3 stride 2 pad 1, 32 outputs a row", true, 2, 2, {7, 64}, 3, 2, 1},
+    {"max 3x3 stride 1 pad 1, one column", true, 1, 3, {5, 1}, 3, 1, 1},
     {"average 3x3 stride 1 pad 1", false, 1, 3, {8, 41}, 3, 1, 1},
     {"average 3x3 stride 2 pad 1", false, 2, 2, {11, 29}, 3, 2, 1},
 };
