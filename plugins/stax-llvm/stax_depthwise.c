@@ -101,27 +101,41 @@ STAX_DEPTHWISE_CLONES static void rows_3x3(const float *padded, int64_t padded_w
     }
 }
 
-/* Output rows [oh0, oh1) of a plane, 3x3 kernel, stride 1, dilation 1, for
- * rows too short to vectorise one at a time (MobileNet's 7- and 14-wide
- * planes: a row of 7 is all scalar tail). The bordered plane's rows are
- * padded_w = ow_n + 2 floats apart, so output (oh, ow) reads inputs at
- * oh * padded_w + ow + (0, 1, 2) plus 0, 1, 2 rows: one run along the
+/* One flat run of a 3x3 kernel at stride S (a constant in each caller so
+ * the vectoriser sees the access pattern): run[i] from the taps at S * i
+ * plus the tap's offset in rows r0, r1, r2. */
+#define DEPTHWISE_3X3_FLAT(S)                                                                      \
+    for (int64_t i = 0; i < length; i++) {                                                         \
+        const int64_t j = i * (S);                                                                 \
+        run[i] = b + k[0] * r0[j] + k[1] * r0[j + 1] + k[2] * r0[j + 2] + k[3] * r1[j] +           \
+                 k[4] * r1[j + 1] + k[5] * r1[j + 2] + k[6] * r2[j] + k[7] * r2[j + 1] +           \
+                 k[8] * r2[j + 2];                                                                 \
+    }
+
+/* Output rows [oh0, oh1) of a plane, 3x3 kernel, stride 1 or 2, dilation
+ * 1, for rows too short to vectorise one at a time (MobileNet's 7- and
+ * 14-wide planes: a row of 7 is all scalar tail). The bordered plane's rows
+ * are padded_w floats apart, so output (oh, ow) reads its taps at a
+ * constant offset from stride * (oh * padded_w + ow): one run along the
  * flattened plane computes every row at once, as if the output were
- * padded_w wide, into `wide`; each row's last two values straddle two input
- * rows and are dropped when the rows are copied into the plane. The run
- * stops at the last row's last real output, so it never reads past the
- * plane's last row. */
+ * padded_w wide, into `wide`; each row's last padded_w - ow_n values
+ * straddle input rows and are dropped when the rows are copied into the
+ * plane (at stride 2 that is about half the run: still fewer operations
+ * than ow_n strided scalar outputs). The run stops at the last row's last
+ * real output, so it never reads past the plane's last row. */
 STAX_DEPTHWISE_CLONES static void rows_3x3_flat(const float *padded, int64_t padded_w,
-                                                const float *k, float b, int64_t oh0, int64_t oh1,
-                                                int64_t ow_n, float *wide, float *out) {
-    const float *restrict r0 = padded + oh0 * padded_w, *restrict r1 = r0 + padded_w,
+                                                const float *k, float b, int64_t stride,
+                                                int64_t oh0, int64_t oh1, int64_t ow_n, float *wide,
+                                                float *out) {
+    const float *restrict r0 = padded + stride * oh0 * padded_w, *restrict r1 = r0 + padded_w,
                           *restrict r2 = r1 + padded_w;
     float *restrict run = wide;
     int64_t length = (oh1 - oh0 - 1) * padded_w + ow_n;
-    for (int64_t i = 0; i < length; i++)
-        run[i] = b + k[0] * r0[i] + k[1] * r0[i + 1] + k[2] * r0[i + 2] + k[3] * r1[i] +
-                 k[4] * r1[i + 1] + k[5] * r1[i + 2] + k[6] * r2[i] + k[7] * r2[i + 1] +
-                 k[8] * r2[i + 2];
+    if (stride == 1) {
+        DEPTHWISE_3X3_FLAT(1)
+    } else {
+        DEPTHWISE_3X3_FLAT(2)
+    }
     for (int64_t oh = oh0; oh < oh1; oh++)
         memcpy(out + oh * ow_n, wide + (oh - oh0) * padded_w, sizeof(float) * (size_t)ow_n);
 }
@@ -212,7 +226,8 @@ static void depthwise_range(void *context, int64_t begin, int64_t end) {
     /* the split copy pays off on rows of at least two AVX2 vectors (measured
      * on MobileNetV2's planes: 28 and 56 wide faster, 7 and 14 slower) */
     bool dense = is_3x3_dense(w), stride2 = dense && w->stride[0] == 2 && w->out[1] >= 16;
-    bool flat = dense && w->stride[0] == 1 && w->out[1] < DEPTHWISE_FLAT_MAX_COLUMNS;
+    bool flat =
+        dense && !stride2 && w->out[1] < (w->stride[0] == 1 ? DEPTHWISE_FLAT_MAX_COLUMNS : 16);
     size_t plane_floats = (size_t)(t->padded_h * t->padded_w);
     /* the bordered plane, or (stride 2) the same with its columns split
      * even / odd; then (flat rows) the rows computed padded_w wide */
@@ -238,8 +253,8 @@ static void depthwise_range(void *context, int64_t begin, int64_t end) {
                 rows_3x3_stride2(padded, t->padded_w, t->weight + co * taps, b, oh0, oh1, w->out[1],
                                  plane);
             else if (flat)
-                rows_3x3_flat(padded, t->padded_w, t->weight + co * taps, b, oh0, oh1, w->out[1],
-                              wide, plane);
+                rows_3x3_flat(padded, t->padded_w, t->weight + co * taps, b, w->stride[0], oh0, oh1,
+                              w->out[1], wide, plane);
             else if (dense)
                 rows_3x3(padded, t->padded_w, t->weight + co * taps, b, w->stride[0], oh0, oh1,
                          w->out[1], plane);
