@@ -74,14 +74,16 @@ int64_t stax_padded_extent(const stax_window *w, int a) {
     return (w->out[a] - 1) * w->stride[a] + (w->kernel[a] - 1) * w->dilation[a] + 1;
 }
 
-/* One output row of a 3x3 kernel, dilation 1, stride S (a constant in each
- * caller so the vectoriser sees the access pattern). */
-#define DEPTHWISE_3X3_ROW(S)                                                                       \
-    for (int64_t ow = 0; ow < ow_n; ow++) {                                                        \
-        const int64_t i = ow * (S);                                                                \
-        row[ow] = b + k[0] * r0[i] + k[1] * r0[i + 1] + k[2] * r0[i + 2] + k[3] * r1[i] +          \
-                  k[4] * r1[i + 1] + k[5] * r1[i + 2] + k[6] * r2[i] + k[7] * r2[i + 1] +          \
-                  k[8] * r2[i + 2];                                                                \
+/* out[i] for i in [0, count): a 3x3 kernel's nine taps at S * i plus each
+ * tap's offset in rows r0, r1, r2 (S a constant in each caller so the
+ * vectoriser sees the access pattern): one output row, or the flat run of
+ * rows_3x3_flat. */
+#define DEPTHWISE_3X3_RUN(out, count, S)                                                           \
+    for (int64_t i = 0; i < (count); i++) {                                                        \
+        const int64_t j = i * (S);                                                                 \
+        (out)[i] = b + k[0] * r0[j] + k[1] * r0[j + 1] + k[2] * r0[j + 2] + k[3] * r1[j] +         \
+                   k[4] * r1[j + 1] + k[5] * r1[j + 2] + k[6] * r2[j] + k[7] * r2[j + 1] +         \
+                   k[8] * r2[j + 2];                                                               \
     }
 
 /* Output rows [oh0, oh1) of a plane, 3x3 kernel, stride 1 or 2, dilation 1,
@@ -94,23 +96,12 @@ STAX_DEPTHWISE_CLONES static void rows_3x3(const float *padded, int64_t padded_w
                               *restrict r2 = r1 + padded_w;
         float *restrict row = out + oh * ow_n;
         if (stride == 1) {
-            DEPTHWISE_3X3_ROW(1)
+            DEPTHWISE_3X3_RUN(row, ow_n, 1)
         } else {
-            DEPTHWISE_3X3_ROW(2)
+            DEPTHWISE_3X3_RUN(row, ow_n, 2)
         }
     }
 }
-
-/* One flat run of a 3x3 kernel at stride S (a constant in each caller so
- * the vectoriser sees the access pattern): run[i] from the taps at S * i
- * plus the tap's offset in rows r0, r1, r2. */
-#define DEPTHWISE_3X3_FLAT(S)                                                                      \
-    for (int64_t i = 0; i < length; i++) {                                                         \
-        const int64_t j = i * (S);                                                                 \
-        run[i] = b + k[0] * r0[j] + k[1] * r0[j + 1] + k[2] * r0[j + 2] + k[3] * r1[j] +           \
-                 k[4] * r1[j + 1] + k[5] * r1[j + 2] + k[6] * r2[j] + k[7] * r2[j + 1] +           \
-                 k[8] * r2[j + 2];                                                                 \
-    }
 
 /* Output rows [oh0, oh1) of a plane, 3x3 kernel, stride 1 or 2, dilation
  * 1, for rows too short to vectorise one at a time (MobileNet's 7- and
@@ -132,9 +123,9 @@ STAX_DEPTHWISE_CLONES static void rows_3x3_flat(const float *padded, int64_t pad
     float *restrict run = wide;
     int64_t length = (oh1 - oh0 - 1) * padded_w + ow_n;
     if (stride == 1) {
-        DEPTHWISE_3X3_FLAT(1)
+        DEPTHWISE_3X3_RUN(run, length, 1)
     } else {
-        DEPTHWISE_3X3_FLAT(2)
+        DEPTHWISE_3X3_RUN(run, length, 2)
     }
     for (int64_t oh = oh0; oh < oh1; oh++)
         memcpy(out + oh * ow_n, wide + (oh - oh0) * padded_w, sizeof(float) * (size_t)ow_n);
