@@ -124,18 +124,12 @@ void stax_program_slots_touched(const stax_program *prog, bool *read) {
     free(ranges);
 }
 
-static void *allocate_bytes(const tp_plugin_host *host, size_t bytes) {
-    if (host && host->aligned_alloc) return host->aligned_alloc(bytes);
-    return aligned_alloc(STAX_ARENA_ALIGN,
-                         (bytes + STAX_ARENA_ALIGN - 1) / STAX_ARENA_ALIGN * STAX_ARENA_ALIGN);
-}
-
 /* STAX_ARENA=off: a zeroed buffer per scratch slot, as before the arena. */
 static int32_t allocate_own_buffers(stax_program *prog) {
     for (int32_t s = 0; s < prog->num_slots; s++) {
         stax_slot *slot = &prog->slots[s];
         if (slot->kind != STAX_SLOT_SCRATCH) continue;
-        slot->data = allocate_bytes(prog->host, slot->bytes);
+        slot->data = stax_alloc_aligned(prog->host, slot->bytes);
         if (!slot->data) return TP_PLUGIN_ERROR;
         memset(slot->data, 0, slot->bytes);
     }
@@ -188,7 +182,7 @@ int32_t stax_arena_place(stax_program *prog, bool allocate, char *error, size_t 
     free(all), free(ranges), free(which), free(offsets);
     if (status == TP_PLUGIN_OK && allocate && prog->arena_bytes > 0) {
         /* not cleared: no step reads scratch before writing it (see above) */
-        prog->arena = allocate_bytes(prog->host, prog->arena_bytes);
+        prog->arena = stax_alloc_aligned(prog->host, prog->arena_bytes);
         if (!prog->arena) status = TP_PLUGIN_ERROR;
         for (int32_t s = 0; prog->arena && s < prog->num_slots; s++)
             if (prog->slots[s].arena_offset >= 0)

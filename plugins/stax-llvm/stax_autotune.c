@@ -46,19 +46,6 @@ static uint64_t now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void *alloc_aligned(const tp_plugin_host *host, size_t bytes) {
-    if (host->aligned_alloc) return host->aligned_alloc(bytes);
-    return aligned_alloc(64, (bytes + 63) / 64 * 64);
-}
-
-static void free_aligned(const tp_plugin_host *host, void *p) {
-    if (!p) return;
-    if (host->aligned_free)
-        host->aligned_free(p);
-    else
-        free(p);
-}
-
 /* ---- the candidate families ---- */
 
 /* The tile kernels of `family`: its micro-kernel library (stax_gemm_library.c). */
@@ -122,7 +109,7 @@ static bool prepare_slots(tuner *t, void **slot_data) {
         if (slot->kind == STAX_SLOT_SCRATCH) /* the arena is not cleared (stax_arena.c) */
             memset(t->slots[s], 0, slot->bytes);
         if (slot->kind != STAX_SLOT_INPUT && slot->kind != STAX_SLOT_OUTPUT) continue;
-        t->slots[s] = alloc_aligned(t->host, slot->bytes > 0 ? slot->bytes : 1);
+        t->slots[s] = stax_alloc_aligned(t->host, slot->bytes > 0 ? slot->bytes : 1);
         if (!t->slots[s]) return false;
         memset(t->slots[s], 0, slot->bytes); /* zeros: no denormals, no NaN in the timing */
     }
@@ -132,10 +119,11 @@ static bool prepare_slots(tuner *t, void **slot_data) {
 static void release_slots(tuner *t) {
     for (int32_t s = 0; t->slots && s < t->program->num_slots; s++) {
         stax_slot_kind kind = t->program->slots[s].kind;
-        if (kind == STAX_SLOT_INPUT || kind == STAX_SLOT_OUTPUT) free_aligned(t->host, t->slots[s]);
+        if (kind == STAX_SLOT_INPUT || kind == STAX_SLOT_OUTPUT)
+            stax_free_aligned(t->host, t->slots[s]);
     }
     free(t->slots);
-    free_aligned(t->host, t->workspace);
+    stax_free_aligned(t->host, t->workspace);
 }
 
 /* What measuring needs, made once per compile when a step first needs it:
@@ -163,9 +151,9 @@ static int compare_u64(const void *a, const void *b) {
 static uint64_t measure(tuner *t, const stax_step *step, const stax_gemm_tuned *c) {
     size_t need = stax_gemm_packed_workspace_bytes(&step->gemm, &c->kernels, c->threads);
     if (need > t->workspace_bytes) {
-        free_aligned(t->host, t->workspace);
+        stax_free_aligned(t->host, t->workspace);
         t->workspace_bytes = 0;
-        t->workspace = alloc_aligned(t->host, need);
+        t->workspace = stax_alloc_aligned(t->host, need);
         if (!t->workspace) return UINT64_MAX;
         t->workspace_bytes = need;
     }

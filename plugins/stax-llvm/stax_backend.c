@@ -86,7 +86,7 @@ static int32_t stax_supports(void *context, const tp_plugin_graph *graph, int32_
     return status;
 }
 
-static void free_aligned(const tp_plugin_host *host, void *p) {
+void stax_free_aligned(const tp_plugin_host *host, void *p) {
     if (!p) return;
     if (host && host->aligned_free)
         host->aligned_free(p);
@@ -135,7 +135,7 @@ static int32_t run_error(const tp_plugin_host *host, const char *message) {
     return TP_PLUGIN_ERROR;
 }
 
-static void *alloc_aligned(const tp_plugin_host *host, size_t bytes) {
+void *stax_alloc_aligned(const tp_plugin_host *host, size_t bytes) {
     if (host && host->aligned_alloc) return host->aligned_alloc(bytes);
     return aligned_alloc(64, (bytes + 63) / 64 * 64);
 }
@@ -148,9 +148,9 @@ static void release_executable(tp_plugin_executable *exe) {
     stax_program_free(&exe->program);
     free(exe->kernels);
     free(exe->slot_mem);
-    free_aligned(exe->host, exe->workspace);
-    free_aligned(exe->host, exe->arena);
-    for (int32_t s = 0; s < exe->scratch_count; s++) free_aligned(exe->host, exe->scratch[s]);
+    stax_free_aligned(exe->host, exe->workspace);
+    stax_free_aligned(exe->host, exe->arena);
+    for (int32_t s = 0; s < exe->scratch_count; s++) stax_free_aligned(exe->host, exe->scratch[s]);
     free(exe->scratch);
     free(exe->scratch_bytes);
     free(exe->bind);
@@ -182,9 +182,9 @@ static int32_t bind_program(tp_plugin_executable *exe) {
     }
     if (exe->dyn && prog->arena_bytes > exe->arena_capacity) {
         /* not cleared: no step reads scratch before writing it (stax_arena.c) */
-        free_aligned(exe->host, exe->arena);
+        stax_free_aligned(exe->host, exe->arena);
         exe->arena_capacity = 0;
-        exe->arena = alloc_aligned(exe->host, prog->arena_bytes);
+        exe->arena = stax_alloc_aligned(exe->host, prog->arena_bytes);
         if (!exe->arena) return TP_PLUGIN_ERROR;
         exe->arena_capacity = prog->arena_bytes;
     }
@@ -197,9 +197,9 @@ static int32_t bind_program(tp_plugin_executable *exe) {
             continue;
         }
         if (exe->scratch_bytes[s] < slot->bytes) {
-            free_aligned(exe->host, exe->scratch[s]);
+            stax_free_aligned(exe->host, exe->scratch[s]);
             exe->scratch_bytes[s] = 0;
-            exe->scratch[s] = alloc_aligned(exe->host, slot->bytes);
+            exe->scratch[s] = stax_alloc_aligned(exe->host, slot->bytes);
             if (!exe->scratch[s]) return TP_PLUGIN_ERROR;
             memset(exe->scratch[s], 0, slot->bytes);
             exe->scratch_bytes[s] = slot->bytes;
@@ -226,9 +226,9 @@ static int32_t bind_program(tp_plugin_executable *exe) {
             if (need > bytes) bytes = need;
         }
         if (bytes > exe->workspace_bytes) {
-            free_aligned(exe->host, exe->workspace);
+            stax_free_aligned(exe->host, exe->workspace);
             exe->workspace_bytes = 0;
-            exe->workspace = alloc_aligned(exe->host, bytes);
+            exe->workspace = stax_alloc_aligned(exe->host, bytes);
             if (!exe->workspace) return TP_PLUGIN_ERROR;
             exe->workspace_bytes = bytes;
         }

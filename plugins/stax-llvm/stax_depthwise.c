@@ -5,12 +5,14 @@
  * bounds checks. 3x3 kernels at stride 1 or 2 (MobileNet's) compute each
  * output row in one pass with all nine taps, which the compiler vectorises
  * along the row (stride 2 from a bordered copy written with each row's
- * even and odd columns apart, so every tap reads consecutive floats; stride
- * 1 on planes narrower than 32 as one run along the flattened plane, every
- * row at once); other shapes add one tap at a time into the row. The bias is the accumulator's
- * start. A fused epilogue (the conv's pointwise consumers) runs on each block of output rows right
- * after it is computed, while it is in L1. Planes are split between threads; each range of planes
- * has its own buffer. The bordered plane (stax_fill_padded_plane) serves the pools too
+ * even and odd columns apart, so every tap reads consecutive floats); on
+ * planes too narrow for that (below 32 columns at stride 1, 16 at stride
+ * 2) every row at once, as one run along the flattened plane. Other shapes
+ * add one tap at a time into the row. The bias is the accumulator's start.
+ * A fused epilogue (the conv's pointwise consumers) runs on each block of
+ * output rows right after it is computed, while it is in L1. Planes are
+ * split between threads; each range of planes has its own buffer. The
+ * bordered plane (stax_fill_padded_plane) serves the average pool too
  * (stax_pool.c). */
 #include <stdlib.h>
 #include <string.h>
@@ -48,25 +50,29 @@ typedef struct depthwise_task {
  * faster than row by row; 56 wide 1.3x slower (its rows vectorise alone). */
 #define DEPTHWISE_FLAT_MAX_COLUMNS 32
 
-void stax_fill_padded_plane(const stax_window *w, const float *image, float fill, int64_t padded_h,
+void stax_image_columns(const stax_window *w, int64_t padded_w, int64_t *lo, int64_t *hi) {
+    int64_t left = w->pad_begin[1];
+    *lo = left < 0 ? 0 : left, *hi = left + w->in[1];
+    if (*hi > padded_w) *hi = padded_w;
+    if (*lo > *hi) *lo = *hi;
+}
+
+void stax_fill_padded_plane(const stax_window *w, const float *image, int64_t padded_h,
                             int64_t padded_w, float *padded) {
-    int64_t top = w->pad_begin[0], left = w->pad_begin[1];
+    int64_t top = w->pad_begin[0], left = w->pad_begin[1], lo, hi;
+    stax_image_columns(w, padded_w, &lo, &hi);
     for (int64_t r = 0; r < padded_h; r++) {
         float *dst = padded + r * padded_w;
         int64_t ih = r - top;
         if (ih < 0 || ih >= w->in[0]) {
-            for (int64_t c = 0; c < padded_w; c++) dst[c] = fill;
+            memset(dst, 0, sizeof(float) * (size_t)padded_w);
             continue;
         }
-        /* columns [lo, hi) of the row come from the image */
-        int64_t lo = left < 0 ? 0 : left, hi = left + w->in[1];
-        if (hi > padded_w) hi = padded_w;
-        if (lo > hi) lo = hi;
-        for (int64_t c = 0; c < lo; c++) dst[c] = fill;
+        memset(dst, 0, sizeof(float) * (size_t)lo);
         if (hi > lo)
             memcpy(dst + lo, image + ih * w->in[1] + (lo - left),
                    sizeof(float) * (size_t)(hi - lo));
-        for (int64_t c = hi; c < padded_w; c++) dst[c] = fill;
+        memset(dst + hi, 0, sizeof(float) * (size_t)(padded_w - hi));
     }
 }
 
@@ -235,7 +241,7 @@ static void depthwise_range(void *context, int64_t begin, int64_t end) {
             if (stride2)
                 split_bordered_plane(w, image, t->padded_h, t->padded_w, padded);
             else
-                stax_fill_padded_plane(w, image, 0.0f, t->padded_h, t->padded_w, padded);
+                stax_fill_padded_plane(w, image, t->padded_h, t->padded_w, padded);
         }
         int64_t plane_first = p * w->out[0] * w->out[1];
         for (int64_t oh0 = 0; oh0 < w->out[0]; oh0 += t->block_rows) {

@@ -431,6 +431,11 @@ int32_t stax_jit_load_object(const char *ir, int opt_level, const void *object, 
 
 /* ---- running ---- */
 
+/* `bytes` on a 64-byte boundary from the host's allocator (else C's), and
+ * its release (NULL is ignored): every buffer of the plugin's own. */
+void *stax_alloc_aligned(const tp_plugin_host *host, size_t bytes);
+void stax_free_aligned(const tp_plugin_host *host, void *p);
+
 /* The parallel_for grain for `count` indices on at most `threads` threads of
  * host's pool. */
 int64_t stax_grain(const tp_plugin_host *host, int64_t count, int64_t min_grain, int64_t threads);
@@ -459,10 +464,13 @@ void stax_window_pack_weights(const stax_step *step, const struct stax_gemm_kern
  * `w` reads, from the first padding row or column on. */
 int64_t stax_padded_extent(const stax_window *w, int a);
 /* padded[r][c] = image[r - pad_top][c - pad_left] for padded_h x padded_w,
- * `fill` outside the image (the padding made real, so window loops need no
+ * zero outside the image (the padding made real, so window loops need no
  * bounds checks). */
-void stax_fill_padded_plane(const stax_window *w, const float *image, float fill, int64_t padded_h,
+void stax_fill_padded_plane(const stax_window *w, const float *image, int64_t padded_h,
                             int64_t padded_w, float *padded);
+/* The columns [*lo, *hi) of a padded row (padded_w wide) that come from the
+ * image: image column c - pad_left for each. */
+void stax_image_columns(const stax_window *w, int64_t padded_w, int64_t *lo, int64_t *hi);
 /* A max_pool / avg_pool (window.method STAX_WINDOW_POOL; stax_pool.c). */
 void stax_pool_run(const tp_plugin_host *host, const stax_window *w, void **slots, int64_t threads);
 /* A depthwise conv (window.method STAX_WINDOW_DEPTHWISE; stax_depthwise.c). */

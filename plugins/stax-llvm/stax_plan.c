@@ -41,18 +41,6 @@ const stax_gemm *stax_plan_gemm_of(const stax_emit_graph *g, int32_t value) {
     return &p->gemms[value];
 }
 
-static void *allocate_constant(const tp_plugin_host *host, size_t bytes) {
-    return host && host->aligned_alloc ? host->aligned_alloc(bytes)
-                                       : aligned_alloc(64, (bytes + 63) / 64 * 64);
-}
-
-static void free_constant(const tp_plugin_host *host, void *data) {
-    if (host && host->aligned_free)
-        host->aligned_free(data);
-    else
-        free(data);
-}
-
 static int32_t oom(planner *p) {
     return tpcommon_error(p->error, p->error_size, "stax: out of memory while compiling graph '%s'",
                           p->graph->name ? p->graph->name : "?");
@@ -84,7 +72,7 @@ static int32_t add_slot_with(planner *p, stax_slot_kind kind, int32_t index, siz
         slot->data = (void *)borrow; /* never written: constants are read-only to every step */
         slot->borrowed = true;
     } else if (kind == STAX_SLOT_CONST) { /* scratch: placed after planning (stax_arena.c) */
-        slot->data = allocate_constant(prog->host, slot->bytes);
+        slot->data = stax_alloc_aligned(prog->host, slot->bytes);
         if (!slot->data) return -1;
         if (!overwritten) memset(slot->data, 0, slot->bytes);
     }
@@ -1184,7 +1172,7 @@ static int32_t keep_read_constants(planner *p, bool keep_all) {
         stax_slot *slot = &prog->slots[s];
         if (!slot->borrowed) continue;
         if (keep_all || read[s]) {
-            void *own = allocate_constant(prog->host, slot->bytes);
+            void *own = stax_alloc_aligned(prog->host, slot->bytes);
             if (!own) { /* the rest stay borrowed: stax_program_free leaves them */
                 status = oom(p);
                 break;
@@ -1311,8 +1299,8 @@ void stax_program_free(stax_program *program) {
     for (int32_t s = 0; s < program->num_slots; s++)
         if (program->slots[s].data && program->slots[s].arena_offset < 0 &&
             !program->slots[s].borrowed) /* a borrowed payload is the graph's */
-            free_constant(program->host, program->slots[s].data);
-    if (program->arena) free_constant(program->host, program->arena);
+            stax_free_aligned(program->host, program->slots[s].data);
+    stax_free_aligned(program->host, program->arena);
     for (int32_t k = 0; k < program->num_kernels; k++) {
         free(program->kernel_names[k]);
         free(program->kernel_slots[k].slots);

@@ -1,7 +1,7 @@
 /* stax-llvm — max_pool and avg_pool on f32 NCHW data, for stax_window.c.
  * A max pool takes the maximum down each window's rows, read straight from
- * the image, and then across its columns (separable), in blocks of whole
- * vectors; an average copies each plane into a zero-bordered buffer
+ * the image, and then across its columns (separable), each row rounded up
+ * to whole vectors; an average copies each plane into a zero-bordered buffer
  * (stax_fill_padded_plane), so every tap of every output is in range, and
  * takes each output row's taps one at a time, a pass along the row that the
  * compiler vectorises. Max propagates NaN (a NaN tap makes the output NaN); an
@@ -101,11 +101,8 @@ STAX_POOL_CLONES static void max_across(const stax_window *w, const float *restr
  * its padding columns at -inf. */
 static void max_plane(const stax_window *w, const float *image, int64_t padded_w, float *column_max,
                       float *row, float *out) {
-    int64_t ow_n = w->out[1], left = w->pad_begin[1];
-    /* the image's columns [lo, hi) of the padded row, as stax_fill_padded_plane has them */
-    int64_t lo = left < 0 ? 0 : left, hi = left + w->in[1];
-    if (hi > padded_w) hi = padded_w;
-    if (lo > hi) lo = hi;
+    int64_t ow_n = w->out[1], left = w->pad_begin[1], lo, hi;
+    stax_image_columns(w, padded_w, &lo, &hi);
     for (int64_t oh = 0; oh < w->out[0]; oh++) {
         int64_t rows = 0;
         for (int64_t kh = 0; kh < w->kernel[0]; kh++) {
@@ -170,7 +167,7 @@ static void pool_range(void *context, int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; p++) {
         const float *image = t->x + p * w->in[0] * w->in[1];
         float *plane = t->out + p * w->out[0] * w->out[1];
-        stax_fill_padded_plane(w, image, 0.0f, t->padded_h, t->padded_w, padded);
+        stax_fill_padded_plane(w, image, t->padded_h, t->padded_w, padded);
         average_plane(w, padded, t->padded_w, column_taps, plane);
     }
     free(padded);
