@@ -118,6 +118,8 @@ typedef struct stax_window {
     bool packed;     /* gemm methods: on the micro-kernel family, im2col packed into B's panels */
     bool pixel_rows; /* packed, group 1: the output pixels of all images as the product's rows
                       * (stax_conv_pixel_rows.c; C^T into col_slot, packed_w_slot holds W^T) */
+    bool shifted;    /* packed, group 1, stride 1: a product per tap reading the padded input
+                      * in place (stax_conv_shifted.c; packed_w_slot holds W per tap) */
     int32_t packed_w_slot; /* packed: constant weights packed at compile for k blocks of */
     int64_t packed_kc;     /* packed_kc (stax_gemm_pack_whole_a per group), or -1 */
     int32_t x_slot, w_slot, b_slot, out_slot, col_slot; /* -1: absent */
@@ -523,6 +525,22 @@ size_t stax_conv_pixel_rows_workspace_bytes(const stax_step *step,
 void stax_conv_pixel_rows_run(const tp_plugin_host *host, const stax_step *step, void **slots,
                               float *workspace, const struct stax_gemm_kernels *kernels,
                               stax_kernel_fn epilogue, int64_t threads);
+/* A stride-1 conv as one product per tap over its zero-padded input
+ * (stax_conv_shifted.c). Whether `w` (planned packed) runs so: by
+ * STAX_CONV_SHIFTED (on, off, or unset/auto: where at most a tenth of the
+ * columns it computes are dropped); an error for any other value. */
+int32_t stax_conv_choose_shifted(const tp_plugin_host *host, const stax_window *w,
+                                 const struct stax_gemm_family *family, bool *chosen, char *error,
+                                 size_t error_size);
+/* The floats of a shifted step's packed weights (C_out x C_in per tap). */
+size_t stax_conv_shifted_weight_floats(const stax_window *w);
+void stax_conv_shifted_pack_weights(const stax_step *step, const struct stax_gemm_kernels *kernels,
+                                    void *weights, float *out);
+size_t stax_conv_shifted_workspace_bytes(const stax_step *step,
+                                         const struct stax_gemm_kernels *kernels, int64_t threads);
+void stax_conv_shifted_run(const tp_plugin_host *host, const stax_step *step, void **slots,
+                           float *workspace, const struct stax_gemm_kernels *kernels,
+                           stax_kernel_fn epilogue, int64_t threads);
 /* The workspace a window step on the micro-kernel family needs (window.packed). */
 size_t stax_window_packed_workspace_bytes(const stax_step *step,
                                           const struct stax_gemm_kernels *kernels, int64_t threads);

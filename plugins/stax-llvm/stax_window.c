@@ -17,6 +17,8 @@
  *   the epilogue added afterwards.
  * - regular conv on a small output map (window.pixel_rows): the pixels as
  *   the product's rows instead, stax_conv_pixel_rows.c.
+ * - stride-1 conv on a wide enough map (window.shifted): one product per
+ *   tap reading the zero-padded input in place, stax_conv_shifted.c.
  * - depthwise conv (one input channel per group): stax_depthwise.c.
  * - conv_transpose: per output plane (no write conflicts between threads),
  *   each input element's taps add into that plane.
@@ -157,6 +159,7 @@ size_t stax_window_packed_workspace_bytes(const stax_step *step, const stax_gemm
                                           int64_t threads) {
     if (step->window.pixel_rows)
         return stax_conv_pixel_rows_workspace_bytes(step, kernels, threads);
+    if (step->window.shifted) return stax_conv_shifted_workspace_bytes(step, kernels, threads);
     size_t weights = (size_t)(step->window.out_channels * step->gemm.k) * sizeof(float);
     size_t aligned = (weights + 63) / 64 * 64;
     size_t stage = step->window.stage_c ? stax_gemm_stage_bytes(threads) : 0;
@@ -332,6 +335,10 @@ void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **s
     case STAX_WINDOW_GEMM_POINTWISE:
         if (w->pixel_rows) {
             stax_conv_pixel_rows_run(host, step, slots, workspace, kernels, epilogue, threads);
+            return;
+        }
+        if (w->shifted) {
+            stax_conv_shifted_run(host, step, slots, workspace, kernels, epilogue, threads);
             return;
         }
         if (w->packed) {

@@ -325,6 +325,62 @@ START_TEST(pixel_rows_conv_matches_a_direct_convolution_on_every_family) {
 }
 END_TEST
 
+/* Cases for the shifted-taps product beyond gemm_cases: row tiles of
+ * every height (37 output channels), k blocks with a short last one (300
+ * input channels), a tall non-square kernel with pads on some sides only
+ * and a column dilation, an output narrower than the padding it drops, a
+ * map without padding, a 1x3 kernel. */
+static const conv_case shifted_cases[] = {
+    {"37 output channels, 300 input channels, batch 2",
+     2,
+     300,
+     37,
+     1,
+     {20, 23},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1, 1, 1},
+     true,
+     true},
+    {"5x3, pads top 2 right 3 bottom 1, column dilation 2",
+     1,
+     6,
+     13,
+     1,
+     {17, 19},
+     {5, 3},
+     {1, 1},
+     {1, 2},
+     {2, 0, 1, 3},
+     true,
+     false},
+    {"a 3x2 output", 1, 5, 24, 1, {5, 4}, {3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, true},
+    {"no padding, 16x40", 2, 8, 16, 1, {16, 40}, {3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, false},
+    {"1x3 pad 0 1", 1, 7, 9, 1, {6, 33}, {1, 3}, {1, 1}, {1, 1}, {0, 1, 0, 1}, true, true},
+};
+
+/* STAX_CONV_SHIFTED=on: every stride-1 group-1 case as one product per tap
+ * over the padded input (stax_conv_shifted.c), on every family, with the
+ * weights as an input (packed per call) and as a constant (at compile). */
+START_TEST(shifted_conv_matches_a_direct_convolution_on_every_family) {
+    stax_test_cache_dir();
+    static const char *const families[] = {NULL, "avx2", "generic", "avx512"};
+    setenv("STAX_CONV_SHIFTED", "on", 1);
+    setenv("STAX_CONV_PIXEL_ROWS", "off", 1);
+    for (size_t f = 0; f < sizeof families / sizeof *families; f++) {
+        for (size_t i = 0; i < sizeof gemm_cases / sizeof *gemm_cases; i++)
+            check_conv(&gemm_cases[i], families[f], i % 2 == 0);
+        for (size_t i = 0; i < sizeof shifted_cases / sizeof *shifted_cases; i++) {
+            check_conv(&shifted_cases[i], families[f], false);
+            check_conv(&shifted_cases[i], families[f], true);
+        }
+    }
+    unsetenv("STAX_CONV_PIXEL_ROWS");
+    unsetenv("STAX_CONV_SHIFTED");
+}
+END_TEST
+
 static void remember_conv_kernel(const tp_profile_event *event, void *user) {
     char *name = user;
     if (!strcmp(event->phase, "kernel") && !strncmp(event->detail, "conv_", 5))
@@ -360,7 +416,7 @@ START_TEST(pixel_rows_are_chosen_for_a_7x7_map_only) {
     conv_kernel_of(&small, name);
     ck_assert_msg(strstr(name, "conv_pixel_rows_gemm_1x64x7x7"), "7x7 map ran as '%s'", name);
     conv_kernel_of(&large, name);
-    ck_assert_msg(strstr(name, "conv_im2col_gemm_1x64x28x28"), "28x28 map ran as '%s'", name);
+    ck_assert_msg(!strstr(name, "pixel_rows"), "28x28 map ran as '%s'", name);
     setenv("STAX_CONV_PIXEL_ROWS", "off", 1);
     conv_kernel_of(&small, name);
     unsetenv("STAX_CONV_PIXEL_ROWS");
@@ -368,7 +424,34 @@ START_TEST(pixel_rows_are_chosen_for_a_7x7_map_only) {
 }
 END_TEST
 
-START_TEST(an_unknown_pixel_rows_setting_is_an_error_that_names_it) {
+/* A stride-1 3x3 conv on a 28x28 map drops 26 + 30 of 864 computed
+ * columns (the padding's two on each row, the last tile's rest): shifted
+ * taps; on 14x14 it would drop 28 of 224 (pixel rows or im2col instead);
+ * stride 2 never; STAX_CONV_SHIFTED=off never. */
+START_TEST(shifted_taps_are_chosen_for_wide_stride_1_maps) {
+    stax_test_cache_dir();
+    conv_case wide = {"28x28", 1,      16,     64,           1,    {28, 28},
+                      {3, 3},  {1, 1}, {1, 1}, {1, 1, 1, 1}, true, false};
+    conv_case narrow = wide, strided = wide;
+    narrow.in[0] = narrow.in[1] = 14;
+    strided.stride[0] = strided.stride[1] = 2;
+    char name[256];
+    conv_kernel_of(&wide, name);
+    ck_assert_msg(strstr(name, "conv_shifted_gemm_1x64x28x28"), "28x28 map ran as '%s'", name);
+    conv_kernel_of(&narrow, name);
+    ck_assert_msg(!strstr(name, "shifted"), "14x14 map ran as '%s'", name);
+    conv_kernel_of(&strided, name);
+    ck_assert_msg(strstr(name, "conv_") && !strstr(name, "shifted"), "stride 2 ran as '%s'", name);
+    setenv("STAX_CONV_SHIFTED", "off", 1);
+    conv_kernel_of(&wide, name);
+    unsetenv("STAX_CONV_SHIFTED");
+    ck_assert_msg(strstr(name, "conv_im2col_gemm_1x64x28x28"), "shifted off: ran as '%s'", name);
+}
+END_TEST
+
+/* Runs a 3x3 conv with `variable` set to a value no setting has: compile
+ * fails with an error that names the variable and the value. */
+static void check_unknown_setting(const char *variable) {
     stax_test_cache_dir();
     conv_case c = {"7x7", 1, 4, 16, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false};
     int64_t x_shape[4] = {1, 4, 7, 7}, w_shape[4] = {16, 4, 3, 3};
@@ -388,15 +471,22 @@ START_TEST(an_unknown_pixel_rows_setting_is_an_error_that_names_it) {
     attrs.npads = 4;
     ck_assert_int_eq(tp_graph_add_node(g, "conv", ids, 2, &attrs, "y", &y), TP_OK);
     ck_assert_int_eq(tp_graph_set_outputs(g, &y, 1), TP_OK);
-    setenv("STAX_CONV_PIXEL_ROWS", "sometimes", 1);
+    setenv(variable, "sometimes", 1);
     tp_tensor *out[1] = {NULL};
     tp_status status = stax_test_run("stax", g, inputs, 2, NULL, 0, out);
-    unsetenv("STAX_CONV_PIXEL_ROWS");
+    unsetenv(variable);
     ck_assert_int_ne(status, TP_OK);
-    ck_assert_msg(strstr(tp_last_error(), "STAX_CONV_PIXEL_ROWS is 'sometimes'"), "error: %s",
-                  tp_last_error());
+    char expected[128];
+    snprintf(expected, sizeof expected, "%s is 'sometimes'", variable);
+    ck_assert_msg(strstr(tp_last_error(), expected), "error: %s", tp_last_error());
     tp_graph_destroy(g);
     for (int i = 0; i < 2; i++) tp_tensor_release(inputs[i]);
+}
+
+START_TEST(an_unknown_pixel_rows_or_shifted_setting_is_an_error_that_names_it) {
+    stax_test_cache_dir();
+    check_unknown_setting("STAX_CONV_PIXEL_ROWS");
+    check_unknown_setting("STAX_CONV_SHIFTED");
 }
 END_TEST
 
@@ -479,7 +569,9 @@ TP_TEST_SUITE(stax_conv_packed) {
     tcase_add_test(c, depthwise_conv_matches_a_direct_convolution);
     tcase_add_test(c, pixel_rows_conv_matches_a_direct_convolution_on_every_family);
     tcase_add_test(c, pixel_rows_are_chosen_for_a_7x7_map_only);
-    tcase_add_test(c, an_unknown_pixel_rows_setting_is_an_error_that_names_it);
+    tcase_add_test(c, an_unknown_pixel_rows_or_shifted_setting_is_an_error_that_names_it);
+    tcase_add_test(c, shifted_conv_matches_a_direct_convolution_on_every_family);
+    tcase_add_test(c, shifted_taps_are_chosen_for_wide_stride_1_maps);
     suite_add_tcase(s, c);
     return s;
 }
