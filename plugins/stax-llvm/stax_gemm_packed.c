@@ -330,19 +330,19 @@ static void pack_a(const k_block *kb, int64_t t0, int64_t t1, float *out) {
     }
 }
 
-/* Eight floats as one value: GCC's vector extension, moved with fixed-size
- * memcpy (unaligned), so the adds below are vector adds even at -O2. */
-typedef float floats8 __attribute__((vector_size(8 * sizeof(float))));
-
-/* x[0..count) += value. */
+/* x[0..count) += value: eight floats a step in two SSE2 vectors. (A GCC
+ * vector of eight floats, which this file's SSE2 baseline splits in two,
+ * went through the stack on every step: a store and a reload that made the
+ * conv's bias add 6% of MobileNetV2's samples.) */
 static void add_to_floats(float *x, float value, int64_t count) {
     int64_t j = 0;
+#if defined(__SSE2__)
+    __m128 v = _mm_set1_ps(value);
     for (; j + 8 <= count; j += 8) {
-        floats8 v;
-        memcpy(&v, x + j, sizeof v);
-        v += value;
-        memcpy(x + j, &v, sizeof v);
+        _mm_storeu_ps(x + j, _mm_add_ps(_mm_loadu_ps(x + j), v));
+        _mm_storeu_ps(x + j + 4, _mm_add_ps(_mm_loadu_ps(x + j + 4), v));
     }
+#endif
     for (; j < count; j++) x[j] += value;
 }
 
