@@ -145,6 +145,48 @@ static stax_view contiguous_view(int32_t slot, int64_t offset, const tp_plugin_t
     return view;
 }
 
+/* `in` seen with `type`'s dims without moving an element, where its
+ * strides allow: the input dims that the reshape merges into one dim, or
+ * splits one dim from, must lie one after another in memory (a dim's
+ * stride the next one's extent times its stride; dims of size 1 aside).
+ * So [128, 8, 256] read through a permute splits into [128, 8, 4, 64] as a
+ * view. False where only a copy gives that shape (and for no elements). */
+static bool reshaped_view(const stax_view *in, const tp_plugin_type *type, stax_view *out) {
+    int64_t dims[STAX_MAX_DIMS], strides[STAX_MAX_DIMS];
+    int32_t n = 0;
+    for (int32_t d = 0; d < in->ndim; d++) {
+        if (in->dims[d] == 0) return false;
+        if (in->dims[d] != 1) dims[n] = in->dims[d], strides[n++] = in->strides[d];
+    }
+    *out = (stax_view){.slot = in->slot, .offset = in->offset, .ndim = type->ndim};
+    for (int32_t d = 0; d < type->ndim; d++) out->dims[d] = type->dims[d], out->strides[d] = 1;
+    int32_t oi = 0, ni = 0;
+    while (ni < type->ndim) {
+        if (type->dims[ni] == 1) { /* any stride reads the one element */
+            ni++;
+            continue;
+        }
+        if (oi >= n) return false;
+        int32_t nj = ni + 1, oj = oi + 1;
+        int64_t new_extent = type->dims[ni], old_extent = dims[oi];
+        while (new_extent != old_extent) {
+            if (new_extent < old_extent) {
+                if (nj >= type->ndim) return false;
+                new_extent *= type->dims[nj++];
+            } else {
+                if (oj >= n) return false;
+                old_extent *= dims[oj++];
+            }
+        }
+        for (int32_t k = oi; k + 1 < oj; k++)
+            if (strides[k] != dims[k + 1] * strides[k + 1]) return false;
+        out->strides[nj - 1] = strides[oj - 1];
+        for (int32_t k = nj - 1; k > ni; k--) out->strides[k - 1] = out->strides[k] * type->dims[k];
+        ni = nj, oi = oj;
+    }
+    return oi == n;
+}
+
 static size_t type_bytes(const tp_plugin_type *type) {
     int64_t n = tpcommon_numel(type);
     return (size_t)(n < 0 ? 0 : n) * tpcommon_dtype_size(type->dtype);
@@ -335,7 +377,14 @@ static int32_t plan_shape(planner *p, int32_t region, int32_t v) {
             if (in.dims[d] != 1 && in.strides[d] != expect) contiguous = false;
             expect *= in.dims[d];
         }
+        stax_view strided;
         if (!stax_decide(&p->eg, contiguous)) {
+            /* a strided input: a view still, where its strides allow */
+            bool viewable = reshaped_view(&in, type, &strided);
+            if (stax_decide(&p->eg, viewable) && viewable) {
+                view = strided;
+                break;
+            }
             int32_t slot = add_slot(p, STAX_SLOT_SCRATCH, -1, type_bytes(&p->values[x].type));
             if (slot < 0) return oom(p);
             stax_view copy = contiguous_view(slot, 0, &p->values[x].type);
