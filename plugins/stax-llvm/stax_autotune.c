@@ -57,8 +57,10 @@ static int32_t load_family(const tp_plugin_host *host, const stax_gemm_family *f
     if (status != TP_PLUGIN_OK) return status;
     *module = library.module;
     out->family = family;
-    for (int32_t i = 0; i < family->num_heights; i++)
+    for (int32_t i = 0; i < family->num_heights; i++) {
         out->tile[i] = library.tiles[i], out->strided[i] = library.strided[i];
+        out->offset[i] = library.offset[i];
+    }
     memcpy(out->gemv, library.gemv, sizeof out->gemv);
     memcpy(out->gemv_dot, library.gemv_dot, sizeof out->gemv_dot);
     stax_gemm_family_blocking(host, family, &out->kc, &out->mc);

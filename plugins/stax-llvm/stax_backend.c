@@ -580,9 +580,11 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
         for (int i = 0; i < 2; i++) exe->ukernels[i] = exe->gemm_library.ukernels[i];
     if (status == TP_PLUGIN_OK && family) {
         exe->gemm_kernels.family = family;
-        for (int32_t i = 0; i < family->num_heights; i++)
-            exe->gemm_kernels.tile[i] = exe->gemm_library.tiles[i],
+        for (int32_t i = 0; i < family->num_heights; i++) {
+            exe->gemm_kernels.tile[i] = exe->gemm_library.tiles[i];
             exe->gemm_kernels.strided[i] = exe->gemm_library.strided[i];
+            exe->gemm_kernels.offset[i] = exe->gemm_library.offset[i];
+        }
         memcpy(exe->gemm_kernels.gemv, exe->gemm_library.gemv, sizeof exe->gemm_kernels.gemv);
         memcpy(exe->gemm_kernels.gemv_dot, exe->gemm_library.gemv_dot,
                sizeof exe->gemm_kernels.gemv_dot);

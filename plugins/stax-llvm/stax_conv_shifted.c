@@ -1,28 +1,30 @@
-/* stax-llvm — a stride-1 conv as a sum over its taps of products that read
- * the zero-padded input in place (window.shifted; for stax_window.c).
+/* stax-llvm — a conv as one product over its zero-padded input read in
+ * place, without im2col (window.shifted; for stax_window.c).
  *
- * With the input padded into planes of HP x WP (the padding made real) and
- * the output computed on the same grid, output pixel (oh, ow) is flat column
- * q = oh * WP + ow, and tap (i, j) of input channel c reads padded element
- * c * HP * WP + (i * WP + j) * dilation + q. So for one tap the product is
- *     C[co][q] += sum over c of W[co][c][i][j] * P[c * plane + offset + q],
- * a product whose B rows are the padded planes, `plane` floats apart, each
- * read from the tap's offset on: exactly what the family's strided tile
- * kernels read in place (B rows ldb apart, nr floats each). No im2col
- * column is ever packed: the KH * KW taps read the same few input rows at
+ * Stride 1: with the input padded into planes of HP x WP (the padding made
+ * real) and the output computed on the same grid, output pixel (oh, ow) is
+ * flat column q = oh * WP + ow, and tap (i, j) of input channel c reads
+ * padded element c * HP * WP + (i * WP + j) * dilation + q. So row k =
+ * (c, i, j) of the im2col matrix, over the output's flat columns, is the
+ * padded input read from offset[k] on: the B the family's offset tile
+ * kernels read (B row k at b + offset[k], nr floats), and C = W x B is the
+ * conv. Nothing is packed: the taps read the same few input rows at
  * shifted starts, which stay in L1 while the tiles of C read them.
+ * Stride s: each channel is split into s x s phase planes (phase (p, r)
+ * holds padded rows p, p + s, ... and columns r, r + s, ...), so that tap
+ * (i, j) reads phase (i % s, j % s) at row i / s, column j / s (dilation
+ * folded into i and j): a stride-1 read again, on planes of HP/s x WP/s.
  *
- * The price: the WP - OW columns at the end of each output row (the
- * padding's width) are computed and dropped, so a map must be wide enough
+ * The price: the columns at the end of each output row that fall in the
+ * padding's width are computed and dropped, so a map must be wide enough
  * for them to be few (the planner's choice, stax_conv_choose_shifted).
  *
  * The work is cut into units: a run of nr-wide column tiles of the flat
  * output times a run of output channels. A unit accumulates every k block
- * and tap into a stage in cache (one per slice), then copies the valid
- * columns out with the bias and sends each channel's finished range (its
- * valid pixels are consecutive in NCHW) through the fused epilogue. The
- * weights are packed per tap (stax_gemm_pack_whole_a over W[:, :, i, j]),
- * at compile when they are constants. */
+ * into a stage in cache (one per slice), then copies the valid columns out
+ * with the bias and sends each channel's finished range (its valid pixels
+ * are consecutive in NCHW) through the fused epilogue. The weights are the
+ * implicit GEMM's (stax_window_pack_weights; at compile when constants). */
 #include <string.h>
 
 #include "stax_internal.h"
@@ -32,11 +34,13 @@
  * kc rows of 8 * nr floats). */
 #define SHIFTED_STAGE_FLOATS 32768
 #define SHIFTED_MAX_TILES    8
-/* Taps of the largest kernel taken (11 x 11). */
-#define SHIFTED_MAX_TAPS 128
+/* The largest stride taken (phase planes per channel: its square). */
+#define SHIFTED_MAX_STRIDE 4
 
 typedef struct shifted_geometry {
-    int64_t hp, wp, plane; /* the padded input plane */
+    int64_t hp, wp, plane; /* a phase plane of the padded input (all of it at stride 1) */
+    int64_t phases;        /* phase planes per channel: stride[0] * stride[1] */
+    int64_t k;             /* C_in * KH * KW: the product's k */
     int64_t q_cols;        /* flat output columns: (OH - 1) * WP + OW */
     int64_t tiles;         /* nr-wide column tiles over them */
     int64_t taps;
@@ -53,12 +57,15 @@ static shifted_geometry geometry_of(const stax_window *w, const stax_gemm_family
                                     int64_t threads) {
     shifted_geometry g;
     int64_t nr = family->nr, mr = family->mr, cout = w->out_channels;
-    g.hp = stax_padded_extent(w, 0), g.wp = stax_padded_extent(w, 1);
+    g.hp = ceil_div(stax_padded_extent(w, 0), w->stride[0]);
+    g.wp = ceil_div(stax_padded_extent(w, 1), w->stride[1]);
     g.plane = g.hp * g.wp;
+    g.phases = w->stride[0] * w->stride[1];
     g.q_cols = (w->out[0] - 1) * g.wp + w->out[1];
     g.tiles = ceil_div(g.q_cols, nr);
     g.taps = w->kernel[0] * w->kernel[1];
-    g.image_floats = w->in_channels * g.plane + nr;
+    g.k = w->in_channels * g.taps;
+    g.image_floats = w->in_channels * g.phases * g.plane + nr;
     /* all output channels in a unit, as many tiles as the stage holds */
     int64_t rows = ceil_div(cout, mr) * mr;
     g.tiles_per_unit = SHIFTED_STAGE_FLOATS / (rows * nr);
@@ -100,67 +107,78 @@ int32_t stax_conv_choose_shifted(const tp_plugin_host *host, const stax_window *
                               "stax: STAX_CONV_SHIFTED is '%s'; use auto, on or off (or unset it)",
                               setting);
     bool possible = w->kind == STAX_WINDOW_CONV && w->method == STAX_WINDOW_GEMM_IM2COL &&
-                    w->packed && w->group == 1 && family && w->stride[0] == 1 &&
-                    w->stride[1] == 1 && w->kernel[0] * w->kernel[1] > 1 &&
-                    w->kernel[0] * w->kernel[1] <= SHIFTED_MAX_TAPS;
+                    w->packed && w->group == 1 && family && w->stride[0] <= SHIFTED_MAX_STRIDE &&
+                    w->stride[1] <= SHIFTED_MAX_STRIDE && w->kernel[0] * w->kernel[1] > 1;
     if (!possible || (setting && !strcmp(setting, "off"))) return TP_PLUGIN_OK;
     if (setting && !strcmp(setting, "on")) {
         *chosen = true;
         return TP_PLUGIN_OK;
     }
     /* auto: where the columns computed and dropped (the padding's width on
-     * each row, the last tile's rest) are at most a tenth of the work */
+     * each row, the last tile's rest) are at most 15% of the work at stride
+     * 1 (ResNet's 14x14 maps, 12.5%: 3-10% faster than pixel rows), 10% at
+     * a larger stride (whose phase planes cost a pass of their own: its
+     * 14x14 map from 28x28 measured 6% slower) */
     shifted_geometry g = geometry_of(w, family, 1);
     double useful = (double)(w->out[0] * w->out[1]) / (double)(g.tiles * family->nr);
-    *chosen = useful >= 0.9;
+    bool unit_stride = w->stride[0] == 1 && w->stride[1] == 1;
+    *chosen = useful >= (unit_stride ? 0.85 : 0.9);
     return TP_PLUGIN_OK;
 }
 
-size_t stax_conv_shifted_weight_floats(const stax_window *w) {
-    return (size_t)(w->out_channels * w->in_channels * w->kernel[0] * w->kernel[1]);
+static int64_t weight_floats(const stax_window *w) {
+    return w->out_channels * w->in_channels * w->kernel[0] * w->kernel[1];
 }
 
-/* The product of tap t: A = W[:, :, i, j] (C_out x C_in, a row K floats,
- * the channels KH * KW apart). */
-static stax_gemm tap_gemm(const stax_step *step, int64_t t) {
-    const stax_window *w = &step->window;
-    stax_gemm gemm = step->gemm;
-    int64_t taps = w->kernel[0] * w->kernel[1];
-    gemm.batch = 1, gemm.batch_ndim = 0;
-    gemm.m = w->out_channels, gemm.k = w->in_channels;
-    gemm.a_rs = w->in_channels * taps, gemm.a_cs = taps;
-    gemm.a_offset = w->w_offset + t;
-    gemm.b_slot = gemm.a_slot, gemm.b_offset = 0; /* B is not read */
-    return gemm;
-}
-
-static void pack_weights_on(const tp_plugin_host *host, const stax_step *step, void **slots,
-                            const stax_gemm_kernels *kernels, int64_t threads, float *out) {
-    const stax_window *w = &step->window;
-    int64_t taps = w->kernel[0] * w->kernel[1], per_tap = w->out_channels * w->in_channels;
-    for (int64_t t = 0; t < taps; t++) {
-        stax_gemm gemm = tap_gemm(step, t);
-        stax_gemm_pack_whole_a(host, &gemm, slots, kernels, threads, out + t * per_tap);
-    }
-}
-
-void stax_conv_shifted_pack_weights(const stax_step *step, const stax_gemm_kernels *kernels,
-                                    void *weights, float *out) {
-    void *slots[1] = {weights};
-    stax_step one_slot = *step; /* the weights as slot 0 */
-    one_slot.gemm.a_slot = 0;
-    pack_weights_on(NULL, &one_slot, slots, kernels, 1, out);
-}
-
-/* The weights (when not packed at compile), one padded image, the stages. */
+/* The weights (when not packed at compile), the offsets, one padded image,
+ * the stages. */
 size_t stax_conv_shifted_workspace_bytes(const stax_step *step, const stax_gemm_kernels *kernels,
                                          int64_t threads) {
     const stax_window *w = &step->window;
     shifted_geometry g = geometry_of(w, kernels->family, threads);
-    size_t floats = aligned_floats((int64_t)stax_conv_shifted_weight_floats(w)) +
+    size_t floats = aligned_floats(weight_floats(w)) + aligned_floats(2 * g.k) +
                     aligned_floats(g.image_floats) +
                     (size_t)(most_slices(threads) * stage_floats(&g, kernels->family));
     return floats * sizeof(float);
+}
+
+/* The row tiles of C_out: full tiles of mr rows below full_rows, then
+ * the tail tiles of the smaller heights (worked out once per call). */
+typedef struct row_tiles {
+    int64_t full_rows;
+    int32_t tails;
+    int64_t tail_row[STAX_GEMM_MAX_HEIGHTS], tail_height[STAX_GEMM_MAX_HEIGHTS];
+    int32_t tail_kernel[STAX_GEMM_MAX_HEIGHTS];
+} row_tiles;
+
+static row_tiles row_tiles_of(const stax_gemm_family *family, int64_t m) {
+    row_tiles rt = {.full_rows = m / family->mr * family->mr};
+    for (int64_t row = rt.full_rows; row < m && rt.tails < STAX_GEMM_MAX_HEIGHTS;) {
+        int64_t height = stax_gemm_tile_rows(family, m, row);
+        int32_t kernel = 0;
+        while (kernel < family->num_heights && family->heights[kernel] != height) kernel++;
+        if (height <= 0 || kernel == family->num_heights) break;
+        rt.tail_row[rt.tails] = row, rt.tail_height[rt.tails] = height;
+        rt.tail_kernel[rt.tails++] = kernel;
+        row += height;
+    }
+    return rt;
+}
+
+/* The tile at `row` (a tile's first row): its height and kernel index. */
+static int32_t tile_kernel_at(const row_tiles *rt, const stax_gemm_family *family, int64_t row,
+                              int64_t *height) {
+    if (row < rt->full_rows) {
+        *height = family->mr;
+        return 0;
+    }
+    for (int32_t i = 0; i < rt->tails; i++)
+        if (rt->tail_row[i] == row) {
+            *height = rt->tail_height[i];
+            return rt->tail_kernel[i];
+        }
+    *height = family->mr; /* not reached: rows come from tile starts */
+    return 0;
 }
 
 typedef struct shifted_task {
@@ -168,25 +186,68 @@ typedef struct shifted_task {
     const stax_gemm_kernels *kernels;
     shifted_geometry g;
     void **slots;
-    const float *weights; /* per tap: stax_gemm_pack_whole_a's layout for C_out x C_in */
-    const float *image;   /* this image's input, NCHW */
-    float *padded;        /* this image, padded */
-    float *stages;        /* one per slice */
-    const float *bias;    /* or NULL */
-    float *out;           /* this image's output */
-    int64_t first;        /* the flat index of this image's first output element */
-    int64_t tap_offset[SHIFTED_MAX_TAPS];
-    int64_t grain; /* units per slice */
+    const float *weights;   /* the implicit GEMM's packed weights (C_out x K, k blocks of kc) */
+    const int64_t *offsets; /* row k of B: the padded image from this float on */
+    row_tiles rows;         /* of C_out */
+    const float *image;     /* this image's input, NCHW */
+    float *padded;          /* this image, padded */
+    float *stages;          /* one per slice */
+    const float *bias;      /* or NULL */
+    float *out;             /* this image's output */
+    int64_t first;          /* the flat index of this image's first output element */
+    int64_t grain;          /* units per slice */
     stax_kernel_fn epilogue;
 } shifted_task;
 
-static void pad_channels(void *context, int64_t begin, int64_t end) {
+/* out[i][j] = padded[s0 * i + p][s1 * j + r] for phase (p, r) of a
+ * channel's padded image (zero outside the image). */
+static void fill_phase_plane(const stax_window *w, const float *image, int64_t p, int64_t r,
+                             int64_t hp, int64_t wp, float *out) {
+    int64_t s0 = w->stride[0], s1 = w->stride[1], top = w->pad_begin[0], left = w->pad_begin[1];
+    for (int64_t i = 0; i < hp; i++) {
+        float *dst = out + i * wp;
+        int64_t ih = s0 * i + p - top;
+        if (ih < 0 || ih >= w->in[0]) {
+            memset(dst, 0, sizeof(float) * (size_t)wp);
+            continue;
+        }
+        const float *row = image + ih * w->in[1];
+        for (int64_t j = 0; j < wp; j++) {
+            int64_t iw = s1 * j + r - left;
+            dst[j] = iw >= 0 && iw < w->in[1] ? row[iw] : 0.0f;
+        }
+    }
+}
+
+/* Planes [begin, end) of the padded image: channel * phases + phase. */
+static void pad_planes(void *context, int64_t begin, int64_t end) {
     const shifted_task *t = context;
     const stax_window *w = t->w;
     int64_t in_plane = w->in[0] * w->in[1];
-    for (int64_t c = begin; c < end; c++)
-        stax_fill_padded_plane(w, t->image + c * in_plane, t->g.hp, t->g.wp,
-                               t->padded + c * t->g.plane);
+    for (int64_t plane = begin; plane < end; plane++) {
+        int64_t c = plane / t->g.phases, phase = plane % t->g.phases;
+        const float *image = t->image + c * in_plane;
+        float *out = t->padded + plane * t->g.plane;
+        if (t->g.phases == 1)
+            stax_fill_padded_plane(w, image, t->g.hp, t->g.wp, out);
+        else
+            fill_phase_plane(w, image, phase / w->stride[1], phase % w->stride[1], t->g.hp, t->g.wp,
+                             out);
+    }
+}
+
+/* offsets[k] for row k = (c, i, j) of the product's B: channel c's phase
+ * plane of the tap's (dilated) row and column, from its row i / s, column
+ * j / s on. */
+static void fill_offsets(const stax_window *w, const shifted_geometry *g, int64_t *offsets) {
+    int64_t s0 = w->stride[0], s1 = w->stride[1];
+    for (int64_t c = 0, k = 0; c < w->in_channels; c++)
+        for (int64_t i = 0; i < w->kernel[0]; i++)
+            for (int64_t j = 0; j < w->kernel[1]; j++, k++) {
+                int64_t row = i * w->dilation[0], column = j * w->dilation[1];
+                int64_t phase = row % s0 * s1 + column % s1;
+                offsets[k] = (c * g->phases + phase) * g->plane + row / s0 * g->wp + column / s1;
+            }
 }
 
 /* The output pixels before flat column q: the valid columns of the rows above, then of its own. */
@@ -218,42 +279,29 @@ static void finish_unit(const shifted_task *t, const float *stage, int64_t width
     }
 }
 
-/* The row tile of C_out at `row`: its height and kernel index. */
-static int32_t tile_kernel_at(const stax_gemm_family *family, int64_t m, int64_t row,
-                              int64_t *height) {
-    *height = stax_gemm_tile_rows(family, m, row);
-    for (int32_t i = 0; i < family->num_heights; i++)
-        if (family->heights[i] == *height) return i;
-    return -1;
-}
-
 static void run_unit(const shifted_task *t, int64_t unit, float *stage) {
     const stax_window *w = t->w;
     const stax_gemm_kernels *kernels = t->kernels;
     const stax_gemm_family *family = kernels->family;
     const shifted_geometry *g = &t->g;
-    int64_t nr = family->nr, cout = w->out_channels, cin = w->in_channels;
+    int64_t nr = family->nr, cout = w->out_channels;
     int64_t column_unit = unit % g->column_units, row_unit = unit / g->column_units;
     int64_t c0 = column_unit * g->tiles_per_unit;
     int64_t c1 = c0 + g->tiles_per_unit < g->tiles ? c0 + g->tiles_per_unit : g->tiles;
     int64_t r0 = row_unit * g->rows_per_unit;
     int64_t r1 = r0 + g->rows_per_unit < cout ? r0 + g->rows_per_unit : cout;
-    int64_t width = (c1 - c0) * nr, per_tap = cout * cin;
-    for (int64_t pc = 0; pc < cin; pc += kernels->kc) {
-        int64_t kc = cin - pc < kernels->kc ? cin - pc : kernels->kc;
-        for (int64_t tap = 0; tap < g->taps; tap++) {
-            int64_t accumulate = pc > 0 || tap > 0;
-            const float *a_block = t->weights + tap * per_tap + cout * pc;
-            const float *b_block = t->padded + pc * g->plane + t->tap_offset[tap];
-            for (int64_t ct = c0; ct < c1; ct++) {
-                int64_t q = ct * nr, cols = g->q_cols - q < nr ? g->q_cols - q : nr;
-                float *c_tile = stage + (ct - c0) * nr;
-                for (int64_t row = r0, height; row < r1; row += height) {
-                    int32_t kernel = tile_kernel_at(family, cout, row, &height);
-                    kernels->strided[kernel](a_block + row * kc, b_block + q,
-                                             c_tile + (row - r0) * width, width, kc, accumulate,
-                                             cols, g->plane);
-                }
+    int64_t width = (c1 - c0) * nr;
+    for (int64_t pc = 0; pc < g->k; pc += kernels->kc) {
+        int64_t kc = g->k - pc < kernels->kc ? g->k - pc : kernels->kc;
+        const float *a_block = t->weights + cout * pc; /* k block pc: its tiles in order */
+        for (int64_t ct = c0; ct < c1; ct++) {
+            int64_t q = ct * nr, cols = g->q_cols - q < nr ? g->q_cols - q : nr;
+            float *c_tile = stage + (ct - c0) * nr;
+            for (int64_t row = r0, height; row < r1; row += height) {
+                int32_t kernel = tile_kernel_at(&t->rows, family, row, &height);
+                kernels->offset[kernel](a_block + row * kc, t->padded + q,
+                                        c_tile + (row - r0) * width, width, kc, pc > 0, cols,
+                                        t->offsets + pc);
             }
         }
     }
@@ -281,19 +329,21 @@ void stax_conv_shifted_run(const tp_plugin_host *host, const stax_step *step, vo
                       .slots = slots,
                       .epilogue = epilogue};
     float *packed = workspace;
-    t.padded = packed + aligned_floats((int64_t)stax_conv_shifted_weight_floats(w));
+    int64_t *offsets = (int64_t *)(packed + aligned_floats(weight_floats(w)));
+    t.padded = (float *)offsets + aligned_floats(2 * t.g.k);
     t.stages = t.padded + aligned_floats(t.g.image_floats);
     if (w->packed_w_slot >= 0 && w->packed_kc == kernels->kc) {
         t.weights = slots[w->packed_w_slot];
     } else {
-        pack_weights_on(host, step, slots, kernels, threads, packed);
+        stax_window_pack_weights_now(host, step, slots, kernels, threads, packed);
         t.weights = packed;
     }
-    for (int64_t i = 0; i < w->kernel[0]; i++)
-        for (int64_t j = 0; j < w->kernel[1]; j++)
-            t.tap_offset[i * w->kernel[1] + j] = i * w->dilation[0] * t.g.wp + j * w->dilation[1];
+    fill_offsets(w, &t.g, offsets);
+    t.rows = row_tiles_of(kernels->family, w->out_channels);
+    t.offsets = offsets;
     /* the last tile's columns past the image read these: zeros, never stored */
-    memset(t.padded + w->in_channels * t.g.plane, 0, sizeof(float) * (size_t)kernels->family->nr);
+    memset(t.padded + w->in_channels * t.g.phases * t.g.plane, 0,
+           sizeof(float) * (size_t)kernels->family->nr);
     t.bias = w->b_slot >= 0 ? (const float *)slots[w->b_slot] + w->b_offset : NULL;
     int64_t units = t.g.column_units * t.g.row_units;
     t.grain = stax_grain(host, units, 1, threads);
@@ -306,7 +356,7 @@ void stax_conv_shifted_run(const tp_plugin_host *host, const stax_step *step, vo
         t.image = (const float *)slots[w->x_slot] + w->x_offset + n * in_image;
         t.out = (float *)slots[w->out_slot] + w->out_offset + n * out_image;
         t.first = n * out_image;
-        stax_parallel_range(host, w->in_channels, 1, threads, pad_channels, &t);
+        stax_parallel_range(host, w->in_channels * t.g.phases, 1, threads, pad_planes, &t);
         if (slices > 1 && threads > 1 && host && host->parallel_for)
             host->parallel_for(slices, 1, run_slices, &t);
         else

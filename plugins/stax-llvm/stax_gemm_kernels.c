@@ -13,7 +13,9 @@
  * padded copies. Each height also has a strided twin that reads B in place,
  * one row of nr floats every ldb floats (a row-major B that a product of at
  * most mr rows would not repay packing); its callers give it whole panels
- * only (nr columns of B exist), so its B loads need no mask.
+ * only (nr columns of B exist), so its B loads need no mask. A third twin
+ * reads B row k at b + boff[k] (a table of kc offsets): the rows of a conv's
+ * taps over its padded input (stax_conv_shifted.c), any order, any gaps.
  *
  * The IR is plain vector IR for the JIT's target (the host): <16 x float>
  * becomes zmm code where the host has AVX-512 and pairs of ymm operations
@@ -106,12 +108,18 @@ void stax_gemm_family_strided_kernel_name(const stax_gemm_family *family, int32_
     snprintf(name, size, "STAXKEY_gemm_%s_h%d_strided_b", family->name, (int)height);
 }
 
+void stax_gemm_family_offset_kernel_name(const stax_gemm_family *family, int32_t height, char *name,
+                                         size_t size) {
+    snprintf(name, size, "STAXKEY_gemm_%s_h%d_offset_b", family->name, (int)height);
+}
+
 /* ---- IR ---- */
 
 typedef struct tile_shape {
     int height, width, vectors; /* rows, lanes per vector, vectors per row */
     bool fma;
     bool strided_b; /* B rows ldb floats apart (an extra i64 %ldb), not nr */
+    bool offset_b;  /* B row k at boff[k] floats (an extra ptr %boff to i64s), not k * nr */
 } tile_shape;
 
 /* %TO{r}_{h} = %FROM{r}_{h} + A value r * B vector h (names of one k step
@@ -140,6 +148,11 @@ static void emit_k_step(tpcommon_buf *m, const tile_shape *s, const char *k, con
     tpcommon_buf_printf(m, "  %%ak%s = mul i64 %%%s, %d\n", tag, k, s->height);
     if (s->strided_b)
         tpcommon_buf_printf(m, "  %%bo%s = mul i64 %%%s, %%ldb\n", tag, k);
+    else if (s->offset_b)
+        tpcommon_buf_printf(m,
+                            "  %%bp%s = getelementptr inbounds i64, ptr %%boff, i64 %%%s\n"
+                            "  %%bo%s = load i64, ptr %%bp%s, align 8\n",
+                            tag, k, tag, tag);
     else
         tpcommon_buf_printf(m, "  %%bo%s = mul i64 %%%s, %d\n", tag, k, nr);
     for (int h = 0; h < s->vectors; h++)
@@ -328,7 +341,10 @@ static void emit_tile_kernel(tpcommon_buf *m, const char *name, const tile_shape
                         "define void @%s(ptr noalias %%a, ptr noalias %%b, ptr noalias %%c, "
                         "i64 %%ldc, i64 %%kc, i64 %%acc, i64 %%cols%s) #0 {\n"
                         "entry:\n",
-                        name, s->strided_b ? ", i64 %ldb" : "");
+                        name,
+                        s->strided_b  ? ", i64 %ldb"
+                        : s->offset_b ? ", ptr noalias %boff"
+                                      : "");
     emit_c_prefetch(m, s);
     tpcommon_buf_printf(m, "  br label %%loop\n");
     emit_k_loop(m, s);
@@ -360,12 +376,15 @@ void stax_emit_gemm_family_kernels(tpcommon_buf *m, const stax_gemm_family *fami
                         "declare void @llvm.prefetch.p0(ptr, i32, i32, i32)\n\n",
                         w, w, w, w, w, w, w);
     for (int32_t i = 0; i < family->num_heights; i++) {
-        tile_shape shape = {family->heights[i], w, family->nr / w, family->fma, false};
+        tile_shape shape = {family->heights[i], w, family->nr / w, family->fma, false, false};
         char name[96];
         stax_gemm_family_kernel_name(family, family->heights[i], name, sizeof name);
         emit_tile_kernel(m, name, &shape);
         shape.strided_b = true;
         stax_gemm_family_strided_kernel_name(family, family->heights[i], name, sizeof name);
+        emit_tile_kernel(m, name, &shape);
+        shape.strided_b = false, shape.offset_b = true;
+        stax_gemm_family_offset_kernel_name(family, family->heights[i], name, sizeof name);
         emit_tile_kernel(m, name, &shape);
     }
 }

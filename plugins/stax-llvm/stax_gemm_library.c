@@ -72,9 +72,10 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
     bool dumping =
         graph && ((graph->dump_ir && *graph->dump_ir) || (graph->dump_asm && *graph->dump_asm));
     char tile_names[STAX_GEMM_MAX_HEIGHTS][96], strided_names[STAX_GEMM_MAX_HEIGHTS][96];
+    char offset_names[STAX_GEMM_MAX_HEIGHTS][96];
     char gemv_names[2 * STAX_GEMV_MAX_ROWS][96];
-    const char *names[2 + 2 * STAX_GEMM_MAX_HEIGHTS + 2 * STAX_GEMV_MAX_ROWS];
-    void *addresses[2 + 2 * STAX_GEMM_MAX_HEIGHTS + 2 * STAX_GEMV_MAX_ROWS] = {0};
+    const char *names[2 + 3 * STAX_GEMM_MAX_HEIGHTS + 2 * STAX_GEMV_MAX_ROWS];
+    void *addresses[2 + 3 * STAX_GEMM_MAX_HEIGHTS + 2 * STAX_GEMV_MAX_ROWS] = {0};
     int32_t count = 0;
     if (legacy) {
         names[count++] = STAX_GEMM_KERNEL_NAME;
@@ -87,6 +88,9 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
         stax_gemm_family_strided_kernel_name(family, family->heights[i], strided_names[i],
                                              sizeof strided_names[i]);
         names[count++] = strided_names[i];
+        stax_gemm_family_offset_kernel_name(family, family->heights[i], offset_names[i],
+                                            sizeof offset_names[i]);
+        names[count++] = offset_names[i];
     }
     for (int32_t r = 0; family && r < STAX_GEMV_MAX_ROWS; r++) {
         char *row_name = gemv_names[2 * r], *dot_name = gemv_names[2 * r + 1];
@@ -118,6 +122,7 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
     for (int32_t i = 0; family && i < family->num_heights; i++) {
         out->tiles[i] = (stax_gemm_tile_fn)(uintptr_t)addresses[at++];
         out->strided[i] = (stax_gemm_strided_tile_fn)(uintptr_t)addresses[at++];
+        out->offset[i] = (stax_gemm_offset_tile_fn)(uintptr_t)addresses[at++];
     }
     for (int32_t r = 0; family && r < STAX_GEMV_MAX_ROWS; r++) {
         out->gemv[r] = (stax_gemv_fn)(uintptr_t)addresses[at++];

@@ -361,6 +361,10 @@ void stax_gemm_family_kernel_name(const stax_gemm_family *family, int32_t height
  * (stax_gemm_strided_tile_fn). */
 void stax_gemm_family_strided_kernel_name(const stax_gemm_family *family, int32_t height,
                                           char *name, size_t size);
+/* The name of the tile kernel of `height` rows that reads B's rows at a
+ * table of offsets (stax_gemm_offset_tile_fn). */
+void stax_gemm_family_offset_kernel_name(const stax_gemm_family *family, int32_t height, char *name,
+                                         size_t size);
 /* The family's tile kernels (and the intrinsics they need) into `module`. */
 void stax_emit_gemm_family_kernels(tpcommon_buf *module, const stax_gemm_family *family);
 
@@ -462,6 +466,11 @@ void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **s
  * every group into `out` (out_channels * k floats), for `kernels`' blocking. */
 void stax_window_pack_weights(const stax_step *step, const struct stax_gemm_kernels *kernels,
                               void *weights, float *out);
+/* The same at run, from the step's slots (weights that are an input, or
+ * packed at compile for another kc), on `threads` of host's pool. */
+void stax_window_pack_weights_now(const tp_plugin_host *host, const stax_step *step, void **slots,
+                                  const struct stax_gemm_kernels *kernels, int64_t threads,
+                                  float *out);
 /* The input rows (a = 0) or columns (a = 1) that some tap of some output of
  * `w` reads, from the first padding row or column on. */
 int64_t stax_padded_extent(const stax_window *w, int a);
@@ -525,17 +534,14 @@ size_t stax_conv_pixel_rows_workspace_bytes(const stax_step *step,
 void stax_conv_pixel_rows_run(const tp_plugin_host *host, const stax_step *step, void **slots,
                               float *workspace, const struct stax_gemm_kernels *kernels,
                               stax_kernel_fn epilogue, int64_t threads);
-/* A stride-1 conv as one product per tap over its zero-padded input
+/* A conv as one product over its zero-padded input (split into phase
+ * planes at stride > 1) read in place by the offset tile kernels
  * (stax_conv_shifted.c). Whether `w` (planned packed) runs so: by
  * STAX_CONV_SHIFTED (on, off, or unset/auto: where at most a tenth of the
  * columns it computes are dropped); an error for any other value. */
 int32_t stax_conv_choose_shifted(const tp_plugin_host *host, const stax_window *w,
                                  const struct stax_gemm_family *family, bool *chosen, char *error,
                                  size_t error_size);
-/* The floats of a shifted step's packed weights (C_out x C_in per tap). */
-size_t stax_conv_shifted_weight_floats(const stax_window *w);
-void stax_conv_shifted_pack_weights(const stax_step *step, const struct stax_gemm_kernels *kernels,
-                                    void *weights, float *out);
 size_t stax_conv_shifted_workspace_bytes(const stax_step *step,
                                          const struct stax_gemm_kernels *kernels, int64_t threads);
 void stax_conv_shifted_run(const tp_plugin_host *host, const stax_step *step, void **slots,
@@ -570,10 +576,17 @@ typedef void (*stax_gemm_strided_tile_fn)(const float *a, const float *b, float 
 typedef void (*stax_gemv_fn)(const float *a, int64_t lda, int64_t acs, const float *b, int64_t ldb,
                              float *c, int64_t ldc, int64_t k, int64_t cols);
 
+/* As stax_gemm_tile_fn with B row k read in place at b + boff[k] (nr
+ * floats from there): any rows in any order. */
+typedef void (*stax_gemm_offset_tile_fn)(const float *a, const float *b, float *c, int64_t ldc,
+                                         int64_t kc, int64_t accumulate, int64_t cols,
+                                         const int64_t *boff);
+
 typedef struct stax_gemm_kernels {
     const stax_gemm_family *family;
     stax_gemm_tile_fn tile[STAX_GEMM_MAX_HEIGHTS];
     stax_gemm_strided_tile_fn strided[STAX_GEMM_MAX_HEIGHTS];
+    stax_gemm_offset_tile_fn offset[STAX_GEMM_MAX_HEIGHTS]; /* B rows at a table's offsets */
     int64_t kc, mc;
     stax_gemv_fn gemv[STAX_GEMV_MAX_ROWS];     /* gemv[r - 1]: r rows; NULL: none loaded */
     stax_gemv_fn gemv_dot[STAX_GEMV_MAX_ROWS]; /* the same with B read by columns (ldb: the
@@ -587,6 +600,7 @@ typedef struct stax_gemm_library {
     stax_ukernel_fn ukernels[2];                    /* legacy: 6-row, 4-row */
     stax_gemm_tile_fn tiles[STAX_GEMM_MAX_HEIGHTS]; /* family->heights[i] rows */
     stax_gemm_strided_tile_fn strided[STAX_GEMM_MAX_HEIGHTS]; /* their in-place-B twins */
+    stax_gemm_offset_tile_fn offset[STAX_GEMM_MAX_HEIGHTS];   /* their B-by-offsets twins */
     stax_gemv_fn gemv[STAX_GEMV_MAX_ROWS];                    /* gemv[r - 1]: r rows */
     stax_gemv_fn gemv_dot[STAX_GEMV_MAX_ROWS];                /* B read by columns */
     int cache_hit; /* as stax_jit_load's, or 3: the prebuilt object beside the plugin */

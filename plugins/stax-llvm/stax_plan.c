@@ -988,16 +988,13 @@ static int32_t pack_constant_weights(planner *p, int32_t s) {
     stax_gemm_kernels kernels;
     size_t floats = w->pixel_rows
                         ? stax_conv_pixel_rows_weight_floats(&p->program->steps[s], p->gemm_family)
-                    : w->shifted ? stax_conv_shifted_weight_floats(w)
-                                 : (size_t)(w->out_channels * p->program->steps[s].gemm.k);
+                        : (size_t)(w->out_channels * p->program->steps[s].gemm.k);
     int32_t slot = add_packed_constant(p, p->gemm_family, floats, &kernels);
     if (slot < 0) return oom(p);
     const stax_step *step = &p->program->steps[s]; /* after add_slot: steps did not move */
     void *weights = p->program->slots[step->window.w_slot].data;
     if (step->window.pixel_rows)
         stax_conv_pixel_rows_pack_weights(step, &kernels, weights, p->program->slots[slot].data);
-    else if (step->window.shifted)
-        stax_conv_shifted_pack_weights(step, &kernels, weights, p->program->slots[slot].data);
     else
         stax_window_pack_weights(step, &kernels, weights, p->program->slots[slot].data);
     w->packed_w_slot = slot, w->packed_kc = kernels.kc;
@@ -1081,7 +1078,16 @@ static int32_t plan_window_region(planner *p, int32_t r) {
     status = stax_conv_choose_shifted(p->program->host, &w, p->gemm_family, &w.shifted, p->error,
                                       p->error_size);
     if (status != TP_PLUGIN_OK) return status;
-    if (w.pixel_rows) w.shifted = false; /* pixel rows, where chosen, win */
+    /* both chosen: shifted, unless pixel rows were asked for by name */
+    const char *pixel_rows = p->program->host && p->program->host->getenv
+                                 ? p->program->host->getenv("STAX_CONV_PIXEL_ROWS")
+                                 : NULL;
+    if (w.pixel_rows && w.shifted) {
+        if (pixel_rows && !strcmp(pixel_rows, "on"))
+            w.shifted = false;
+        else
+            w.pixel_rows = false;
+    }
     status = stax_conv_choose_staging(p->program->host, &w, p->gemm_family,
                                       epilogue >= 0 ? &p->program->kernel_slots[epilogue] : NULL,
                                       p->error, p->error_size);

@@ -17,8 +17,9 @@
  *   the epilogue added afterwards.
  * - regular conv on a small output map (window.pixel_rows): the pixels as
  *   the product's rows instead, stax_conv_pixel_rows.c.
- * - stride-1 conv on a wide enough map (window.shifted): one product per
- *   tap reading the zero-padded input in place, stax_conv_shifted.c.
+ * - regular conv on a wide enough map (window.shifted): one product whose
+ *   B rows are the zero-padded input (phase planes at stride > 1) read in
+ *   place at each row's offset, stax_conv_shifted.c.
  * - depthwise conv (one input channel per group): stax_depthwise.c.
  * - conv_transpose: per output plane (no write conflicts between threads),
  *   each input element's taps add into that plane.
@@ -166,8 +167,8 @@ size_t stax_window_packed_workspace_bytes(const stax_step *step, const stax_gemm
     return aligned + stage + stax_gemm_packed_workspace_bytes(&step->gemm, kernels, threads);
 }
 
-static void pack_weights_on(const tp_plugin_host *host, const stax_step *step, void **slots,
-                            const stax_gemm_kernels *kernels, int64_t threads, float *out) {
+void stax_window_pack_weights_now(const tp_plugin_host *host, const stax_step *step, void **slots,
+                                  const stax_gemm_kernels *kernels, int64_t threads, float *out) {
     const stax_window *w = &step->window;
     int64_t cout_g = w->out_channels / w->group;
     for (int64_t g = 0; g < w->group; g++) {
@@ -184,7 +185,7 @@ void stax_window_pack_weights(const stax_step *step, const stax_gemm_kernels *ke
     stax_step one_slot = *step; /* the weights as slot 0 */
     one_slot.gemm.a_slot = 0;
     slots[0] = weights;
-    pack_weights_on(NULL, &one_slot, slots, kernels, 1, out);
+    stax_window_pack_weights_now(NULL, &one_slot, slots, kernels, 1, out);
 }
 
 /* Per image and group on the micro-kernel family: the weights packed at
@@ -209,7 +210,7 @@ static void conv_packed(const tp_plugin_host *host, const stax_step *step, void 
     if (w->packed_w_slot >= 0 && w->packed_kc == kernels->kc)
         packed_weights = slots[w->packed_w_slot];
     else
-        pack_weights_on(host, step, slots, kernels, threads, packed_weights);
+        stax_window_pack_weights_now(host, step, slots, kernels, threads, packed_weights);
     /* one batched product over all images when their outputs are m x n
      * apart (one group), else one product per image and group */
     int64_t images = w->group == 1 ? w->batch : 1;

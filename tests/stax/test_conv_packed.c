@@ -424,28 +424,48 @@ START_TEST(pixel_rows_are_chosen_for_a_7x7_map_only) {
 }
 END_TEST
 
-/* A stride-1 3x3 conv on a 28x28 map drops 26 + 30 of 864 computed
- * columns (the padding's two on each row, the last tile's rest): shifted
- * taps; on 14x14 it would drop 28 of 224 (pixel rows or im2col instead);
- * stride 2 never; STAX_CONV_SHIFTED=off never. */
-START_TEST(shifted_taps_are_chosen_for_wide_stride_1_maps) {
+/* Shifted taps where few computed columns are dropped: a 3x3 pad-1 conv on
+ * a 28x28 map drops 26 + 30 of 864 (the padding's two on each row, the
+ * last tile's rest), on 14x14 28 of 224 (12.5%, still taken at stride 1,
+ * even over pixel rows), on 7x7 15 of 64 (not: pixel rows); at stride 2
+ * from 56x56 the phase planes drop 6% (taken), from 28x28 12.5% (not);
+ * never with STAX_CONV_SHIFTED=off; pixel rows asked for by name win. */
+START_TEST(shifted_taps_are_chosen_where_few_columns_are_dropped) {
     stax_test_cache_dir();
-    conv_case wide = {"28x28", 1,      16,     64,           1,    {28, 28},
-                      {3, 3},  {1, 1}, {1, 1}, {1, 1, 1, 1}, true, false};
-    conv_case narrow = wide, strided = wide;
-    narrow.in[0] = narrow.in[1] = 14;
-    strided.stride[0] = strided.stride[1] = 2;
+    conv_case c = {"3x3",  1,      16,     64,           1,    {28, 28},
+                   {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, false};
+    static const struct {
+        int64_t size, stride;
+        const char *expected; /* NULL: not shifted */
+    } choices[] = {{28, 1, "conv_shifted_gemm_1x64x28x28"},
+                   {14, 1, "conv_shifted_gemm_1x64x14x14"},
+                   {7, 1, NULL},
+                   {56, 2, "conv_shifted_gemm_1x64x28x28"},
+                   {28, 2, NULL}};
     char name[256];
-    conv_kernel_of(&wide, name);
-    ck_assert_msg(strstr(name, "conv_shifted_gemm_1x64x28x28"), "28x28 map ran as '%s'", name);
-    conv_kernel_of(&narrow, name);
-    ck_assert_msg(!strstr(name, "shifted"), "14x14 map ran as '%s'", name);
-    conv_kernel_of(&strided, name);
-    ck_assert_msg(strstr(name, "conv_") && !strstr(name, "shifted"), "stride 2 ran as '%s'", name);
+    for (size_t i = 0; i < sizeof choices / sizeof *choices; i++) {
+        c.in[0] = c.in[1] = choices[i].size;
+        c.stride[0] = c.stride[1] = choices[i].stride;
+        conv_kernel_of(&c, name);
+        if (choices[i].expected)
+            ck_assert_msg(strstr(name, choices[i].expected), "%lldx%lld stride %lld ran as '%s'",
+                          (long long)c.in[0], (long long)c.in[1], (long long)c.stride[0], name);
+        else
+            ck_assert_msg(strstr(name, "conv_") && !strstr(name, "shifted"),
+                          "%lldx%lld stride %lld ran as '%s'", (long long)c.in[0],
+                          (long long)c.in[1], (long long)c.stride[0], name);
+    }
+    c.in[0] = c.in[1] = 28, c.stride[0] = c.stride[1] = 1;
     setenv("STAX_CONV_SHIFTED", "off", 1);
-    conv_kernel_of(&wide, name);
+    conv_kernel_of(&c, name);
     unsetenv("STAX_CONV_SHIFTED");
     ck_assert_msg(strstr(name, "conv_im2col_gemm_1x64x28x28"), "shifted off: ran as '%s'", name);
+    c.in[0] = c.in[1] = 14;
+    setenv("STAX_CONV_PIXEL_ROWS", "on", 1);
+    conv_kernel_of(&c, name);
+    unsetenv("STAX_CONV_PIXEL_ROWS");
+    ck_assert_msg(strstr(name, "conv_pixel_rows_gemm_1x64x14x14"), "pixel rows on: ran as '%s'",
+                  name);
 }
 END_TEST
 
@@ -571,7 +591,7 @@ TP_TEST_SUITE(stax_conv_packed) {
     tcase_add_test(c, pixel_rows_are_chosen_for_a_7x7_map_only);
     tcase_add_test(c, an_unknown_pixel_rows_or_shifted_setting_is_an_error_that_names_it);
     tcase_add_test(c, shifted_conv_matches_a_direct_convolution_on_every_family);
-    tcase_add_test(c, shifted_taps_are_chosen_for_wide_stride_1_maps);
+    tcase_add_test(c, shifted_taps_are_chosen_where_few_columns_are_dropped);
     suite_add_tcase(s, c);
     return s;
 }
