@@ -181,6 +181,17 @@ static void transpose_planes(void *context, int64_t begin, int64_t end) {
     }
 }
 
+/* Rows of im2col^T a unit of its packing takes: a multiple of mr (unit
+ * boundaries are tile boundaries), at most eight tiles, and few enough for
+ * four units a thread (a 7x7 map's 49 rows are five tiles: packed by one
+ * thread in one unit, they kept the second idle for 15% of the conv). */
+static int64_t pack_rows_per_unit(const stax_gemm_family *family, int64_t m, int64_t threads) {
+    int64_t tiles = (m + family->mr - 1) / family->mr;
+    int64_t per_unit = tiles / (4 * (threads > 1 ? threads : 1));
+    per_unit = per_unit < 1 ? 1 : per_unit > 8 ? 8 : per_unit;
+    return per_unit * family->mr;
+}
+
 void stax_conv_pixel_rows_run(const tp_plugin_host *host, const stax_step *step, void **slots,
                               float *workspace, const stax_gemm_kernels *kernels,
                               stax_kernel_fn epilogue, int64_t threads) {
@@ -202,8 +213,7 @@ void stax_conv_pixel_rows_run(const tp_plugin_host *host, const stax_step *step,
                             .slots = slots,
                             .packed_a = packed_a,
                             .result = (const float *)slots[w->col_slot],
-                            /* a multiple of mr: unit boundaries are tile boundaries */
-                            .rows_per_unit = 8 * (int64_t)kernels->family->mr};
+                            .rows_per_unit = pack_rows_per_unit(kernels->family, gemm.m, threads)};
     stax_parallel_range(host, (gemm.m + task.rows_per_unit - 1) / task.rows_per_unit, 1, threads,
                         pack_a_range, &task);
     stax_gemm_source source = {.a_packed = packed_a, .b_packed = b_packed};
