@@ -204,6 +204,11 @@ typedef struct shifted_task {
 static void fill_phase_plane(const stax_window *w, const float *image, int64_t p, int64_t r,
                              int64_t hp, int64_t wp, float *out) {
     int64_t s0 = w->stride[0], s1 = w->stride[1], top = w->pad_begin[0], left = w->pad_begin[1];
+    /* columns j read image column s1 * j + r - left: inside for [lo, hi) */
+    int64_t lo = left > r ? (left - r + s1 - 1) / s1 : 0;
+    int64_t hi = w->in[1] - 1 + left - r < 0 ? 0 : (w->in[1] - 1 + left - r) / s1 + 1;
+    hi = hi < wp ? hi : wp;
+    lo = lo < hi ? lo : hi;
     for (int64_t i = 0; i < hp; i++) {
         float *dst = out + i * wp;
         int64_t ih = s0 * i + p - top;
@@ -211,11 +216,7 @@ static void fill_phase_plane(const stax_window *w, const float *image, int64_t p
             memset(dst, 0, sizeof(float) * (size_t)wp);
             continue;
         }
-        const float *row = image + ih * w->in[1];
-        for (int64_t j = 0; j < wp; j++) {
-            int64_t iw = s1 * j + r - left;
-            dst[j] = iw >= 0 && iw < w->in[1] ? row[iw] : 0.0f;
-        }
+        stax_copy_run(dst, image + ih * w->in[1] + r - left, s1, lo, hi, wp);
     }
 }
 

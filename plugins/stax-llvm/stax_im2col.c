@@ -69,9 +69,8 @@ static void copy_even(float *restrict dst, const float *restrict src, int64_t co
     for (; o < count; o++) dst[o] = src[2 * o];
 }
 
-/* dst[o] = src[o * stride] for o in [lo, hi), zeros for the rest of [0, length). */
-static void copy_run(float *dst, const float *src, int64_t stride, int64_t lo, int64_t hi,
-                     int64_t length) {
+void stax_copy_run(float *dst, const float *src, int64_t stride, int64_t lo, int64_t hi,
+                   int64_t length) {
     for (int64_t o = 0; o < lo; o++) dst[o] = 0.0f;
     if (stride == 1)
         copy_contiguous(dst + lo, src + lo, hi - lo);
@@ -108,7 +107,7 @@ static void pack_row(const stax_window *w, const float *channel, int64_t kh, con
         int64_t lo = clamp64(tap->inside_lo, run->ow, run->ow + run->length);
         int64_t hi = clamp64(tap->inside_hi, lo, run->ow + run->length);
         const float *src = channel + ih * in_w + run->ow * w->stride[1] + tap->offset;
-        copy_run(dst, src, w->stride[1], lo - run->ow, hi - run->ow, run->length);
+        stax_copy_run(dst, src, w->stride[1], lo - run->ow, hi - run->ow, run->length);
     }
 }
 

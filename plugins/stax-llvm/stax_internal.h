@@ -479,6 +479,11 @@ int64_t stax_padded_extent(const stax_window *w, int a);
  * bounds checks). */
 void stax_fill_padded_plane(const stax_window *w, const float *image, int64_t padded_h,
                             int64_t padded_w, float *padded);
+/* dst[o] = src[o * stride] for o in [lo, hi), zeros for the rest of
+ * [0, length): contiguous copies for stride 1, SSE shuffles for stride 2
+ * (stax_im2col.c). src is only read at those indices. */
+void stax_copy_run(float *dst, const float *src, int64_t stride, int64_t lo, int64_t hi,
+                   int64_t length);
 /* The columns [*lo, *hi) of a padded row (padded_w wide) that come from the
  * image: image column c - pad_left for each. */
 void stax_image_columns(const stax_window *w, int64_t padded_w, int64_t *lo, int64_t *hi);
