@@ -283,5 +283,9 @@ void stax_depthwise_run(const tp_plugin_host *host, const stax_window *w, void *
     }
     int64_t planes = w->batch * w->out_channels;
     if (planes <= 0 || w->out[0] * w->out[1] <= 0) return;
+    if (w->channels_last) {
+        stax_depthwise_channels_last_run(host, w, slots, epilogue, threads);
+        return;
+    }
     stax_parallel_range(host, planes, 1, threads, depthwise_range, &t);
 }

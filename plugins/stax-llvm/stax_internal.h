@@ -118,8 +118,10 @@ typedef struct stax_window {
     bool packed;     /* gemm methods: on the micro-kernel family, im2col packed into B's panels */
     bool pixel_rows; /* packed, group 1: the output pixels of all images as the product's rows
                       * (stax_conv_pixel_rows.c; C^T into col_slot, packed_w_slot holds W^T) */
-    bool shifted;    /* packed, group 1, stride 1: a product per tap reading the padded input
-                      * in place (stax_conv_shifted.c; packed_w_slot holds W per tap) */
+    bool channels_last;    /* depthwise: sixteen channels at a time, channels-last blocks */
+    bool shifted;          /* packed, group 1: one product over the padded input (phase planes at
+                            * stride > 1) read in place by the offset tile kernels
+                            * (stax_conv_shifted.c) */
     int32_t packed_w_slot; /* packed: constant weights packed at compile for k blocks of */
     int64_t packed_kc;     /* packed_kc (stax_gemm_pack_whole_a per group), or -1 */
     int32_t x_slot, w_slot, b_slot, out_slot, col_slot; /* -1: absent */
@@ -487,6 +489,15 @@ void stax_copy_run(float *dst, const float *src, int64_t stride, int64_t lo, int
 /* The columns [*lo, *hi) of a padded row (padded_w wide) that come from the
  * image: image column c - pad_left for each. */
 void stax_image_columns(const stax_window *w, int64_t padded_w, int64_t *lo, int64_t *hi);
+/* Whether the depthwise conv `w` runs sixteen channels at a time in
+ * channels-last blocks (stax_depthwise_channels_last.c; sets
+ * w->channels_last): a multiplier of 1, by STAX_DEPTHWISE_CHANNELS_LAST
+ * (on, off, or unset/auto: a bordered plane small enough for a block in L2,
+ * at stride 1 only on maps narrower than 28); an error for any other value. */
+int32_t stax_depthwise_choose_channels_last(const tp_plugin_host *host, stax_window *w, char *error,
+                                            size_t error_size);
+void stax_depthwise_channels_last_run(const tp_plugin_host *host, const stax_window *w,
+                                      void **slots, stax_kernel_fn epilogue, int64_t threads);
 /* A max_pool / avg_pool (window.method STAX_WINDOW_POOL; stax_pool.c). */
 void stax_pool_run(const tp_plugin_host *host, const stax_window *w, void **slots, int64_t threads);
 /* A depthwise conv (window.method STAX_WINDOW_DEPTHWISE; stax_depthwise.c). */

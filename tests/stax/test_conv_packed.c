@@ -503,10 +503,11 @@ static void check_unknown_setting(const char *variable) {
     for (int i = 0; i < 2; i++) tp_tensor_release(inputs[i]);
 }
 
-START_TEST(an_unknown_pixel_rows_or_shifted_setting_is_an_error_that_names_it) {
+START_TEST(an_unknown_conv_setting_is_an_error_that_names_it) {
     stax_test_cache_dir();
     check_unknown_setting("STAX_CONV_PIXEL_ROWS");
     check_unknown_setting("STAX_CONV_SHIFTED");
+    check_unknown_setting("STAX_DEPTHWISE_CHANNELS_LAST");
 }
 END_TEST
 
@@ -571,12 +572,45 @@ static const conv_case depthwise_cases[] = {
      {1, 1, 1, 1},
      true,
      true},
+    /* channels-last blocks: two whole blocks of sixteen and a partial one */
+    {"depthwise 37 channels, 7x7 stride 2 pad 1, batch 2",
+     2,
+     37,
+     37,
+     37,
+     {13, 14},
+     {3, 3},
+     {2, 2},
+     {1, 1},
+     {1, 1, 1, 1},
+     true,
+     true},
+    {"depthwise 20 channels, 5x3 dilation 2, pads on some sides",
+     1,
+     20,
+     20,
+     20,
+     {11, 9},
+     {5, 3},
+     {1, 2},
+     {2, 1},
+     {3, 0, 1, 2},
+     false,
+     false},
 };
 
+/* Every depthwise case a plane at a time, in channels-last blocks
+ * (stax_depthwise_channels_last.c; a multiplier of 1), and as the rule
+ * picks. */
 START_TEST(depthwise_conv_matches_a_direct_convolution) {
     stax_test_cache_dir();
-    for (size_t i = 0; i < sizeof depthwise_cases / sizeof *depthwise_cases; i++)
-        check_conv(&depthwise_cases[i], NULL, i % 2 == 1);
+    static const char *const settings[] = {"off", "on", "auto"};
+    for (size_t v = 0; v < sizeof settings / sizeof *settings; v++) {
+        setenv("STAX_DEPTHWISE_CHANNELS_LAST", settings[v], 1);
+        for (size_t i = 0; i < sizeof depthwise_cases / sizeof *depthwise_cases; i++)
+            check_conv(&depthwise_cases[i], NULL, (i + v) % 2 == 1);
+    }
+    unsetenv("STAX_DEPTHWISE_CHANNELS_LAST");
 }
 END_TEST
 
@@ -589,7 +623,7 @@ TP_TEST_SUITE(stax_conv_packed) {
     tcase_add_test(c, depthwise_conv_matches_a_direct_convolution);
     tcase_add_test(c, pixel_rows_conv_matches_a_direct_convolution_on_every_family);
     tcase_add_test(c, pixel_rows_are_chosen_for_a_7x7_map_only);
-    tcase_add_test(c, an_unknown_pixel_rows_or_shifted_setting_is_an_error_that_names_it);
+    tcase_add_test(c, an_unknown_conv_setting_is_an_error_that_names_it);
     tcase_add_test(c, shifted_conv_matches_a_direct_convolution_on_every_family);
     tcase_add_test(c, shifted_taps_are_chosen_where_few_columns_are_dropped);
     suite_add_tcase(s, c);
