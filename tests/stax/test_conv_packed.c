@@ -421,6 +421,15 @@ START_TEST(pixel_rows_are_chosen_for_a_7x7_map_only) {
     conv_kernel_of(&small, name);
     unsetenv("STAX_CONV_PIXEL_ROWS");
     ck_assert_msg(strstr(name, "conv_im2col_gemm_1x64x7x7"), "pixel rows off: ran as '%s'", name);
+    /* a 1x1 conv: pixel rows to more channels than it reads, not to fewer */
+    conv_case expand = {"1x1 expand", 1,      16,     64,           1,    {7, 7},
+                        {1, 1},       {1, 1}, {1, 1}, {0, 0, 0, 0}, true, false};
+    conv_case project = expand;
+    project.in_channels = 64, project.out_channels = 16;
+    conv_kernel_of(&expand, name);
+    ck_assert_msg(strstr(name, "conv_pixel_rows_gemm_1x64x7x7"), "16 -> 64 ran as '%s'", name);
+    conv_kernel_of(&project, name);
+    ck_assert_msg(strstr(name, "conv_pointwise_gemm_1x16x7x7"), "64 -> 16 ran as '%s'", name);
 }
 END_TEST
 
