@@ -109,19 +109,19 @@ static double last_level_cache_bytes(void) {
     return l3 > 0 ? l3 : cache_bytes(2);
 }
 
-/* With STAX_CONV_STAGING unset, an output that fits in L2 (1 MiB where the
- * C library does not say) is not staged: the tiles' own stores stay in L2
- * and the copy would be one more pass (MobileNetV2-b1's 32->16 conv at
- * 112x112, 0.8 MB: 0.20-0.23 ms staged against 0.15 ms). */
-#define STAX_CONV_STAGE_FALLBACK_BYTES (1024.0 * 1024)
-
-/* With STAX_CONV_STAGING unset, an output larger than the last-level cache
- * (32 MiB where the C library does not say) is streamed: the next step reads
- * it from memory either way, and stores that skip the cache write each line
- * once instead of reading it first. A smaller one is copied with plain
- * stores and stays in cache for the next step (on a Sapphire Rapids host
- * with a large L3, streaming MobileNetV2-b8's 38.5 MB 1x1 conv output made
- * the conv 2 ms faster and the depthwise conv that reads it 4 ms slower). */
+/* With STAX_CONV_STAGING unset, only an output larger than the last-level
+ * cache (32 MiB where the C library does not say) is staged, and streamed:
+ * the next step reads it from memory either way, and stores that skip the
+ * cache write each line once instead of reading it first. One that fits is
+ * written by the tiles themselves: a staged copy into cache was one more
+ * pass that, on an Emerald Rapids host with a 480 MiB L3 and 2 MiB of L2,
+ * made MobileNetV2 slower at 2 threads (b1 5.47-5.85 ms a call against
+ * 5.47-5.74, the 16->96 conv 386 us against 323; b8 39.2-41.6 against
+ * 38.1-40.2 ms) and at b1 on one thread (7.56-8.14 against 7.11-7.89 ms);
+ * only b8 on one thread gained (70.7-73.0 against 71.1-75.6 ms). A host
+ * with a large L3 that streamed MobileNetV2-b8's 38.5 MB 1x1 conv output
+ * made the conv 2 ms faster and the depthwise conv that reads it 4 ms
+ * slower, hence only past the last-level cache. */
 #define STAX_CONV_STREAM_FALLBACK_BYTES (32.0 * 1024 * 1024)
 
 int32_t stax_conv_choose_staging(const tp_plugin_host *host, stax_window *w,
@@ -147,12 +147,11 @@ int32_t stax_conv_choose_staging(const tp_plugin_host *host, stax_window *w,
     if (!possible || (setting && !strcmp(setting, "off"))) return TP_PLUGIN_OK;
     double bytes = (double)w->batch * (double)w->out_channels * (double)w->out[0] *
                    (double)w->out[1] * sizeof(float);
-    double l2 = cache_bytes(2) > 0 ? cache_bytes(2) : STAX_CONV_STAGE_FALLBACK_BYTES;
-    if (automatic && bytes <= l2) return TP_PLUGIN_OK;
-    w->stage_c = true;
     double cache = last_level_cache_bytes();
     if (cache <= 0) cache = STAX_CONV_STREAM_FALLBACK_BYTES;
-    w->stream_c = automatic ? bytes > cache : !strcmp(setting, "stream");
+    if (automatic && bytes <= cache) return TP_PLUGIN_OK;
+    w->stage_c = true;
+    w->stream_c = automatic || !strcmp(setting, "stream");
     return TP_PLUGIN_OK;
 }
 
