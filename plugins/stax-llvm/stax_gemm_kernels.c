@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "stax_internal.h"
 
@@ -90,10 +91,29 @@ static int64_t env_block(const tp_plugin_host *host, const char *name) {
     return end && *end == '\0' && value > 0 && value <= 1 << 20 ? (int64_t)value : 0;
 }
 
+/* The k block whose B micro-panel (kc rows of nr floats) fills half of
+ * this host's L1 data cache, as the families' own blocks do on the 32 KiB
+ * L1 they were sized for; a multiple of 16, at most twice and at least half
+ * the family's. On a 48 KiB L1 that is 192 for avx512: measured on Emerald
+ * Rapids against 128, sgemm 2048^3 on one thread 161-163 -> 170 GFLOP/s,
+ * ResNet-18-b1's convs 6% faster (fewer passes over each block of C). The
+ * family's own where the C library does not report L1. */
+static int64_t k_block_for_l1(const stax_gemm_family *family) {
+    long l1 = 0;
+#if defined(_SC_LEVEL1_DCACHE_SIZE)
+    l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+#endif
+    if (l1 <= 0) return family->kc;
+    int64_t kc = (int64_t)l1 / 2 / (family->nr * (int64_t)sizeof(float)) / 16 * 16;
+    if (kc > 2 * family->kc) kc = 2 * family->kc;
+    if (kc < family->kc / 2) kc = family->kc / 2;
+    return kc;
+}
+
 void stax_gemm_family_blocking(const tp_plugin_host *host, const stax_gemm_family *family,
                                int64_t *kc, int64_t *mc) {
     int64_t k = env_block(host, "STAX_GEMM_KC"), m = env_block(host, "STAX_GEMM_MC");
-    *kc = k ? k : family->kc;
+    *kc = k ? k : k_block_for_l1(family);
     *mc = m ? m : family->mc;
     if (*mc < family->mr) *mc = family->mr;
 }

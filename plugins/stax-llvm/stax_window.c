@@ -140,8 +140,10 @@ int32_t stax_conv_choose_staging(const tp_plugin_host *host, stax_window *w,
     for (int32_t i = 0; epilogue && i < epilogue->count; i++)
         if (epilogue->slots[i] + 1 > w->epilogue_slots) w->epilogue_slots = epilogue->slots[i] + 1;
     int64_t k = w->in_channels / w->group; /* a 1x1 conv's k: one k block of the family */
+    int64_t kc = 0, mc = 0;
+    if (family) stax_gemm_family_blocking(host, family, &kc, &mc);
     bool possible = w->kind == STAX_WINDOW_CONV && w->method == STAX_WINDOW_GEMM_POINTWISE &&
-                    w->packed && !w->pixel_rows && family && k <= family->kc &&
+                    w->packed && !w->pixel_rows && family && k <= kc &&
                     w->epilogue_slots <= STAX_GEMM_STAGE_MAX_SLOTS &&
                     (!epilogue || w->out_slot < w->epilogue_slots);
     if (!possible || (setting && !strcmp(setting, "off"))) return TP_PLUGIN_OK;
