@@ -77,59 +77,33 @@ typedef struct channels_last_task {
     void **slots;
 } channels_last_task;
 
-/* dst[p][k] = planes[k][p] for k < count, p < pixels: four channels by four
- * pixels at a time, the edges one by one. `ld`: floats from one plane to
- * the next; dst rows LANES floats apart. */
-static void to_channels_last(const float *planes, int64_t ld, int64_t count, int64_t pixels,
-                             float *dst) {
-    int64_t k = 0;
+/* dst[c * dst_ld + r] = src[r * src_ld + c] for r < rows, c < cols: four
+ * by four at a time (SSE2 transposes), the edges one by one. Into the
+ * channels-last block (rows: channels, dst_ld LANES) and back out of it
+ * (rows: pixels, src_ld LANES). */
+static void transpose(const float *src, int64_t src_ld, int64_t rows, int64_t cols, float *dst,
+                      int64_t dst_ld) {
+    int64_t r = 0;
 #if defined(__SSE2__)
-    for (; k + 4 <= count; k += 4) {
-        int64_t p = 0;
-        for (; p + 4 <= pixels; p += 4) {
-            __m128 r0 = _mm_loadu_ps(planes + k * ld + p),
-                   r1 = _mm_loadu_ps(planes + (k + 1) * ld + p);
-            __m128 r2 = _mm_loadu_ps(planes + (k + 2) * ld + p),
-                   r3 = _mm_loadu_ps(planes + (k + 3) * ld + p);
+    for (; r + 4 <= rows; r += 4) {
+        int64_t c = 0;
+        for (; c + 4 <= cols; c += 4) {
+            __m128 r0 = _mm_loadu_ps(src + r * src_ld + c),
+                   r1 = _mm_loadu_ps(src + (r + 1) * src_ld + c);
+            __m128 r2 = _mm_loadu_ps(src + (r + 2) * src_ld + c),
+                   r3 = _mm_loadu_ps(src + (r + 3) * src_ld + c);
             _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-            _mm_storeu_ps(dst + p * LANES + k, r0);
-            _mm_storeu_ps(dst + (p + 1) * LANES + k, r1);
-            _mm_storeu_ps(dst + (p + 2) * LANES + k, r2);
-            _mm_storeu_ps(dst + (p + 3) * LANES + k, r3);
+            _mm_storeu_ps(dst + c * dst_ld + r, r0);
+            _mm_storeu_ps(dst + (c + 1) * dst_ld + r, r1);
+            _mm_storeu_ps(dst + (c + 2) * dst_ld + r, r2);
+            _mm_storeu_ps(dst + (c + 3) * dst_ld + r, r3);
         }
-        for (; p < pixels; p++)
-            for (int64_t j = k; j < k + 4; j++) dst[p * LANES + j] = planes[j * ld + p];
+        for (; c < cols; c++)
+            for (int64_t j = r; j < r + 4; j++) dst[c * dst_ld + j] = src[j * src_ld + c];
     }
 #endif
-    for (; k < count; k++)
-        for (int64_t p = 0; p < pixels; p++) dst[p * LANES + k] = planes[k * ld + p];
-}
-
-/* planes[k][p] = src[p][k] + bias[k] for k < count, p < pixels (the
- * inverse of to_channels_last; `ld` between planes). */
-static void from_channels_last(const float *src, int64_t count, int64_t pixels, int64_t ld,
-                               float *planes) {
-    int64_t k = 0;
-#if defined(__SSE2__)
-    for (; k + 4 <= count; k += 4) {
-        int64_t p = 0;
-        for (; p + 4 <= pixels; p += 4) {
-            __m128 r0 = _mm_loadu_ps(src + p * LANES + k),
-                   r1 = _mm_loadu_ps(src + (p + 1) * LANES + k);
-            __m128 r2 = _mm_loadu_ps(src + (p + 2) * LANES + k),
-                   r3 = _mm_loadu_ps(src + (p + 3) * LANES + k);
-            _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-            _mm_storeu_ps(planes + k * ld + p, r0);
-            _mm_storeu_ps(planes + (k + 1) * ld + p, r1);
-            _mm_storeu_ps(planes + (k + 2) * ld + p, r2);
-            _mm_storeu_ps(planes + (k + 3) * ld + p, r3);
-        }
-        for (; p < pixels; p++)
-            for (int64_t j = k; j < k + 4; j++) planes[j * ld + p] = src[p * LANES + j];
-    }
-#endif
-    for (; k < count; k++)
-        for (int64_t p = 0; p < pixels; p++) planes[k * ld + p] = src[p * LANES + k];
+    for (; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) dst[c * dst_ld + r] = src[r * src_ld + c];
 }
 
 /* The block's zero-bordered input: the border rows and columns zeroed,
@@ -154,8 +128,8 @@ static void fill_block(const channels_last_task *t, const float *planes, int64_t
             memset(row + hi * LANES, 0, sizeof(float) * (size_t)((wp - hi) * LANES));
         }
         if (hi > lo)
-            to_channels_last(planes + ih * w->in[1] + (lo - left), plane, count, hi - lo,
-                             row + lo * LANES);
+            transpose(planes + ih * w->in[1] + (lo - left), plane, count, hi - lo,
+                      row + lo * LANES, LANES);
     }
 }
 
@@ -238,7 +212,7 @@ static void channels_last_range(void *context, int64_t begin, int64_t end) {
         fill_block(t, t->x + (n * channels + c0) * plane, count, padded);
         compute_block(w, padded, t->padded_w, tap_weights, bias, result);
         int64_t first = (n * channels + c0) * pixels;
-        from_channels_last(result, count, pixels, pixels, t->out + first);
+        transpose(result, LANES, pixels, count, t->out + first, pixels);
         if (t->epilogue) t->epilogue(t->slots, first, first + count * pixels);
     }
     stax_free_aligned(NULL, padded);
