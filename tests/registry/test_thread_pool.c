@@ -1,6 +1,11 @@
 /* The core's thread pool: every index exactly once, chunks respect the
- * grain, nested calls run serially, and the host table exposes it. */
+ * grain, nested calls run serially, the workers stay off the caller's CPU,
+ * and the host table exposes it. */
+#define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "registry_test.h"
@@ -124,6 +129,59 @@ START_TEST(jobs_longer_than_the_poll_window_complete) {
 }
 END_TEST
 
+typedef struct placement {
+    pthread_t caller;
+    int caller_cpu;
+    atomic_int worker_chunks, worker_chunks_allowed_on_callers_cpu;
+} placement;
+
+/* A chunk of about 2 ms of work (so that the worker takes some): on a
+ * worker, whether its affinity still allows the caller's CPU. */
+static void record_placement(void *context, int64_t begin, int64_t end) {
+    (void)begin, (void)end;
+    placement *p = context;
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do clock_gettime(CLOCK_MONOTONIC, &now);
+    while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < 2000000);
+    if (pthread_equal(pthread_self(), p->caller)) return;
+    atomic_fetch_add(&p->worker_chunks, 1);
+    cpu_set_t mine;
+    if (sched_getaffinity(0, sizeof mine, &mine) == 0 && CPU_ISSET(p->caller_cpu, &mine))
+        atomic_fetch_add(&p->worker_chunks_allowed_on_callers_cpu, 1);
+}
+
+/* The caller held on one CPU: the workers are kept to the others (woken
+ * after an idle spell, a worker the scheduler placed on the caller's CPU
+ * shared it with the caller for the whole job). Needs two CPUs. */
+START_TEST(workers_are_kept_off_the_callers_cpu) {
+    cpu_set_t allowed;
+    ck_assert_int_eq(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+    if (CPU_COUNT(&allowed) < 2) {
+        fprintf(stderr, "skipped: this process may use one CPU\n");
+        return;
+    }
+    setenv("TP_NUM_THREADS", "2", 1);
+    ck_assert_int_eq(tp_thread_pool_size(), 2); /* started before the caller is held */
+    placement p = {.caller = pthread_self()};
+    while (!CPU_ISSET(p.caller_cpu, &allowed)) p.caller_cpu++;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(p.caller_cpu, &one);
+    ck_assert_int_eq(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);
+    for (int call = 0; call < 4; call++) {
+        struct timespec idle = {0, 5000000}; /* the worker falls asleep */
+        nanosleep(&idle, NULL);
+        tp_parallel_for(8, 1, record_placement, &p);
+    }
+    ck_assert_msg(atomic_load(&p.worker_chunks) > 0, "the worker ran no chunk in 4 calls");
+    ck_assert_msg(atomic_load(&p.worker_chunks_allowed_on_callers_cpu) == 0,
+                  "%d of the worker's %d chunks ran where the caller's CPU %d was allowed",
+                  atomic_load(&p.worker_chunks_allowed_on_callers_cpu),
+                  atomic_load(&p.worker_chunks), p.caller_cpu);
+}
+END_TEST
+
 TP_TEST_SUITE(registry_thread_pool) {
     Suite *suite = suite_create("registry.thread_pool");
     TCase *tc = tcase_create("thread_pool");
@@ -134,6 +192,7 @@ TP_TEST_SUITE(registry_thread_pool) {
     tcase_add_test(tc, host_table_offers_the_pool_and_aligned_memory);
     tcase_add_test(tc, back_to_back_small_jobs_visit_every_index_once);
     tcase_add_test(tc, jobs_longer_than_the_poll_window_complete);
+    tcase_add_test(tc, workers_are_kept_off_the_callers_cpu);
     suite_add_tcase(suite, tc);
     return suite;
 }
