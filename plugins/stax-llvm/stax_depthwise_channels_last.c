@@ -128,8 +128,8 @@ static void fill_block(const channels_last_task *t, const float *planes, int64_t
             memset(row + hi * LANES, 0, sizeof(float) * (size_t)((wp - hi) * LANES));
         }
         if (hi > lo)
-            transpose(planes + ih * w->in[1] + (lo - left), plane, count, hi - lo,
-                      row + lo * LANES, LANES);
+            transpose(planes + ih * w->in[1] + (lo - left), plane, count, hi - lo, row + lo * LANES,
+                      LANES);
     }
 }
 
