@@ -136,7 +136,8 @@ static void fill_block(const channels_last_task *t, const float *planes, int64_t
 /* One output row of a 3x3 kernel: the nine weight vectors stay in
  * registers across the row's pixels. */
 static inline void row_3x3(const float *r0, const float *r1, const float *r2, int64_t stride,
-                           int64_t count, const lanes16 *k, lanes16 b, float *out) {
+                           int64_t count, const lanes16 *k, const lanes16 *bias, float *out) {
+    lanes16 b = *bias; /* by pointer: a vector argument's ABI depends on the clone's target */
     for (int64_t ow = 0; ow < count; ow++) {
         const float *a = r0 + ow * stride * LANES, *m = r1 + ow * stride * LANES,
                     *z = r2 + ow * stride * LANES;
@@ -168,7 +169,7 @@ static void compute_block(const stax_window *w, const float *padded, int64_t wp,
         memcpy(k, weights, sizeof k);
         for (int64_t oh = 0; oh < w->out[0]; oh++) {
             const float *r0 = padded + oh * s0 * wp * LANES;
-            row_3x3(r0, r0 + wp * LANES, r0 + 2 * wp * LANES, s1, ow_n, k, b,
+            row_3x3(r0, r0 + wp * LANES, r0 + 2 * wp * LANES, s1, ow_n, k, &b,
                     out + oh * ow_n * LANES);
         }
         return;
