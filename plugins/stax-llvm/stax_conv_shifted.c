@@ -30,8 +30,8 @@
 #include "stax_internal.h"
 
 /* Floats a unit's stage holds at most (128 KiB of f32, in L2), and the
- * column tiles a unit takes at most (its B rows for one tap and k block:
- * kc rows of 8 * nr floats). */
+ * column tiles a unit takes at most (its B rows for one k block: kc rows of
+ * 8 * nr floats, shifted reads of a few input rows). */
 #define SHIFTED_STAGE_FLOATS 32768
 #define SHIFTED_MAX_TILES    8
 /* The largest stride taken (phase planes per channel: its square). */
@@ -142,60 +142,21 @@ size_t stax_conv_shifted_workspace_bytes(const stax_step *step, const stax_gemm_
     return floats * sizeof(float);
 }
 
-/* The row tiles of C_out: full tiles of mr rows below full_rows, then
- * the tail tiles of the smaller heights (worked out once per call). */
-typedef struct row_tiles {
-    int64_t full_rows;
-    int32_t tails;
-    int64_t tail_row[STAX_GEMM_MAX_HEIGHTS], tail_height[STAX_GEMM_MAX_HEIGHTS];
-    int32_t tail_kernel[STAX_GEMM_MAX_HEIGHTS];
-} row_tiles;
-
-static row_tiles row_tiles_of(const stax_gemm_family *family, int64_t m) {
-    row_tiles rt = {.full_rows = m / family->mr * family->mr};
-    for (int64_t row = rt.full_rows; row < m && rt.tails < STAX_GEMM_MAX_HEIGHTS;) {
-        int64_t height = stax_gemm_tile_rows(family, m, row);
-        int32_t kernel = 0;
-        while (kernel < family->num_heights && family->heights[kernel] != height) kernel++;
-        if (height <= 0 || kernel == family->num_heights) break;
-        rt.tail_row[rt.tails] = row, rt.tail_height[rt.tails] = height;
-        rt.tail_kernel[rt.tails++] = kernel;
-        row += height;
-    }
-    return rt;
-}
-
-/* The tile at `row` (a tile's first row): its height and kernel index. */
-static int32_t tile_kernel_at(const row_tiles *rt, const stax_gemm_family *family, int64_t row,
-                              int64_t *height) {
-    if (row < rt->full_rows) {
-        *height = family->mr;
-        return 0;
-    }
-    for (int32_t i = 0; i < rt->tails; i++)
-        if (rt->tail_row[i] == row) {
-            *height = rt->tail_height[i];
-            return rt->tail_kernel[i];
-        }
-    *height = family->mr; /* not reached: rows come from tile starts */
-    return 0;
-}
-
 typedef struct shifted_task {
     const stax_window *w;
     const stax_gemm_kernels *kernels;
     shifted_geometry g;
     void **slots;
-    const float *weights;   /* the implicit GEMM's packed weights (C_out x K, k blocks of kc) */
-    const int64_t *offsets; /* row k of B: the padded image from this float on */
-    row_tiles rows;         /* of C_out */
-    const float *image;     /* this image's input, NCHW */
-    float *padded;          /* this image, padded */
-    float *stages;          /* one per slice */
-    const float *bias;      /* or NULL */
-    float *out;             /* this image's output */
-    int64_t first;          /* the flat index of this image's first output element */
-    int64_t grain;          /* units per slice */
+    const float *weights;     /* the implicit GEMM's packed weights (C_out x K, k blocks of kc) */
+    const int64_t *offsets;   /* row k of B: the padded image from this float on */
+    stax_gemm_row_tiles rows; /* of C_out */
+    const float *image;       /* this image's input, NCHW */
+    float *padded;            /* this image, padded */
+    float *stages;            /* one per slice */
+    const float *bias;        /* or NULL */
+    float *out;               /* this image's output */
+    int64_t first;            /* the flat index of this image's first output element */
+    int64_t grain;            /* units per slice */
     stax_kernel_fn epilogue;
 } shifted_task;
 
@@ -298,8 +259,10 @@ static void run_unit(const shifted_task *t, int64_t unit, float *stage) {
         for (int64_t ct = c0; ct < c1; ct++) {
             int64_t q = ct * nr, cols = g->q_cols - q < nr ? g->q_cols - q : nr;
             float *c_tile = stage + (ct - c0) * nr;
-            for (int64_t row = r0, height; row < r1; row += height) {
-                int32_t kernel = tile_kernel_at(&t->rows, family, row, &height);
+            /* rows_per_unit is a multiple of mr: r0 starts tile r0 / mr */
+            for (int64_t tile = r0 / family->mr, row = r0; row < r1;
+                 row = stax_gemm_tile_row(&t->rows, ++tile)) {
+                int32_t kernel = stax_gemm_tile_kernel(&t->rows, tile);
                 kernels->offset[kernel](a_block + row * kc, t->padded + q,
                                         c_tile + (row - r0) * width, width, kc, pc > 0, cols,
                                         t->offsets + pc);
@@ -340,7 +303,7 @@ void stax_conv_shifted_run(const tp_plugin_host *host, const stax_step *step, vo
         t.weights = packed;
     }
     fill_offsets(w, &t.g, offsets);
-    t.rows = row_tiles_of(kernels->family, w->out_channels);
+    t.rows = stax_gemm_split_rows(kernels->family, w->out_channels);
     t.offsets = offsets;
     /* the last tile's columns past the image read these: zeros, never stored */
     memset(t.padded + w->in_channels * t.g.phases * t.g.plane, 0,

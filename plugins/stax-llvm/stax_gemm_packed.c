@@ -46,15 +46,8 @@
 #include "stax_internal.h"
 #include "stax_storage_float.h"
 
-typedef struct row_tiles {
-    int64_t m, full, count; /* `full` tiles of mr rows, then the tail tiles */
-    int32_t mr, tails;
-    int64_t tail_row[STAX_GEMM_MAX_HEIGHTS];
-    int32_t tail_kernel[STAX_GEMM_MAX_HEIGHTS]; /* index into heights[] */
-} row_tiles;
-
-static row_tiles split_rows(const stax_gemm_family *family, int64_t m) {
-    row_tiles rt = {.m = m, .mr = family->mr, .full = m / family->mr};
+stax_gemm_row_tiles stax_gemm_split_rows(const stax_gemm_family *family, int64_t m) {
+    stax_gemm_row_tiles rt = {.m = m, .mr = family->mr, .full = m / family->mr};
     int64_t row = rt.full * family->mr, rest = m - row;
     for (int32_t i = 1; i < family->num_heights && rest > 0; i++)
         if (rest >= family->heights[i]) {
@@ -68,19 +61,19 @@ static row_tiles split_rows(const stax_gemm_family *family, int64_t m) {
 }
 
 int32_t stax_gemm_tile_rows(const stax_gemm_family *family, int64_t m, int64_t row) {
-    row_tiles rt = split_rows(family, m);
+    stax_gemm_row_tiles rt = stax_gemm_split_rows(family, m);
     if (row >= 0 && row < rt.full * rt.mr) return row % rt.mr == 0 ? rt.mr : 0;
     for (int32_t i = 0; i < rt.tails; i++)
         if (rt.tail_row[i] == row) return family->heights[rt.tail_kernel[i]];
     return 0;
 }
 
-static int64_t tile_row(const row_tiles *rt, int64_t tile) {
+int64_t stax_gemm_tile_row(const stax_gemm_row_tiles *rt, int64_t tile) {
     if (tile >= rt->count) return rt->m;
     return tile < rt->full ? tile * rt->mr : rt->tail_row[tile - rt->full];
 }
 
-static int32_t tile_kernel(const row_tiles *rt, int64_t tile) {
+int32_t stax_gemm_tile_kernel(const stax_gemm_row_tiles *rt, int64_t tile) {
     return tile < rt->full ? 0 : rt->tail_kernel[tile - rt->full];
 }
 
@@ -91,7 +84,7 @@ typedef struct gemm_call {
     const stax_gemm_kernels *kernels;
     stax_kernel_fn epilogue;
     const stax_gemm_source *source; /* never NULL (an empty one: B through its strides) */
-    row_tiles rt;
+    stax_gemm_row_tiles rt;
     int64_t nr, kc_max, panels, threads, tiles_per_chunk;
     int64_t grain;                   /* units (panels, tiles or batches) per slice */
     const float *a_base, *b_base;    /* f32 operands */
@@ -309,8 +302,8 @@ static void pack_a(const k_block *kb, int64_t t0, int64_t t1, float *out) {
     const gemm_call *call = kb->call;
     const stax_gemm *g = call->g;
     for (int64_t t = t0; t < t1; t++) {
-        int64_t row = tile_row(&call->rt, t);
-        int64_t h = call->kernels->family->heights[tile_kernel(&call->rt, t)];
+        int64_t row = stax_gemm_tile_row(&call->rt, t);
+        int64_t h = call->kernels->family->heights[stax_gemm_tile_kernel(&call->rt, t)];
         if (g->a_dtype != TP_PLUGIN_F32) {
             pack_a_tile_storage_float(kb, row, h, out);
             out += h * kb->kc;
@@ -453,7 +446,8 @@ static int64_t panels_per_finish(const gemm_call *call, int64_t rows) {
 static const float *a_chunk_of(const k_block *kb, int64_t c0, int64_t c1, float *a_buffer) {
     const gemm_call *call = kb->call;
     if (call->source->a_packed) /* k block pc: m * kc floats at m * pc, tiles in order */
-        return call->source->a_packed + call->g->m * kb->pc + tile_row(&call->rt, c0) * kb->kc;
+        return call->source->a_packed + call->g->m * kb->pc +
+               stax_gemm_tile_row(&call->rt, c0) * kb->kc;
     pack_a(kb, c0, c1, a_buffer);
     return a_buffer;
 }
@@ -500,8 +494,9 @@ static void sweep_staged(const k_block *kb, int64_t t0, int64_t t1, int64_t p0, 
             int64_t q1 = q0 + group < p1 ? q0 + group : p1, width = (q1 - q0) * call->nr;
             const float *a = a_chunk;
             for (int64_t t = c0; t < c1; t++) {
-                int32_t kernel = tile_kernel(&call->rt, t);
-                int64_t row = tile_row(&call->rt, t), h = call->kernels->family->heights[kernel];
+                int32_t kernel = stax_gemm_tile_kernel(&call->rt, t);
+                int64_t row = stax_gemm_tile_row(&call->rt, t),
+                        h = call->kernels->family->heights[kernel];
                 for (int64_t p = q0; p < q1; p++)
                     run_tile(kb, kernel, a, p, stage + (p - q0) * call->nr, width);
                 finish_staged(kb, stage, width, row, row + h, q0, q1);
@@ -526,7 +521,7 @@ static void sweep(const k_block *kb, int64_t t0, int64_t t1, int64_t p0, int64_t
     bool finishing = kb->last && (call->epilogue || call->source->row_bias);
     for (int64_t c0 = t0; c0 < t1; c0 += call->tiles_per_chunk) {
         int64_t c1 = c0 + call->tiles_per_chunk < t1 ? c0 + call->tiles_per_chunk : t1;
-        int64_t r0 = tile_row(&call->rt, c0), r1 = tile_row(&call->rt, c1);
+        int64_t r0 = stax_gemm_tile_row(&call->rt, c0), r1 = stax_gemm_tile_row(&call->rt, c1);
         const float *a_chunk = a_chunk_of(kb, c0, c1, a_buffer);
         int64_t group = finishing ? panels_per_finish(call, r1 - r0) : p1 - p0;
         for (int64_t q0 = p0; q0 < p1; q0 += group) {
@@ -534,9 +529,9 @@ static void sweep(const k_block *kb, int64_t t0, int64_t t1, int64_t p0, int64_t
             for (int64_t p = q0; p < q1; p++) {
                 const float *a = a_chunk;
                 for (int64_t t = c0; t < c1; t++) {
-                    int32_t kernel = tile_kernel(&call->rt, t);
-                    run_tile(kb, kernel, a, p, kb->c + tile_row(&call->rt, t) * g->n + p * call->nr,
-                             g->n);
+                    int32_t kernel = stax_gemm_tile_kernel(&call->rt, t);
+                    run_tile(kb, kernel, a, p,
+                             kb->c + stax_gemm_tile_row(&call->rt, t) * g->n + p * call->nr, g->n);
                     a += call->kernels->family->heights[kernel] * kb->kc;
                 }
             }
@@ -684,7 +679,8 @@ static void pack_whole_a_range(void *context, int64_t begin, int64_t end) {
     const gemm_call *call = job->call;
     for (int64_t pc = 0; pc < call->g->k; pc += call->kc_max) {
         k_block kb = block_of(call, 0, pc, NULL, 0);
-        pack_a(&kb, begin, end, job->out + call->g->m * pc + tile_row(&call->rt, begin) * kb.kc);
+        pack_a(&kb, begin, end,
+               job->out + call->g->m * pc + stax_gemm_tile_row(&call->rt, begin) * kb.kc);
     }
 }
 
@@ -695,7 +691,7 @@ void stax_gemm_pack_whole_a(const tp_plugin_host *host, const stax_gemm *g, void
                       .g = g,
                       .kernels = kernels,
                       .source = &strided,
-                      .rt = split_rows(kernels->family, g->m),
+                      .rt = stax_gemm_split_rows(kernels->family, g->m),
                       .kc_max = kernels->kc,
                       .threads = threads > 1 && host && host->parallel_for ? threads : 1,
                       .a_base = (const float *)slots[g->a_slot] + g->a_offset,
@@ -800,7 +796,7 @@ static bool parallel_host(const tp_plugin_host *host, int64_t threads) {
 stax_gemm_split stax_gemm_packed_default_split(const tp_plugin_host *host, const stax_gemm *g,
                                                const stax_gemm_kernels *kernels, int64_t threads) {
     if (!parallel_host(host, threads)) return STAX_GEMM_SPLIT_ROWS;
-    int64_t row_tiles = split_rows(kernels->family, g->m).count;
+    int64_t row_tiles = stax_gemm_split_rows(kernels->family, g->m).count;
     double work = (double)g->m * (double)g->n * (double)g->k;
     if (g->batch >= threads && (work <= (double)(1 << 24) || row_tiles < 2 * threads))
         return STAX_GEMM_SPLIT_BATCHES;
@@ -866,7 +862,7 @@ static void run_packed(const tp_plugin_host *host, const stax_gemm *g, void **sl
                       .kernels = kernels,
                       .epilogue = epilogue,
                       .source = source,
-                      .rt = split_rows(kernels->family, g->m),
+                      .rt = stax_gemm_split_rows(kernels->family, g->m),
                       .nr = kernels->family->nr,
                       .kc_max = kernels->kc,
                       .panels = panels_of(g, kernels),

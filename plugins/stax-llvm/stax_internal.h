@@ -753,6 +753,19 @@ size_t stax_gemm_stage_bytes(int64_t threads);
 /* The height of the driver's row tile of an m-row product that starts at
  * `row`, or 0 when no tile starts there. */
 int32_t stax_gemm_tile_rows(const stax_gemm_family *family, int64_t m, int64_t row);
+/* The row tiles of an m-row product: `full` tiles of mr rows, then at most
+ * one tile of each smaller height for the rest (no row padded). Tile t
+ * starts at stax_gemm_tile_row (m past the last) and runs the family's
+ * heights[stax_gemm_tile_kernel] kernel. */
+typedef struct stax_gemm_row_tiles {
+    int64_t m, full, count;
+    int32_t mr, tails;
+    int64_t tail_row[STAX_GEMM_MAX_HEIGHTS];
+    int32_t tail_kernel[STAX_GEMM_MAX_HEIGHTS]; /* index into heights[] */
+} stax_gemm_row_tiles;
+stax_gemm_row_tiles stax_gemm_split_rows(const stax_gemm_family *family, int64_t m);
+int64_t stax_gemm_tile_row(const stax_gemm_row_tiles *rt, int64_t tile);
+int32_t stax_gemm_tile_kernel(const stax_gemm_row_tiles *rt, int64_t tile);
 /* The floats stax_gemm_pack_whole_b writes for `gemm` with `kernels`. */
 size_t stax_gemm_whole_b_floats(const stax_gemm *gemm, const stax_gemm_kernels *kernels);
 /* Whether every product of `gemm` reads the same B (no batch stride of B). */
