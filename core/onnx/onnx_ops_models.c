@@ -27,7 +27,7 @@ static tp_status emit_into(onnx_importer *im, int index, const char *op,
                            const onnx_handle *operands, int count, const tp_attrs *attrs) {
     onnx_handle result;
     TP_TRY(onnx_emit(im, op, operands, count, attrs, output_name(im, index), &result));
-    return onnx_bind(im, im->node->output[index], result);
+    return onnx_bind(im, output_name(im, index), result); /* none past n_output */
 }
 
 static tp_type type_of(const onnx_importer *im, onnx_handle handle) {
