@@ -201,12 +201,14 @@ tp_status tp_backend_compile(tp_backend *backend, const tp_graph *graph,
 /* ---- running ------------------------------------------------------------------------- */
 
 static void to_buffer(tp_tensor *tensor, void *data, tp_plugin_buffer *buffer) {
-    memset(buffer, 0, sizeof *buffer);
+    /* field by field, not memset: `rep stos` on these 96 bytes was a third
+     * of a small graph's call overhead */
     buffer->data = data;
     buffer->nbytes = tensor->nbytes;
     buffer->dtype = tensor->dtype;
     buffer->ndim = tensor->ndim;
-    for (int d = 0; d < tensor->ndim; d++) buffer->dims[d] = tensor->shape[d];
+    for (int d = 0; d < TP_PLUGIN_MAX_DIMS; d++)
+        buffer->dims[d] = d < tensor->ndim ? tensor->shape[d] : 0;
     buffer->device = TP_PLUGIN_DEVICE_HOST;
 }
 
@@ -285,8 +287,15 @@ tp_status tp_executable_run(tp_executable *executable, tp_tensor *const *inputs,
     TP_TRY(check_inputs(executable, inputs, num_inputs));
     for (int i = 0; i < num_inputs; i++) tp_tensor_note_raw_access(inputs[i], "tp_executable_run");
     int n_in = executable->num_inputs, n_out = executable->num_outputs;
-    tp_plugin_buffer *buffers = calloc((size_t)(n_in + n_out) + 1, sizeof *buffers);
-    bool *created = calloc((size_t)n_out + 1, sizeof *created);
+    /* the common few buffers live on the stack: two heap blocks per call
+     * were half of a small graph's call overhead */
+    enum { ON_STACK = 8 };
+    tp_plugin_buffer stack_buffers[ON_STACK];
+    bool stack_created[ON_STACK];
+    bool on_stack = n_in + n_out <= ON_STACK;
+    tp_plugin_buffer *buffers =
+        on_stack ? stack_buffers : calloc((size_t)(n_in + n_out) + 1, sizeof *buffers);
+    bool *created = on_stack ? stack_created : calloc((size_t)n_out + 1, sizeof *created);
     tp_status status =
         buffers && created ? TP_OK : tp_error_set(TP_ERR_OUT_OF_MEMORY, "run: out of memory");
     if (status == TP_OK) status = prepare_outputs(executable, inputs, outputs, created);
@@ -307,8 +316,10 @@ tp_status tp_executable_run(tp_executable *executable, tp_tensor *const *inputs,
         tp_tensor_release(outputs[i]);
         outputs[i] = NULL;
     }
-    free(buffers);
-    free(created);
+    if (!on_stack) {
+        free(buffers);
+        free(created);
+    }
     return status;
 }
 

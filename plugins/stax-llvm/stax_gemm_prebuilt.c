@@ -29,18 +29,57 @@
 
 #define PREBUILT_MAX_BYTES ((size_t)64 << 20)
 
-/* The full key of the prebuilt object made from `ir` for `baseline`. */
-static void prebuilt_key(const char *ir, const stax_prebuilt_baseline *baseline, char *out,
-                         size_t size) {
+/* The full key of the prebuilt object made from `ir` (whose JIT key is
+ * `jit_key`) for `baseline`. */
+static void prebuilt_key(const char *ir, const char jit_key[40],
+                         const stax_prebuilt_baseline *baseline, char *out, size_t size) {
     unsigned major = 0, minor = 0, patch = 0;
     LLVMGetVersion(&major, &minor, &patch);
-    char hash[40];
-    stax_jit_key(ir, 3, hash);
     snprintf(out, size,
              "stax prebuilt micro-kernels; stax %s; llvm %u.%u.%u; O3; triple %s; cpu %s; "
              "features %s; ir %s (%zu bytes)",
              STAX_VERSION, major, minor, patch, stax_jit_triple(), baseline->cpu,
-             baseline->features, hash, strlen(ir));
+             baseline->features, jit_key, strlen(ir));
+}
+
+/* A library's two keys, made once per process: emitting and hashing its
+ * 200 KB of IR took 4 of the 5 ms that loading its prebuilt object took,
+ * on every compile after the memory cache was dropped. The IR of a family
+ * for its baseline never changes within a process (nor does the JIT's
+ * triple, which the keys hold), so the keys are kept, not the IR. */
+typedef struct library_keys {
+    bool legacy;
+    const stax_gemm_family *family; /* the static families table's entry, or NULL */
+    char jit_key[40];
+    char file_key[1024];
+} library_keys;
+
+static library_keys known_keys[8];
+static int32_t num_known_keys;
+static pthread_mutex_t known_keys_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool keys_of_library(bool legacy, const stax_gemm_family *family,
+                            const stax_prebuilt_baseline *baseline, library_keys *out) {
+    pthread_mutex_lock(&known_keys_lock);
+    for (int32_t i = 0; i < num_known_keys; i++)
+        if (known_keys[i].legacy == legacy && known_keys[i].family == family) {
+            *out = known_keys[i];
+            pthread_mutex_unlock(&known_keys_lock);
+            return true;
+        }
+    pthread_mutex_unlock(&known_keys_lock);
+    char *ir = stax_gemm_library_ir(legacy, family, baseline->cpu, baseline->features);
+    if (!ir) return false;
+    out->legacy = legacy;
+    out->family = family;
+    stax_jit_key(ir, 3, out->jit_key);
+    prebuilt_key(ir, out->jit_key, baseline, out->file_key, sizeof out->file_key);
+    free(ir);
+    pthread_mutex_lock(&known_keys_lock);
+    if (num_known_keys < (int32_t)(sizeof known_keys / sizeof *known_keys))
+        known_keys[num_known_keys++] = *out;
+    pthread_mutex_unlock(&known_keys_lock);
+    return true;
 }
 
 /* ---- where the files are ---- */
@@ -152,28 +191,27 @@ int32_t stax_gemm_prebuilt_load(const tp_plugin_host *host, bool legacy,
         return TP_PLUGIN_OK;
     }
     const stax_prebuilt_baseline *baseline = stax_prebuilt_baseline_for(legacy, family_name);
-    char *ir = stax_gemm_library_ir(legacy, family, baseline->cpu, baseline->features);
-    if (!ir) return tpcommon_error(error, error_size, "stax: out of memory");
+    library_keys keys;
+    if (!keys_of_library(legacy, family, baseline, &keys))
+        return tpcommon_error(error, error_size, "stax: out of memory");
     char jit_error[1024] = "";
-    int32_t status = stax_jit_load_object(ir, 3, NULL, 0, names, count, addresses, module,
+    int32_t status = stax_jit_load_object(keys.jit_key, NULL, 0, names, count, addresses, module,
                                           jit_error, sizeof jit_error);
     if (status == TP_PLUGIN_OK) {
         *cache_hit = 1;
-        free(ir);
         return TP_PLUGIN_OK;
     }
     const char *folder = prebuilt_folder(host);
-    char path[4400], key[1024];
+    char path[4400];
     snprintf(path, sizeof path, "%s/%s", folder, file);
-    prebuilt_key(ir, baseline, key, sizeof key);
     size_t object_size = 0;
-    void *object = folder[0] ? read_prebuilt(host, path, key, &object_size) : NULL;
+    void *object = folder[0] ? read_prebuilt(host, path, keys.file_key, &object_size) : NULL;
     if (!folder[0])
         tpcommon_log(host, TP_PLUGIN_LOG_DEBUG,
                      "stax: prebuilt micro-kernels %s not used: the plugin's folder is unknown",
                      file);
-    status = object ? stax_jit_load_object(ir, 3, object, object_size, names, count, addresses,
-                                           module, jit_error, sizeof jit_error)
+    status = object ? stax_jit_load_object(keys.jit_key, object, object_size, names, count,
+                                           addresses, module, jit_error, sizeof jit_error)
                     : TP_PLUGIN_UNAVAILABLE;
     if (object && status != TP_PLUGIN_OK)
         tpcommon_log(
@@ -187,7 +225,6 @@ int32_t stax_gemm_prebuilt_load(const tp_plugin_host *host, bool legacy,
                      family_name ? family_name : "legacy", path);
     }
     free(object);
-    free(ir);
     return TP_PLUGIN_OK;
 }
 
@@ -205,10 +242,11 @@ static int32_t generate_one(const char *folder, bool legacy, const stax_gemm_fam
     size_t object_size = 0;
     int32_t status = stax_jit_compile_for_target(ir, baseline->cpu, baseline->features, &options,
                                                  &object, &object_size, error, error_size);
-    char file[128], path[4400], key[1024];
+    char file[128], path[4400], key[1024], jit_key[40];
     stax_prebuilt_file_name(legacy, family_name, file, sizeof file);
     snprintf(path, sizeof path, "%s/%s", folder, file);
-    prebuilt_key(ir, baseline, key, sizeof key);
+    stax_jit_key(ir, 3, jit_key);
+    prebuilt_key(ir, jit_key, baseline, key, sizeof key);
     if (status == TP_PLUGIN_OK && !tpcommon_cache_write_file(path, key, object, object_size, 0644))
         status = tpcommon_error(error, error_size, "stax: cannot write %s", path);
     free(object);

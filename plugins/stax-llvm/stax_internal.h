@@ -428,12 +428,13 @@ void stax_jit_key(const char *ir, int opt_level, char key[40]);
 int32_t stax_jit_compile_for_target(const char *ir, const char *cpu, const char *features,
                                     const stax_jit_options *options, void **object,
                                     size_t *object_size, char *error, size_t error_size);
-/* The module of `ir` at `opt_level` from the memory cache, else `object` (the
- * bytes stax_jit_compile_for_target made for that IR) added to the JIT, and
- * `names` resolved in it. With `object` NULL only the memory cache is asked:
- * TP_PLUGIN_UNAVAILABLE when the module is not loaded. An object the JIT
- * refuses, or one lacking a name, is an error and stays unloaded. */
-int32_t stax_jit_load_object(const char *ir, int opt_level, const void *object, size_t object_size,
+/* The module whose key (stax_jit_key of its IR) is `key` from the memory
+ * cache, else `object` (the bytes stax_jit_compile_for_target made for that
+ * IR) added to the JIT, and `names` resolved in it. With `object` NULL only
+ * the memory cache is asked: TP_PLUGIN_UNAVAILABLE when the module is not
+ * loaded. An object the JIT refuses, or one lacking a name, is an error and
+ * stays unloaded. */
+int32_t stax_jit_load_object(const char key[40], const void *object, size_t object_size,
                              const char *const *names, int32_t num_names, void **addresses,
                              stax_module **module, char *error, size_t error_size);
 

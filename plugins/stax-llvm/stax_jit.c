@@ -674,17 +674,15 @@ int32_t stax_jit_compile_for_target(const char *ir, const char *cpu, const char 
     return status;
 }
 
-int32_t stax_jit_load_object(const char *ir, int opt_level, const void *object, size_t object_size,
+int32_t stax_jit_load_object(const char key[40], const void *object, size_t object_size,
                              const char *const *names, int32_t num_names, void **addresses,
                              stax_module **out, char *error, size_t error_size) {
     *out = NULL;
-    char key[40];
     pthread_mutex_lock(&jit_lock);
     int32_t status =
         jit ? TP_PLUGIN_OK : tpcommon_error(error, error_size, "stax: the JIT is not initialised");
     stax_module *module = NULL;
     if (status == TP_PLUGIN_OK) {
-        make_key(ir, opt_level, key);
         for (stax_module *m = loaded; m; m = m->next)
             if (strcmp(m->key, key) == 0) module = m;
         bool perf_map = false; /* read through the host of the latest init */
