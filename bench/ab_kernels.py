@@ -55,7 +55,7 @@ def position_minima(runs):
         raise ValueError("the trace has no steady runs (tpc run --repeat N, N >= 1)")
     names = [name for name, _ in runs[0][1]]
     minima = [float("inf")] * len(names)
-    for whole, inside in runs:
+    for _, inside in runs:
         if len(inside) != len(names):
             raise ValueError(f"a steady run has {len(inside)} kernels, the first has {len(names)}")
         for i, (_, us) in enumerate(inside):
@@ -70,9 +70,9 @@ def median(values):
 
 def table(runs_a, runs_b, out=sys.stdout):
     names, min_a = position_minima(runs_a)
-    names_b, min_b = position_minima(runs_b)
-    if len(names_b) != len(names):
-        print(f"note: A runs {len(names)} kernels, B runs {len(names_b)}: "
+    _, min_b = position_minima(runs_b)
+    if len(min_b) != len(names):
+        print(f"note: A runs {len(names)} kernels, B runs {len(min_b)}: "
               "only the positions both have are compared", file=out)
     print(f"{'#':>3} {'A us':>9} {'B us':>9} {'B/A':>6}  kernel (A's name)", file=out)
     for i, name in enumerate(names):
@@ -87,7 +87,6 @@ def table(runs_a, runs_b, out=sys.stdout):
           f"B min {min(whole_b):.0f} median {median(whole_b):.0f} us, "
           f"B/A of medians {median(whole_b) / median(whole_a):.3f} "
           f"({len(whole_a)} and {len(whole_b)} runs)", file=out)
-    return sum_b / sum_a
 
 
 def model_args(model, args):
