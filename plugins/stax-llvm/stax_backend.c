@@ -549,11 +549,12 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
         status = compile_dynamic(exe, graph, inputs, num_inputs, &template_ir, error, error_size);
     if (status == TP_PLUGIN_UNAVAILABLE && autotune) /* candidates pack raw weights */
         status = stax_program_build_keeping_constants(host, graph, inputs, num_inputs,
-                                                      stax_jit_cpu(), stax_jit_features(),
+                                                      stax_jit_cpu(), stax_jit_features(), threads,
                                                       &exe->program, error, error_size);
     else if (status == TP_PLUGIN_UNAVAILABLE)
-        status = stax_program_build(host, graph, inputs, num_inputs, stax_jit_cpu(),
-                                    stax_jit_features(), NULL, &exe->program, error, error_size);
+        status =
+            stax_program_build(host, graph, inputs, num_inputs, stax_jit_cpu(), stax_jit_features(),
+                               NULL, threads, &exe->program, error, error_size);
     stax_program *prog = &exe->program;
     const stax_gemm_family *family = status == TP_PLUGIN_OK ? prog->packed_gemm : NULL;
     if (status == TP_PLUGIN_OK) {

@@ -90,12 +90,13 @@ size_t stax_conv_pixel_rows_weight_floats(const stax_step *step, const stax_gemm
     return (size_t)(step->gemm.k * padded_to(step->window.out_channels, family->nr));
 }
 
-void stax_conv_pixel_rows_pack_weights(const stax_step *step, const stax_gemm_kernels *kernels,
+void stax_conv_pixel_rows_pack_weights(const tp_plugin_host *host, const stax_step *step,
+                                       const stax_gemm_kernels *kernels, int64_t threads,
                                        void *weights, float *out) {
     void *slots[1] = {weights};
     stax_gemm gemm = pixel_rows_gemm(&step->window, step->gemm.k);
     gemm.b_slot = 0;
-    stax_gemm_pack_whole_b(&gemm, slots, kernels, out);
+    stax_gemm_pack_whole_b(host, &gemm, slots, kernels, threads, out);
 }
 
 int64_t stax_conv_pixel_rows_result_floats(const stax_window *w) {
@@ -215,7 +216,7 @@ void stax_conv_pixel_rows_run(const tp_plugin_host *host, const stax_step *step,
     if (w->packed_w_slot >= 0 && w->packed_kc == kernels->kc)
         b_packed = slots[w->packed_w_slot];
     else
-        stax_gemm_pack_whole_b(&gemm, slots, kernels, packed_b);
+        stax_gemm_pack_whole_b(host, &gemm, slots, kernels, threads, packed_b);
     stax_im2col_source im2col_of = {w, (const float *)slots[w->x_slot] + w->x_offset};
     pixel_rows_task task = {.w = w,
                             .kernels = kernels,

@@ -223,11 +223,11 @@ int32_t stax_dynamic_prepare(const tp_plugin_graph *graph, const char *cpu, cons
         d->decisions.mode = 1;
         second.mode = 1;
         stax_build_mode m1 = {g1, &d->decisions}, m2 = {g2, &second};
-        status = stax_program_build(d->host, &d->graph, NULL, 0, cpu, features, &m1, &p1, error,
+        status = stax_program_build(d->host, &d->graph, NULL, 0, cpu, features, &m1, 1, &p1, error,
                                     error_size);
         if (status == TP_PLUGIN_OK)
-            status = stax_program_build(d->host, &d->graph, NULL, 0, cpu, features, &m2, &p2, error,
-                                        error_size);
+            status = stax_program_build(d->host, &d->graph, NULL, 0, cpu, features, &m2, 1, &p2,
+                                        error, error_size);
     }
     bool same = status == TP_PLUGIN_OK && !d->decisions.failed && !second.failed &&
                 second.count == d->decisions.count &&
@@ -300,7 +300,7 @@ int32_t stax_dynamic_plan(stax_dynamic *d, const int64_t *symbols, const char *c
     d->decisions.cursor = 0;
     d->decisions.failed = false;
     stax_build_mode mode = {symbols, &d->decisions};
-    int32_t status = stax_program_build(d->host, &d->graph, NULL, 0, cpu, features, &mode, out,
+    int32_t status = stax_program_build(d->host, &d->graph, NULL, 0, cpu, features, &mode, 1, out,
                                         error, error_size);
     if (status != TP_PLUGIN_OK) return status;
     tpcommon_buf skeleton;

@@ -735,22 +735,49 @@ bool stax_gemm_b_shared_by_batches(const stax_gemm *g) {
     return true;
 }
 
-void stax_gemm_pack_whole_b(const stax_gemm *g, void **slots, const stax_gemm_kernels *kernels,
-                            float *out) {
+typedef struct whole_b_job {
+    const gemm_call *call;
+    float *out;
+} whole_b_job;
+
+/* Units [begin, end) of a whole B: unit u is panel u % panels of k block
+ * u / panels, so a slice packs runs of panels within one or more blocks. */
+static void pack_whole_b_range(void *context, int64_t begin, int64_t end) {
+    const whole_b_job *job = context;
+    const gemm_call *call = job->call;
+    for (int64_t u = begin; u < end;) {
+        int64_t block = u / call->panels, p0 = u % call->panels;
+        int64_t p1 = end - u < call->panels - p0 ? p0 + (end - u) : call->panels;
+        int64_t pc = block * call->kc_max;
+        k_block kb = block_of(call, 0, pc, job->out + whole_b_block(call, pc), 0);
+        kb.panel_stride = kb.kc * call->nr; /* the layout block_of reads with b_packed */
+        pack_range(&kb, p0, p1);
+        u += p1 - p0;
+    }
+}
+
+void stax_gemm_pack_whole_b(const tp_plugin_host *host, const stax_gemm *g, void **slots,
+                            const stax_gemm_kernels *kernels, int64_t threads, float *out) {
     static const stax_gemm_source strided = {0};
-    gemm_call call = {.g = g,
+    gemm_call call = {.host = host,
+                      .g = g,
                       .kernels = kernels,
                       .source = &strided,
                       .nr = kernels->family->nr,
                       .kc_max = kernels->kc,
                       .panels = panels_of(g, kernels),
+                      .threads = threads > 1 && host && host->parallel_for ? threads : 1,
                       .b_base = operand_floats(slots, g->b_slot, g->b_offset, g->b_dtype),
                       .b_bits = operand_bits(slots, g->b_slot, g->b_offset, g->b_dtype)};
-    for (int64_t pc = 0; pc < g->k; pc += call.kc_max) {
-        k_block kb = block_of(&call, 0, pc, out + whole_b_block(&call, pc), 0);
-        kb.panel_stride = kb.kc * call.nr; /* the layout block_of reads with b_packed */
-        pack_range(&kb, 0, call.panels);
-    }
+    whole_b_job job = {&call, out};
+    int64_t units = (g->k + call.kc_max - 1) / call.kc_max * call.panels;
+    /* a slice of at least 64 KiB of packed floats: less is not worth a wake-up */
+    int64_t min_units = 16384 / (call.kc_max * call.nr) + 1;
+    int64_t grain = stax_grain(host, units, min_units, call.threads);
+    if (call.threads > 1 && units > grain)
+        host->parallel_for(units, grain, pack_whole_b_range, &job);
+    else
+        pack_whole_b_range(&job, 0, units);
 }
 
 /* Whether the strided kernels read B in place (see the head of this file). */

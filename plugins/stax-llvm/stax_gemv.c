@@ -48,12 +48,24 @@ bool stax_gemv_takes(const stax_gemm *g, const stax_gemm_source *source,
     return true;
 }
 
-void stax_gemv_row_major_b(const stax_gemm *g, const float *b_data, float *out) {
-    enum { TILE = 64 };
-    const float *b = b_data + g->b_offset;
+enum { ROW_MAJOR_TILE = 64 };
+
+typedef struct row_major_job {
+    const stax_gemm *g;
+    const float *b;
+    float *out;
+} row_major_job;
+
+/* Row blocks [begin, end) of ROW_MAJOR_TILE rows of k. */
+static void row_major_range(void *context, int64_t begin, int64_t end) {
+    enum { TILE = ROW_MAJOR_TILE };
+    const row_major_job *job = context;
+    const stax_gemm *g = job->g;
+    const float *b = job->b;
+    float *out = job->out;
     /* tiles of TILE x TILE, each written a column at a time (reading along
      * k, contiguous in a transposed weight) while it stays in L1 */
-    for (int64_t p0 = 0; p0 < g->k; p0 += TILE) {
+    for (int64_t p0 = begin * TILE; p0 < g->k && p0 < end * TILE; p0 += TILE) {
         int64_t p1 = p0 + TILE < g->k ? p0 + TILE : g->k;
         for (int64_t j0 = 0; j0 < g->n; j0 += TILE) {
             int64_t j1 = j0 + TILE < g->n ? j0 + TILE : g->n;
@@ -61,6 +73,15 @@ void stax_gemv_row_major_b(const stax_gemm *g, const float *b_data, float *out) 
                 for (int64_t p = p0; p < p1; p++) out[p * g->n + j] = b[p * g->b_rs + j * g->b_cs];
         }
     }
+}
+
+void stax_gemv_row_major_b(const tp_plugin_host *host, const stax_gemm *g, int64_t threads,
+                           const float *b_data, float *out) {
+    row_major_job job = {g, b_data + g->b_offset, out};
+    int64_t blocks = (g->k + ROW_MAJOR_TILE - 1) / ROW_MAJOR_TILE;
+    /* at least 64 KiB written per slice */
+    int64_t min_blocks = 16384 / (ROW_MAJOR_TILE * (g->n > 0 ? g->n : 1)) + 1;
+    stax_parallel_range(host, blocks, min_blocks, threads, row_major_range, &job);
 }
 
 typedef struct gemv_call {

@@ -28,8 +28,10 @@ bool stax_gemv_takes(const stax_gemm *gemm, const stax_gemm_source *source,
 
 /* Writes the f32 B of `gemm` (shared by its batches, any strides; b_data
  * its slot's data) as k rows of n floats to `out`: the layout the gemv
- * kernels stream. */
-void stax_gemv_row_major_b(const stax_gemm *gemm, const float *b_data, float *out);
+ * kernels stream; on `threads` of host's pool (host NULL or threads 1: the
+ * caller's thread). */
+void stax_gemv_row_major_b(const tp_plugin_host *host, const stax_gemm *gemm, int64_t threads,
+                           const float *b_data, float *out);
 
 /* The product (then the source's row bias and `epilogue`, per finished
  * block of columns) on at most `threads` threads of the host's pool, split

@@ -236,11 +236,12 @@ typedef struct stax_build_mode {
 
 /* Builds the program (and its IR text) for graph + inputs. With `mode`, the
  * symbols come from mode->symbols, inputs are not read and scratch slots are
- * left unallocated (the executable provides them). */
+ * left unallocated (the executable provides them). Constant weights are
+ * packed on `threads` of host's pool (the executable's thread limit). */
 int32_t stax_program_build(const tp_plugin_host *host, const tp_plugin_graph *graph,
                            const tp_plugin_tensor_meta *inputs, int32_t num_inputs, const char *cpu,
-                           const char *features, const stax_build_mode *mode, stax_program *out,
-                           char *error, size_t error_size);
+                           const char *features, const stax_build_mode *mode, int64_t threads,
+                           stax_program *out, char *error, size_t error_size);
 /* Builds the program keeping every graph constant (stax_program_build keeps
  * only those a run reads): max-autotune's candidates of other blocking pack
  * a conv's or matmul's raw weights at compile. */
@@ -248,8 +249,8 @@ int32_t stax_program_build_keeping_constants(const tp_plugin_host *host,
                                              const tp_plugin_graph *graph,
                                              const tp_plugin_tensor_meta *inputs,
                                              int32_t num_inputs, const char *cpu,
-                                             const char *features, stax_program *out, char *error,
-                                             size_t error_size);
+                                             const char *features, int64_t threads,
+                                             stax_program *out, char *error, size_t error_size);
 void stax_program_free(stax_program *program);
 
 /* After planning (stax_arena.c): the scratch slots' live ranges from the
@@ -466,8 +467,10 @@ void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **s
                      const struct stax_gemm_kernels *kernels, stax_kernel_fn epilogue,
                      int64_t threads);
 /* Packs a packed conv step's weights (`weights`: its w slot's data) for
- * every group into `out` (out_channels * k floats), for `kernels`' blocking. */
-void stax_window_pack_weights(const stax_step *step, const struct stax_gemm_kernels *kernels,
+ * every group into `out` (out_channels * k floats), for `kernels`' blocking,
+ * on `threads` of host's pool (host NULL or threads 1: the caller's thread). */
+void stax_window_pack_weights(const tp_plugin_host *host, const stax_step *step,
+                              const struct stax_gemm_kernels *kernels, int64_t threads,
                               void *weights, float *out);
 /* The same at run, from the step's slots (weights that are an input, or
  * packed at compile for another kc), on `threads` of host's pool. */
@@ -540,9 +543,10 @@ int32_t stax_conv_choose_staging(const tp_plugin_host *host, stax_window *w,
 /* The floats of a pixel-rows step's packed weights (W^T as whole B). */
 size_t stax_conv_pixel_rows_weight_floats(const stax_step *step,
                                           const struct stax_gemm_family *family);
-void stax_conv_pixel_rows_pack_weights(const stax_step *step,
-                                       const struct stax_gemm_kernels *kernels, void *weights,
-                                       float *out);
+/* Packs them (`weights`: its w slot's data) on `threads` of host's pool. */
+void stax_conv_pixel_rows_pack_weights(const tp_plugin_host *host, const stax_step *step,
+                                       const struct stax_gemm_kernels *kernels, int64_t threads,
+                                       void *weights, float *out);
 /* The floats of col_slot (C^T) of a pixel-rows step. */
 int64_t stax_conv_pixel_rows_result_floats(const stax_window *w);
 size_t stax_conv_pixel_rows_workspace_bytes(const stax_step *step,
@@ -786,9 +790,10 @@ void stax_gemm_batch_offsets(const stax_gemm *gemm, int64_t batch, int64_t *a_of
 /* Packs B of `gemm` (shared by its batches) for all its k blocks into `out`
  * in the layout the driver reads a prepacked B in: k block pc at
  * pc * panels * nr, its panels kc * nr floats apart, zeros past n; f16/bf16
- * are widened here. Done at compile for a constant B. */
-void stax_gemm_pack_whole_b(const stax_gemm *gemm, void **slots, const stax_gemm_kernels *kernels,
-                            float *out);
+ * are widened here. Done at compile for a constant B, on `threads` of host's
+ * pool (host NULL or threads 1: on the caller's thread). */
+void stax_gemm_pack_whole_b(const tp_plugin_host *host, const stax_gemm *gemm, void **slots,
+                            const stax_gemm_kernels *kernels, int64_t threads, float *out);
 
 /* Packs A of a batch-1 `gemm` for all its k blocks into `out` (m * k floats),
  * in the layout the driver's tiles read: k block pc at m * pc, tiles in row

@@ -32,6 +32,7 @@ typedef struct planner {
     tpcommon_buf module;
     stax_kernel_bodies bodies; /* the kernels' bodies, equal ones shared (static builds) */
     stax_emit_graph eg;
+    int64_t threads; /* of host's pool, for the work done at compile (packing constant weights) */
     char *error;
     size_t error_size;
 } planner;
@@ -650,11 +651,12 @@ static int32_t add_packed_constant(planner *p, const stax_gemm_family *family, s
 static int32_t row_major_constant_b(planner *p, int32_t s) {
     const stax_gemm *gm = &p->program->steps[s].gemm;
     if (gm->b_cs == 1) return TP_PLUGIN_OK;
-    int32_t slot = add_slot(p, STAX_SLOT_CONST, -1, (size_t)(gm->k * gm->n) * sizeof(float));
+    int32_t slot = add_slot_for(p, STAX_SLOT_CONST, -1, (size_t)(gm->k * gm->n) * sizeof(float),
+                                true); /* not cleared: written whole */
     if (slot < 0) return oom(p);
     stax_gemm *step_gemm = &p->program->steps[s].gemm; /* after add_slot: steps did not move */
-    stax_gemv_row_major_b(step_gemm, p->program->slots[step_gemm->b_slot].data,
-                          p->program->slots[slot].data);
+    stax_gemv_row_major_b(p->program->host, step_gemm, p->threads,
+                          p->program->slots[step_gemm->b_slot].data, p->program->slots[slot].data);
     step_gemm->b_slot = slot, step_gemm->b_offset = 0;
     step_gemm->b_rs = step_gemm->n, step_gemm->b_cs = 1;
     return TP_PLUGIN_OK;
@@ -677,7 +679,8 @@ static int32_t prepack_constant_b(planner *p, int32_t s, const stax_gemm_family 
     stax_gemm one_slot = *step_gemm;                   /* B as slot 0 */
     one_slot.b_slot = 0;
     void *slots[1] = {p->program->slots[step_gemm->b_slot].data};
-    stax_gemm_pack_whole_b(&one_slot, slots, &kernels, p->program->slots[slot].data);
+    stax_gemm_pack_whole_b(p->program->host, &one_slot, slots, &kernels, p->threads,
+                           p->program->slots[slot].data);
     step_gemm->packed_b_slot = slot, step_gemm->packed_b_kc = kernels.kc;
     step_gemm->packed_b_family = family;
     return TP_PLUGIN_OK;
@@ -976,7 +979,8 @@ static int32_t add_packed_constant(planner *p, const stax_gemm_family *family, s
                                    stax_gemm_kernels *kernels) {
     *kernels = (stax_gemm_kernels){.family = family};
     stax_gemm_family_blocking(p->program->host, family, &kernels->kc, &kernels->mc);
-    return add_slot(p, STAX_SLOT_CONST, -1, floats * sizeof(float));
+    /* not cleared: every packing writes each float, the padding's zeros too */
+    return add_slot_for(p, STAX_SLOT_CONST, -1, floats * sizeof(float), true);
 }
 
 /* A packed conv's weights that are a constant: packed now, into a constant
@@ -994,9 +998,11 @@ static int32_t pack_constant_weights(planner *p, int32_t s) {
     const stax_step *step = &p->program->steps[s]; /* after add_slot: steps did not move */
     void *weights = p->program->slots[step->window.w_slot].data;
     if (step->window.pixel_rows)
-        stax_conv_pixel_rows_pack_weights(step, &kernels, weights, p->program->slots[slot].data);
+        stax_conv_pixel_rows_pack_weights(p->program->host, step, &kernels, p->threads, weights,
+                                          p->program->slots[slot].data);
     else
-        stax_window_pack_weights(step, &kernels, weights, p->program->slots[slot].data);
+        stax_window_pack_weights(p->program->host, step, &kernels, p->threads, weights,
+                                 p->program->slots[slot].data);
     w->packed_w_slot = slot, w->packed_kc = kernels.kc;
     return TP_PLUGIN_OK;
 }
@@ -1296,13 +1302,14 @@ static int32_t plan_all(planner *p, const tp_plugin_tensor_meta *inputs, int32_t
 static int32_t build_program(const tp_plugin_host *host, const tp_plugin_graph *graph,
                              const tp_plugin_tensor_meta *inputs, int32_t num_inputs,
                              const char *cpu, const char *features, const stax_build_mode *mode,
-                             bool keep_constants, stax_program *out, char *error,
+                             bool keep_constants, int64_t threads, stax_program *out, char *error,
                              size_t error_size) {
     memset(out, 0, sizeof *out);
     out->host = host;
     planner p;
     memset(&p, 0, sizeof p);
     p.graph = graph;
+    p.threads = threads > 1 ? threads : 1;
     p.mode = mode;
     p.program = out;
     p.error = error;
@@ -1343,20 +1350,20 @@ static int32_t build_program(const tp_plugin_host *host, const tp_plugin_graph *
 
 int32_t stax_program_build(const tp_plugin_host *host, const tp_plugin_graph *graph,
                            const tp_plugin_tensor_meta *inputs, int32_t num_inputs, const char *cpu,
-                           const char *features, const stax_build_mode *mode, stax_program *out,
-                           char *error, size_t error_size) {
-    return build_program(host, graph, inputs, num_inputs, cpu, features, mode, false, out, error,
-                         error_size);
+                           const char *features, const stax_build_mode *mode, int64_t threads,
+                           stax_program *out, char *error, size_t error_size) {
+    return build_program(host, graph, inputs, num_inputs, cpu, features, mode, false, threads, out,
+                         error, error_size);
 }
 
 int32_t stax_program_build_keeping_constants(const tp_plugin_host *host,
                                              const tp_plugin_graph *graph,
                                              const tp_plugin_tensor_meta *inputs,
                                              int32_t num_inputs, const char *cpu,
-                                             const char *features, stax_program *out, char *error,
-                                             size_t error_size) {
-    return build_program(host, graph, inputs, num_inputs, cpu, features, NULL, true, out, error,
-                         error_size);
+                                             const char *features, int64_t threads,
+                                             stax_program *out, char *error, size_t error_size) {
+    return build_program(host, graph, inputs, num_inputs, cpu, features, NULL, true, threads, out,
+                         error, error_size);
 }
 
 void stax_program_free(stax_program *program) {

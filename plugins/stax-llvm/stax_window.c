@@ -180,13 +180,14 @@ void stax_window_pack_weights_now(const tp_plugin_host *host, const stax_step *s
     }
 }
 
-void stax_window_pack_weights(const stax_step *step, const stax_gemm_kernels *kernels,
-                              void *weights, float *out) {
+void stax_window_pack_weights(const tp_plugin_host *host, const stax_step *step,
+                              const stax_gemm_kernels *kernels, int64_t threads, void *weights,
+                              float *out) {
     void *slots[STAX_MAX_DIMS + 1] = {0};
     stax_step one_slot = *step; /* the weights as slot 0 */
     one_slot.gemm.a_slot = 0;
     slots[0] = weights;
-    stax_window_pack_weights_now(NULL, &one_slot, slots, kernels, 1, out);
+    stax_window_pack_weights_now(host, &one_slot, slots, kernels, threads, out);
 }
 
 /* Per image and group on the micro-kernel family: the weights packed at
