@@ -697,11 +697,7 @@ void stax_gemm_pack_whole_a(const tp_plugin_host *host, const stax_gemm *g, void
                       .a_base = (const float *)slots[g->a_slot] + g->a_offset,
                       .b_base = (const float *)slots[g->b_slot] + g->b_offset};
     whole_a_job job = {&call, out};
-    int64_t grain = stax_grain(host, call.rt.count, 1, call.threads);
-    if (call.threads > 1 && call.rt.count > grain)
-        host->parallel_for(call.rt.count, grain, pack_whole_a_range, &job);
-    else
-        pack_whole_a_range(&job, 0, call.rt.count);
+    stax_parallel_range(host, call.rt.count, 1, call.threads, pack_whole_a_range, &job);
 }
 
 /* ---- entry ---- */
@@ -759,25 +755,19 @@ static void pack_whole_b_range(void *context, int64_t begin, int64_t end) {
 void stax_gemm_pack_whole_b(const tp_plugin_host *host, const stax_gemm *g, void **slots,
                             const stax_gemm_kernels *kernels, int64_t threads, float *out) {
     static const stax_gemm_source strided = {0};
-    gemm_call call = {.host = host,
-                      .g = g,
+    gemm_call call = {.g = g,
                       .kernels = kernels,
                       .source = &strided,
                       .nr = kernels->family->nr,
                       .kc_max = kernels->kc,
                       .panels = panels_of(g, kernels),
-                      .threads = threads > 1 && host && host->parallel_for ? threads : 1,
                       .b_base = operand_floats(slots, g->b_slot, g->b_offset, g->b_dtype),
                       .b_bits = operand_bits(slots, g->b_slot, g->b_offset, g->b_dtype)};
     whole_b_job job = {&call, out};
     int64_t units = (g->k + call.kc_max - 1) / call.kc_max * call.panels;
     /* a slice of at least 64 KiB of packed floats: less is not worth a wake-up */
     int64_t min_units = 16384 / (call.kc_max * call.nr) + 1;
-    int64_t grain = stax_grain(host, units, min_units, call.threads);
-    if (call.threads > 1 && units > grain)
-        host->parallel_for(units, grain, pack_whole_b_range, &job);
-    else
-        pack_whole_b_range(&job, 0, units);
+    stax_parallel_range(host, units, min_units, threads, pack_whole_b_range, &job);
 }
 
 /* Whether the strided kernels read B in place (see the head of this file). */

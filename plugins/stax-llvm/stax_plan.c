@@ -32,7 +32,7 @@ typedef struct planner {
     tpcommon_buf module;
     stax_kernel_bodies bodies; /* the kernels' bodies, equal ones shared (static builds) */
     stax_emit_graph eg;
-    int64_t threads; /* of host's pool, for the work done at compile (packing constant weights) */
+    int64_t threads; /* the executable's limit, for the work done at compile (packing weights) */
     char *error;
     size_t error_size;
 } planner;
