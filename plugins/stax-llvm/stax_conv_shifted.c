@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "stax_internal.h"
+#include "stax_unit_grid.h"
 
 /* Floats a unit's stage holds at most (128 KiB of f32, in L2), and the
  * column tiles a unit takes at most (its B rows for one k block: kc rows of
@@ -45,12 +46,25 @@ typedef struct shifted_geometry {
     int64_t tiles;         /* nr-wide column tiles over them */
     int64_t taps;
     int64_t image_floats; /* one padded image, plus nr floats the last tile reads past it */
-    int64_t tiles_per_unit, rows_per_unit; /* rows: a multiple of mr, or all of C_out */
+    int64_t row_groups;   /* mr-row groups of C_out (the last one may be short) */
+    /* Unit (column unit i, row unit j) takes column tiles [i * tiles /
+     * column_units, (i + 1) * tiles / column_units) and row groups likewise:
+     * units differ by at most one tile or group. tiles_per_unit and
+     * groups_per_unit are the most a unit takes (its stage's size). */
+    int64_t tiles_per_unit, groups_per_unit;
     int64_t column_units, row_units;
 } shifted_geometry;
 
 static int64_t ceil_div(int64_t a, int64_t b) {
     return (a + b - 1) / b;
+}
+
+/* Units of even size, in a count the slices split evenly between the
+ * threads (stax_unit_grid.c). */
+static void balance_units(shifted_geometry *g, int64_t threads) {
+    stax_balance_unit_grid(g->tiles, g->row_groups, threads, &g->column_units, &g->row_units);
+    g->tiles_per_unit = ceil_div(g->tiles, g->column_units);
+    g->groups_per_unit = ceil_div(g->row_groups, g->row_units);
 }
 
 static shifted_geometry geometry_of(const stax_window *w, const stax_gemm_family *family,
@@ -75,25 +89,22 @@ static shifted_geometry geometry_of(const stax_window *w, const stax_gemm_family
     g.column_units = ceil_div(g.tiles, g.tiles_per_unit);
     /* fewer column units than four per thread (a small map): the channels
      * split too, in whole tiles of mr rows */
-    int64_t want = 4 * (threads > 1 ? threads : 1), row_tiles = ceil_div(cout, mr);
+    int64_t want = stax_most_slices(threads), row_tiles = ceil_div(cout, mr);
     int64_t row_units = g.column_units >= want ? 1 : ceil_div(want, g.column_units);
     if (row_units > row_tiles) row_units = row_tiles;
     if (rows * g.tiles_per_unit * nr > SHIFTED_STAGE_FLOATS && row_units < 2) row_units = 2;
-    g.rows_per_unit = ceil_div(row_tiles, row_units) * mr;
-    g.row_units = ceil_div(cout, g.rows_per_unit);
+    g.row_groups = row_tiles;
+    g.row_units = ceil_div(row_tiles, ceil_div(row_tiles, row_units));
+    balance_units(&g, threads);
     return g;
 }
 
 static int64_t stage_floats(const shifted_geometry *g, const stax_gemm_family *family) {
-    return g->rows_per_unit * g->tiles_per_unit * family->nr;
+    return g->groups_per_unit * family->mr * g->tiles_per_unit * family->nr;
 }
 
 static size_t aligned_floats(int64_t floats) {
     return (size_t)(floats + 15) / 16 * 16;
-}
-
-static int64_t most_slices(int64_t threads) {
-    return 4 * (threads > 1 ? threads : 1);
 }
 
 int32_t stax_conv_choose_shifted(const tp_plugin_host *host, const stax_window *w,
@@ -138,7 +149,7 @@ size_t stax_conv_shifted_workspace_bytes(const stax_step *step, const stax_gemm_
     shifted_geometry g = geometry_of(w, kernels->family, threads);
     size_t floats = aligned_floats(weight_floats(w)) + aligned_floats(2 * g.k) +
                     aligned_floats(g.image_floats) +
-                    (size_t)(most_slices(threads) * stage_floats(&g, kernels->family));
+                    (size_t)(stax_most_slices(threads) * stage_floats(&g, kernels->family));
     return floats * sizeof(float);
 }
 
@@ -248,10 +259,12 @@ static void run_unit(const shifted_task *t, int64_t unit, float *stage) {
     const shifted_geometry *g = &t->g;
     int64_t nr = family->nr, cout = w->out_channels;
     int64_t column_unit = unit % g->column_units, row_unit = unit / g->column_units;
-    int64_t c0 = column_unit * g->tiles_per_unit;
-    int64_t c1 = c0 + g->tiles_per_unit < g->tiles ? c0 + g->tiles_per_unit : g->tiles;
-    int64_t r0 = row_unit * g->rows_per_unit;
-    int64_t r1 = r0 + g->rows_per_unit < cout ? r0 + g->rows_per_unit : cout;
+    int64_t c0 = column_unit * g->tiles / g->column_units;
+    int64_t c1 = (column_unit + 1) * g->tiles / g->column_units;
+    /* a group boundary is a tile boundary: groups before the tails are full tiles */
+    int64_t r0 = row_unit * g->row_groups / g->row_units * family->mr;
+    int64_t r1 = (row_unit + 1) * g->row_groups / g->row_units * family->mr;
+    if (r1 > cout) r1 = cout;
     int64_t width = (c1 - c0) * nr;
     for (int64_t pc = 0; pc < g->k; pc += kernels->kc) {
         int64_t kc = g->k - pc < kernels->kc ? g->k - pc : kernels->kc;
@@ -259,7 +272,7 @@ static void run_unit(const shifted_task *t, int64_t unit, float *stage) {
         for (int64_t ct = c0; ct < c1; ct++) {
             int64_t q = ct * nr, cols = g->q_cols - q < nr ? g->q_cols - q : nr;
             float *c_tile = stage + (ct - c0) * nr;
-            /* rows_per_unit is a multiple of mr: r0 starts tile r0 / mr */
+            /* r0 is a multiple of mr: it starts tile r0 / mr */
             for (int64_t tile = r0 / family->mr, row = r0; row < r1;
                  row = stax_gemm_tile_row(&t->rows, ++tile)) {
                 int32_t kernel = stax_gemm_tile_kernel(&t->rows, tile);
@@ -311,8 +324,8 @@ void stax_conv_shifted_run(const tp_plugin_host *host, const stax_step *step, vo
     t.bias = w->b_slot >= 0 ? (const float *)slots[w->b_slot] + w->b_offset : NULL;
     int64_t units = t.g.column_units * t.g.row_units;
     t.grain = stax_grain(host, units, 1, threads);
-    if (t.grain < ceil_div(units, most_slices(threads)))
-        t.grain = ceil_div(units, most_slices(threads));
+    if (t.grain < ceil_div(units, stax_most_slices(threads)))
+        t.grain = ceil_div(units, stax_most_slices(threads));
     int64_t slices = ceil_div(units, t.grain);
     int64_t in_image = w->in_channels * w->in[0] * w->in[1];
     int64_t out_image = w->out_channels * w->out[0] * w->out[1];

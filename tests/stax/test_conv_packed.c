@@ -55,8 +55,8 @@ static double *direct_conv(const conv_case *c, const float *x, const float *w, c
 /* graph(x[, w][, b]) { y = conv(x, w[, b]); relu(y) when asked } on stax;
  * with `constant_weights` w is a constant node of the graph (packed at
  * compile), else an input. */
-static tp_tensor *run_on_stax(const conv_case *c, tp_tensor *const *operands,
-                              bool constant_weights) {
+static tp_tensor *run_on_stax_with(const conv_case *c, tp_tensor *const *operands,
+                                   bool constant_weights, const char *option) {
     tp_graph *g = NULL;
     ck_assert_int_eq(tp_graph_create("conv_packed", &g), TP_OK);
     tp_value_id ids[3], y;
@@ -92,13 +92,23 @@ static tp_tensor *run_on_stax(const conv_case *c, tp_tensor *const *operands,
     }
     ck_assert_int_eq(tp_graph_set_outputs(g, &y, 1), TP_OK);
     tp_tensor *out[1] = {NULL};
-    ck_assert_msg(stax_test_run("stax", g, inputs, num_inputs, NULL, 0, out) == TP_OK, "%s: %s",
-                  c->what, tp_last_error());
+    const char *options[1] = {option};
+    ck_assert_msg(stax_test_run("stax", g, inputs, num_inputs, options, option ? 1 : 0, out) ==
+                      TP_OK,
+                  "%s: %s", c->what, tp_last_error());
     tp_graph_destroy(g);
     return out[0];
 }
 
-static void check_conv(const conv_case *c, const char *family, bool constant_weights) {
+static tp_tensor *run_on_stax(const conv_case *c, tp_tensor *const *operands,
+                              bool constant_weights) {
+    return run_on_stax_with(c, operands, constant_weights, NULL);
+}
+
+/* The case on stax (STAX_GEMM_KERNEL=family unless NULL, `option` a
+ * compile option or NULL) against the direct conv. */
+static void check_conv_with(const conv_case *c, const char *family, bool constant_weights,
+                            const char *option) {
     int64_t x_shape[4] = {c->batch, c->in_channels, c->in[0], c->in[1]};
     int64_t w_shape[4] = {c->out_channels, c->in_channels / c->group, c->kernel[0], c->kernel[1]};
     int64_t b_shape[1] = {c->out_channels};
@@ -106,7 +116,7 @@ static void check_conv(const conv_case *c, const char *family, bool constant_wei
                             stax_test_random(TP_F32, 4, w_shape, 22),
                             stax_test_random(TP_F32, 1, b_shape, 23)};
     if (family) setenv("STAX_GEMM_KERNEL", family, 1);
-    tp_tensor *got = run_on_stax(c, inputs, constant_weights);
+    tp_tensor *got = run_on_stax_with(c, inputs, constant_weights, option);
     unsetenv("STAX_GEMM_KERNEL");
     double *want = direct_conv(c, tp_tensor_data(inputs[0]), tp_tensor_data(inputs[1]),
                                tp_tensor_data(inputs[2]));
@@ -120,14 +130,18 @@ static void check_conv(const conv_case *c, const char *family, bool constant_wei
     for (int64_t i = 0; i < tp_tensor_numel(got); i++) {
         double a = tp_tensor_get_f64(got, i);
         ck_assert_msg(fabs(a - want[i]) <= atol + 1e-5 * fabs(want[i]),
-                      "%s (STAX_GEMM_KERNEL=%s, %s weights): element %lld is %.9g, the direct "
-                      "conv gives %.9g",
+                      "%s (STAX_GEMM_KERNEL=%s, %s weights, %s): element %lld is %.9g, the "
+                      "direct conv gives %.9g",
                       c->what, family ? family : "auto", constant_weights ? "constant" : "input",
-                      (long long)i, a, want[i]);
+                      option ? option : "no option", (long long)i, a, want[i]);
     }
     free(want);
     tp_tensor_release(got);
     for (int i = 0; i < 3; i++) tp_tensor_release(inputs[i]);
+}
+
+static void check_conv(const conv_case *c, const char *family, bool constant_weights) {
+    check_conv_with(c, family, constant_weights, NULL);
 }
 
 static const conv_case gemm_cases[] = {
@@ -376,6 +390,67 @@ START_TEST(shifted_conv_matches_a_direct_convolution_on_every_family) {
             check_conv(&shifted_cases[i], families[f], true);
         }
     }
+    unsetenv("STAX_CONV_PIXEL_ROWS");
+    unsetenv("STAX_CONV_SHIFTED");
+}
+END_TEST
+
+/* Shifted-taps convs whose units the split evens out between the
+ * threads (stax_unit_grid.c): more column units (a wide map, few output
+ * channels), more row units (a small map, many channels), and neither
+ * (too few units); each tile and row group must still be computed once. */
+static const conv_case balanced_cases[] = {
+    {"56x56, 16 to 20 channels (more column units)",
+     1,
+     16,
+     20,
+     1,
+     {56, 56},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1, 1, 1},
+     true,
+     true},
+    {"14x14, 24 to 150 channels (more row units)",
+     1,
+     24,
+     150,
+     1,
+     {14, 14},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1, 1, 1},
+     true,
+     false},
+    {"4x5, 3 to 7 channels (one unit)",
+     1,
+     3,
+     7,
+     1,
+     {4, 5},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1, 1, 1},
+     false,
+     true},
+};
+
+/* The balanced cases on 1 to 4 threads (threads=N: 3 and 4 take more than
+ * the pool has; the slices are the same), on the host's family and the
+ * narrower ones, against the direct conv. */
+START_TEST(shifted_conv_on_any_thread_count_matches_a_direct_convolution) {
+    stax_test_cache_dir();
+    static const char *const families[] = {NULL, "avx2", "generic"};
+    static const char *const threads[] = {"threads=1", "threads=2", "threads=3", "threads=4"};
+    setenv("STAX_CONV_SHIFTED", "on", 1);
+    setenv("STAX_CONV_PIXEL_ROWS", "off", 1);
+    for (size_t f = 0; f < sizeof families / sizeof *families; f++)
+        for (size_t t = 0; t < sizeof threads / sizeof *threads; t++)
+            for (size_t i = 0; i < sizeof balanced_cases / sizeof *balanced_cases; i++)
+                check_conv_with(&balanced_cases[i], families[f], (i + t) % 2 == 0, threads[t]);
     unsetenv("STAX_CONV_PIXEL_ROWS");
     unsetenv("STAX_CONV_SHIFTED");
 }
@@ -634,6 +709,7 @@ TP_TEST_SUITE(stax_conv_packed) {
     tcase_add_test(c, pixel_rows_are_chosen_for_a_7x7_map_only);
     tcase_add_test(c, an_unknown_conv_setting_is_an_error_that_names_it);
     tcase_add_test(c, shifted_conv_matches_a_direct_convolution_on_every_family);
+    tcase_add_test(c, shifted_conv_on_any_thread_count_matches_a_direct_convolution);
     tcase_add_test(c, shifted_taps_are_chosen_where_few_columns_are_dropped);
     suite_add_tcase(s, c);
     return s;
