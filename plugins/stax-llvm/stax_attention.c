@@ -175,7 +175,7 @@ static size_t space_floats(const stax_attention *at, const stax_gemm_family *fam
 size_t stax_attention_workspace_bytes(const stax_attention *at, const stax_gemm_kernels *kernels,
                                       int64_t threads) {
     attention_space unused;
-    int64_t slices = 4 * (threads > 1 ? threads : 1);
+    int64_t slices = stax_most_slices(threads);
     return (size_t)slices * space_floats(at, kernels->family, &unused, NULL) * sizeof(float);
 }
 

@@ -100,7 +100,7 @@ int64_t stax_grain(const tp_plugin_host *host, int64_t count, int64_t min_grain,
     /* a few chunks per thread: the caller starts at once and a worker that
      * wakes late takes what is left instead of being waited for; with fewer
      * threads than the pool, exactly `threads` chunks keep the limit */
-    int64_t chunks = threads >= pool ? threads * 4 : threads;
+    int64_t chunks = threads >= pool ? stax_most_slices(threads) : threads;
     int64_t grain = (count + chunks - 1) / chunks;
     return grain > min_grain ? grain : min_grain;
 }

@@ -199,7 +199,7 @@ static void transpose_planes(void *context, int64_t begin, int64_t end) {
  * thread in one unit, they kept the second idle for 15% of the conv). */
 static int64_t pack_rows_per_unit(const stax_gemm_family *family, int64_t m, int64_t threads) {
     int64_t tiles = (m + family->mr - 1) / family->mr;
-    int64_t per_unit = tiles / (4 * (threads > 1 ? threads : 1));
+    int64_t per_unit = tiles / stax_most_slices(threads);
     per_unit = per_unit < 1 ? 1 : per_unit > 8 ? 8 : per_unit;
     return per_unit * family->mr;
 }

@@ -28,7 +28,6 @@
 #include <string.h>
 
 #include "stax_internal.h"
-#include "stax_unit_grid.h"
 
 /* Floats a unit's stage holds at most (128 KiB of f32, in L2), and the
  * column tiles a unit takes at most (its B rows for one k block: kc rows of

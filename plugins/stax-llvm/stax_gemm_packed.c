@@ -794,13 +794,13 @@ static int64_t tiles_per_chunk(const stax_gemm_kernels *kernels) {
 }
 
 size_t stax_gemm_stage_bytes(int64_t threads) {
-    return (size_t)(4 * (threads > 1 ? threads : 1)) * STAX_GEMM_STAGE_FLOATS * sizeof(float);
+    return (size_t)stax_most_slices(threads) * STAX_GEMM_STAGE_FLOATS * sizeof(float);
 }
 
 /* Enough for the most slices stax_grain makes (four per thread). */
 size_t stax_gemm_packed_workspace_bytes(const stax_gemm *gemm, const stax_gemm_kernels *kernels,
                                         int64_t threads) {
-    int64_t slices = 4 * (threads > 1 ? threads : 1);
+    int64_t slices = stax_most_slices(threads);
     int64_t b = panels_of(gemm, kernels) * kernels->kc * kernels->family->nr;
     int64_t a = tiles_per_chunk(kernels) * kernels->family->mr * kernels->kc;
     return (size_t)(slices * (a + b)) * sizeof(float);
@@ -872,7 +872,7 @@ static void run_packed(const tp_plugin_host *host, const stax_gemm *g, void **sl
                        float *workspace, const stax_gemm_kernels *kernels, stax_kernel_fn epilogue,
                        int64_t threads, stax_gemm_split split, const stax_gemm_source *source) {
     float *c_base = (float *)slots[g->c_slot] + g->c_offset;
-    int64_t most_slices = 4 * (threads > 1 ? threads : 1);
+    int64_t most_slices = stax_most_slices(threads);
     gemm_call call = {.host = host,
                       .g = g,
                       .slots = slots,

@@ -15,6 +15,8 @@
 #include "tpcommon_options.h"
 #include "tpcommon_text.h"
 
+#include "stax_unit_grid.h"
+
 #ifndef STAX_VERSION
 #define STAX_VERSION "0.1.0"
 #endif
@@ -447,7 +449,8 @@ void *stax_alloc_aligned(const tp_plugin_host *host, size_t bytes);
 void stax_free_aligned(const tp_plugin_host *host, void *p);
 
 /* The parallel_for grain for `count` indices on at most `threads` threads of
- * host's pool. */
+ * host's pool: stax_most_slices(threads) chunks, or `threads` chunks when
+ * the pool has more threads than that. */
 int64_t stax_grain(const tp_plugin_host *host, int64_t count, int64_t min_grain, int64_t threads);
 /* fn over [0, count) on at most `threads` threads of host's pool in chunks
  * of at least `min_grain` indices; inline when one chunk covers it, with one
