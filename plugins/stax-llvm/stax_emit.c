@@ -113,6 +113,13 @@ int32_t stax_emit_pointwise(stax_emit_graph *g, const char *name, int32_t root,
     } else {
         set_space(&f, target->ndim, target->dims);
     }
+    int32_t dtype = g->values[v].type.dtype;
+    if (f.flat && stax_decide(g, stax_streams_output(g, target, numel, dtype))) {
+        stax_emit_streamed_flat_loop(&f, v, copy, target, dtype);
+        int32_t status = fn_finish(&f, name);
+        fn_free(&f);
+        return status;
+    }
     int64_t inner = f.dims[f.ndim - 1];
     ir_val iv = var_new(&f, TP_PLUGIN_I64, (ir_val){.s = "%begin", .t = TP_PLUGIN_I64});
     int head = f.next_label++;
@@ -142,7 +149,7 @@ int32_t stax_emit_pointwise(stax_emit_graph *g, const char *name, int32_t root,
     ir_val value = copy ? lower_value(&f, v) : lower_compute(&f, v);
     /* a copied f16/bf16 element was widened as it was loaded: store it back
      * in its own dtype (exact: it came from that dtype) */
-    value = conv(&f, value, g->values[v].type.dtype);
+    value = conv(&f, value, dtype);
     store_view(&f, target, value);
     loop_close(&f, loop);
     ir_val next = bin(&f, "add", i, bin(&f, "sub", jn, j0));

@@ -70,6 +70,15 @@ void store_view(fn_ctx *f, const stax_view *view, ir_val value);
 /* Pointer to element `index` of slot. */
 ir_val slot_gep(fn_ctx *f, int32_t slot, int32_t dtype, const char *index);
 
+/* stax_emit_stream.c: whether the flat pointwise kernel writing `target`
+ * (numel elements of dtype) streams its stores past the cache, and the loop
+ * over [begin, end) that does, computing value v (a load of it: copy). */
+int32_t stax_stream_threshold(const tp_plugin_host *host, int64_t threads, double *min_bytes,
+                              char *error, size_t error_size);
+bool stax_streams_output(stax_emit_graph *g, const stax_view *target, int64_t numel, int32_t dtype);
+void stax_emit_streamed_flat_loop(fn_ctx *f, int32_t v, bool copy, const stax_view *target,
+                                  int32_t dtype);
+
 /* stax_lower.c: value `v` at the current indices, converted to nothing. */
 ir_val lower_value(fn_ctx *f, int32_t v);
 /* The node's own result (not a load), for roots. */

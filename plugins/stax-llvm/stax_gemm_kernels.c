@@ -48,8 +48,7 @@ const stax_gemm_family *stax_gemm_family_named(const char *name) {
     return NULL;
 }
 
-/* Whether LLVM's feature string ("+avx2,-avx512f,...") enables `feature`. */
-static bool has_feature(const char *features, const char *feature) {
+bool stax_features_enable(const char *features, const char *feature) {
     size_t length = strlen(feature);
     for (const char *p = features; p && (p = strstr(p, feature)); p += length)
         if (p > features && p[-1] == '+' && (p - 1 == features || p[-2] == ',') &&
@@ -59,8 +58,8 @@ static bool has_feature(const char *features, const char *feature) {
 }
 
 const stax_gemm_family *stax_gemm_family_for_features(const char *features) {
-    if (has_feature(features, "avx512f")) return stax_gemm_family_named("avx512");
-    if (has_feature(features, "avx2") && has_feature(features, "fma"))
+    if (stax_features_enable(features, "avx512f")) return stax_gemm_family_named("avx512");
+    if (stax_features_enable(features, "avx2") && stax_features_enable(features, "fma"))
         return stax_gemm_family_named("avx2");
     return stax_gemm_family_named("generic");
 }

@@ -290,9 +290,16 @@ typedef struct stax_emit_graph {
     stax_slot_list *emitting;  /* the kernel being emitted: fn_finish adds its slots (or NULL) */
     stax_decisions *decisions; /* NULL: decide from the sizes */
     struct stax_kernel_bodies *bodies; /* kernels with equal bodies share one (NULL: none) */
+    /* a flat pointwise kernel writing a graph output of at least this many
+     * bytes streams its stores past the cache (stax_emit_stream.c); 0: none */
+    double stream_min_bytes;
     char *error;
     size_t error_size;
 } stax_emit_graph;
+
+/* A cache level's bytes (2 or 3) as the C library reports them, 0 when it
+ * does not (stax_window.c). */
+double stax_cache_bytes(int level);
 
 /* A size-dependent decision: `cond` itself, or recorded / replayed. */
 bool stax_decide(stax_emit_graph *g, bool cond);
@@ -350,6 +357,9 @@ typedef struct stax_gemm_family {
 #define STAX_GEMM_MAX_TILE_ROWS 16 /* at least the largest mr of any family */
 
 const stax_gemm_family *stax_gemm_family_named(const char *name);
+/* Whether LLVM's feature string ("+avx2,-avx512f,...") enables `feature`
+ * ("avx512f"). */
+bool stax_features_enable(const char *features, const char *feature);
 /* The family for LLVM's host feature string: avx512 with +avx512f, avx2 with
  * +avx2 and +fma, else generic. */
 const stax_gemm_family *stax_gemm_family_for_features(const char *features);

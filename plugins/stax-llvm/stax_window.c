@@ -92,8 +92,7 @@ static void im2col_rows(void *context, int64_t begin, int64_t end) {
     }
 }
 
-/* A cache level's bytes as the C library reports them (0 when it does not). */
-static double cache_bytes(int level) {
+double stax_cache_bytes(int level) {
 #if defined(_SC_LEVEL3_CACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
     long bytes = sysconf(level == 3 ? _SC_LEVEL3_CACHE_SIZE : _SC_LEVEL2_CACHE_SIZE);
     return bytes > 0 ? (double)bytes : 0.0;
@@ -105,8 +104,8 @@ static double cache_bytes(int level) {
 
 /* The last-level cache's bytes (L3, else L2; 0 when neither is reported). */
 static double last_level_cache_bytes(void) {
-    double l3 = cache_bytes(3);
-    return l3 > 0 ? l3 : cache_bytes(2);
+    double l3 = stax_cache_bytes(3);
+    return l3 > 0 ? l3 : stax_cache_bytes(2);
 }
 
 /* With STAX_CONV_STAGING unset, only an output larger than the last-level
