@@ -371,7 +371,8 @@ int32_t fn_finish(fn_ctx *f, const char *name) {
         define_own_body(f, name);
         snprintf(body_name, sizeof body_name, "%s_body", name);
     }
-    tpcommon_buf_printf(m, "define void @%s(ptr %%slots, i64 %%begin, i64 %%end) #0 {\n", name);
+    tpcommon_buf_printf(m, "define void @%s(ptr %%slots, i64 %%begin, i64 %%end) #%d {\n", name,
+                        stax_ir_calls_float_math(f->body.data) ? STAX_ATTRS_WIDE : 0);
     for (int32_t s = 0; s < f->g->num_slots; s++)
         if (f->slot_used[s]) {
             tpcommon_buf_printf(m, "  %%a%d = getelementptr ptr, ptr %%slots, i64 %d\n", s, s);

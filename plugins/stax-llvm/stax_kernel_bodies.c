@@ -113,11 +113,17 @@ bool stax_kernel_bodies_emit(const stax_kernel_bodies *b, tpcommon_buf *module) 
         for (int32_t a = 0; a < b->num_args[i]; a++)
             tpcommon_buf_printf(module, "ptr noalias %%arg%d, ", (int)a);
         tpcommon_buf_printf(module, "ptr %%params, i64 %%begin, i64 %%end) #%d {\n",
-                            b->uses[i] > 1 ? 2 : 1);
+                            b->uses[i] <= 1                         ? 1
+                            : stax_ir_calls_float_math(b->texts[i]) ? STAX_ATTRS_WIDE_NOINLINE
+                                                                    : 2);
         tpcommon_buf_append(module, b->texts[i]);
         tpcommon_buf_append(module, "}\n\n");
     }
     return !module->failed;
+}
+
+bool stax_ir_calls_float_math(const char *text) {
+    return text && strstr(text, "call float @stax_") != NULL;
 }
 
 void stax_kernel_bodies_free(stax_kernel_bodies *b) {

@@ -33,4 +33,14 @@ bool stax_kernel_bodies_emit(const stax_kernel_bodies *bodies, tpcommon_buf *mod
 
 void stax_kernel_bodies_free(stax_kernel_bodies *bodies);
 
+/* The graph module's attribute groups (stax_plan.c): #0 kernels, #1 bodies
+ * inlined into them, #2 bodies kernels share (not inlined), and #0 and #2
+ * again preferring 512-bit vectors on AVX-512 hosts, for the loops that
+ * call the float math routines (stax_mathlib.c): there wide vectors pay,
+ * and elsewhere they only lengthen the compile. */
+#define STAX_ATTRS_WIDE          3
+#define STAX_ATTRS_WIDE_NOINLINE 4
+/* Whether kernel IR text calls one of the float math routines. */
+bool stax_ir_calls_float_math(const char *text);
+
 #endif

@@ -1263,7 +1263,9 @@ static int32_t keep_read_constants(planner *p, bool keep_all) {
     return status;
 }
 
-/* Whether the kernels' loops vectorize to 512 bits. LLVM's tuning for
+/* Whether the loops that call float math routines vectorize to 512 bits
+ * (STAX_ATTRS_WIDE; every loop at 512 bits made model compiles 15-20%
+ * slower, the encoder 73-79 -> 95 ms cold). LLVM's tuning for
  * Intel's AVX-512 server cores (sapphirerapids and later) prefers 256-bit
  * vectors, for the clock drop wide vectors once cost; the 2-core Xeon we
  * measure on runs FMAs at the same rate on zmm registers with both cores
@@ -1315,12 +1317,16 @@ static int32_t plan_all(planner *p, const tp_plugin_tensor_meta *inputs, int32_t
     const char *width = wide ? "\"prefer-vector-width\"=\"512\" " : "";
     tpcommon_buf_printf(
         &p->module,
-        "attributes #0 = { nounwind \"target-cpu\"=\"%s\" \"target-features\"=\"%s\" %s}\n"
+        "attributes #0 = { nounwind \"target-cpu\"=\"%s\" \"target-features\"=\"%s\" }\n"
         "attributes #1 = { alwaysinline nounwind \"target-cpu\"=\"%s\" "
-        "\"target-features\"=\"%s\" %s}\n"
+        "\"target-features\"=\"%s\" }\n"
         "attributes #2 = { noinline nounwind \"target-cpu\"=\"%s\" "
+        "\"target-features\"=\"%s\" }\n"
+        "attributes #%d = { nounwind \"target-cpu\"=\"%s\" \"target-features\"=\"%s\" %s}\n"
+        "attributes #%d = { noinline nounwind \"target-cpu\"=\"%s\" "
         "\"target-features\"=\"%s\" %s}\n",
-        cpu, features, width, cpu, features, width, cpu, features, width);
+        cpu, features, cpu, features, cpu, features, STAX_ATTRS_WIDE, cpu, features, width,
+        STAX_ATTRS_WIDE_NOINLINE, cpu, features, width);
     p->program->ir = tpcommon_buf_take(&p->module);
     return p->program->ir ? TP_PLUGIN_OK : oom(p);
 }
