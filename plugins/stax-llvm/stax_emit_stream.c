@@ -112,13 +112,7 @@ void stax_emit_streamed_flat_loop(fn_ctx *f, int32_t v, bool copy, const stax_vi
     ir_val back = bin(f, "sub nsw", lit_int(TP_PLUGIN_I64, 0), i);
     ir_val into_buffer = fresh(f, TP_PLUGIN_I64);
     emit(f, "  %s = getelementptr %s, ptr %%sbuf%d, i64 %s", into_buffer.s, ty, id, back.s);
-    ir_val into_output = slot_gep(f, target->slot, dtype, "0");
-    if (target->offset != 0) {
-        into_output = fresh(f, TP_PLUGIN_I64);
-        f->slot_used[target->slot] = true;
-        emit(f, "  %s = getelementptr inbounds %s, ptr %%s%d, i64 %lld", into_output.s, ty,
-             target->slot, (long long)target->offset);
-    }
+    ir_val into_output = slot_gep(f, target->slot, dtype, lit_int(TP_PLUGIN_I64, target->offset).s);
     ir_val base = fresh(f, TP_PLUGIN_I64);
     emit(f, "  %s = select i1 %s, ptr %s, ptr %s", base.s, whole.s, into_buffer.s, into_output.s);
     int loop = loop_open(f, i.s, stop.s, f->idx[0]);

@@ -83,6 +83,22 @@ static inline tp_tensor *stax_test_random_rounded(tp_dtype dtype, int ndim, cons
     return t;
 }
 
+/* The whole text of the file at `path` (a dumped IR or assembly; caller
+ * frees); fails the test when it cannot be read. */
+static inline char *stax_test_read_text(const char *path) {
+    FILE *file = fopen(path, "rb");
+    ck_assert_msg(file != NULL, "cannot open %s", path);
+    fseek(file, 0, SEEK_END);
+    long size = ftell(file);
+    fseek(file, 0, SEEK_SET);
+    char *text = malloc((size_t)size + 1);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_int_eq(fread(text, 1, (size_t)size, file), (size_t)size);
+    text[size] = '\0';
+    fclose(file);
+    return text;
+}
+
 /* Compiles and runs `graph` on `backend_name`; stores the outputs. Returns
  * the compile status (run must succeed when compile did). */
 /* Graph building for tests: a node (failing the test with the library's

@@ -11,19 +11,6 @@
 
 #ifdef STAX_TEST_LLC
 
-static char *read_text(const char *path) {
-    FILE *file = fopen(path, "rb");
-    ck_assert_msg(file != NULL, "cannot open %s", path);
-    fseek(file, 0, SEEK_END);
-    long size = ftell(file);
-    fseek(file, 0, SEEK_SET);
-    char *text = malloc((size_t)size + 1);
-    ck_assert_int_eq(fread(text, 1, (size_t)size, file), (size_t)size);
-    text[size] = '\0';
-    fclose(file);
-    return text;
-}
-
 /* Removes every "target-cpu"="..." and "target-features"="..." so that
  * llc's -mcpu decides. */
 static void strip_target_attributes(char *ir) {
@@ -63,7 +50,7 @@ static char *family_ir(const char *family) {
     tp_graph_destroy(g);
     /* the tile kernels are the micro-kernel library's module, dumped next to the graph's */
     snprintf(path, sizeof path, "%s/%s.gemm.ll", tp_test_temp_dir(), family);
-    return read_text(path);
+    return stax_test_read_text(path);
 }
 
 /* Assembly of `ir` for `cpu`. */
@@ -79,7 +66,7 @@ static char *llc(const char *family, char *ir, const char *cpu) {
     snprintf(command, sizeof command, "'%s' -O3 -mcpu=%s '%s' -o '%s'", STAX_TEST_LLC, cpu, in,
              out);
     ck_assert_msg(system(command) == 0, "failed: %s", command);
-    return read_text(out);
+    return stax_test_read_text(out);
 }
 
 /* The block of `function` labelled "# %LOOP", or "# %LOOP.us" (the loop

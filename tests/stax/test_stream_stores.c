@@ -109,20 +109,6 @@ START_TEST(streamed_outputs_are_exact_at_every_size_alignment_and_thread_count) 
 }
 END_TEST
 
-static char *read_text(const char *path) {
-    FILE *file = fopen(path, "rb");
-    ck_assert_ptr_nonnull(file);
-    fseek(file, 0, SEEK_END);
-    long size = ftell(file);
-    fseek(file, 0, SEEK_SET);
-    char *text = malloc((size_t)size + 1);
-    ck_assert_ptr_nonnull(text);
-    ck_assert_int_eq(fread(text, 1, (size_t)size, file), (size_t)size);
-    text[size] = '\0';
-    fclose(file);
-    return text;
-}
-
 /* The optimised IR of y = a + b (and z = a) over n f32 on one thread. */
 static char *dumped_ir(int64_t n, const char *name) {
     tp_graph *g = sum_and_copy_graph(TP_F32, n);
@@ -139,7 +125,7 @@ static char *dumped_ir(int64_t n, const char *name) {
         tp_tensor_release(out[k]);
     }
     tp_graph_destroy(g);
-    return read_text(path);
+    return stax_test_read_text(path);
 }
 
 START_TEST(only_large_graph_outputs_stream_unless_told) {
@@ -198,7 +184,7 @@ static char *dumped_tanh_ir(int64_t n, const char *name) {
     tp_tensor_release(in);
     tp_tensor_release(out);
     tp_graph_destroy(g);
-    return read_text(path);
+    return stax_test_read_text(path);
 }
 
 START_TEST(math_loops_prefer_512_bits_on_avx512_unless_told) {
