@@ -145,7 +145,7 @@ int32_t stax_emit_pointwise(stax_emit_graph *g, const char *name, int32_t root,
         snprintf(f.idx[d], sizeof f.idx[d], "%s", index.s);
         row = bin(&f, "udiv", row, size);
     }
-    int loop = loop_open(&f, j0.s, jn.s, f.idx[f.ndim - 1]);
+    int loop = loop_open_at_most(&f, j0.s, jn.s, inner, f.idx[f.ndim - 1]);
     ir_val value = copy ? lower_value(&f, v) : lower_compute(&f, v);
     /* a copied f16/bf16 element was widened as it was loaded: store it back
      * in its own dtype (exact: it came from that dtype) */
@@ -154,7 +154,7 @@ int32_t stax_emit_pointwise(stax_emit_graph *g, const char *name, int32_t root,
     loop_close(&f, loop);
     ir_val next = bin(&f, "add", i, bin(&f, "sub", jn, j0));
     var_set(&f, iv, next);
-    emit(&f, "  br label %%oh%d", head);
+    emit(&f, "  br label %%oh%d, " STAX_LOOP_NO_UNROLL, head);
     emit(&f, "ox%d:", head);
     int32_t status = fn_finish(&f, name);
     fn_free(&f);

@@ -197,8 +197,33 @@ ir_val call2(fn_ctx *f, const char *fn, ir_val a, ir_val b) {
     return r;
 }
 
+/* Whether `text` is an integer literal; its value in *value. */
+static bool integer_literal(const char *text, int64_t *value) {
+    char *end;
+    long long parsed = strtoll(text, &end, 10);
+    if (end == text || *end) return false;
+    *value = parsed;
+    return true;
+}
+
 int loop_open(fn_ctx *f, const char *lo, const char *hi, char *index) {
+    return loop_open_at_most(f, lo, hi, -1, index);
+}
+
+int loop_open_at_most(fn_ctx *f, const char *lo, const char *hi, int64_t max_trips, char *index) {
     int id = f->next_label++;
+    int64_t first, last;
+    bool few = max_trips >= 0 ? max_trips <= STAX_UNROLL_MAX_TRIPS
+                              : integer_literal(lo, &first) && integer_literal(hi, &last) &&
+                                    last - first <= STAX_UNROLL_MAX_TRIPS;
+    /* a decision (stax_decide): a dynamic graph's sizes are literals here,
+       and its generic plan replays the choice its first sizes made */
+    if (stax_decide(f->g, few) && id < STAX_MAX_TAGGED_LOOPS)
+        f->unrollable[id / 64] |= 1ull << (id % 64);
+    if (f->num_open_loops < STAX_MAX_TAGGED_LOOPS) {
+        f->open_loops[f->num_open_loops] = id;
+        f->open_first_var[f->num_open_loops++] = f->next_tmp;
+    }
     tpcommon_buf_printf(&f->allocas, "  %%lv%d = alloca i64\n", id);
     emit(f, "  store i64 %s, ptr %%lv%d", lo, id);
     emit(f, "  br label %%lh%d", id);
@@ -211,10 +236,16 @@ int loop_open(fn_ctx *f, const char *lo, const char *hi, char *index) {
     return id;
 }
 
+void loop_keep_unrolling(fn_ctx *f, int id) {
+    if (id >= 0 && id < STAX_MAX_TAGGED_LOOPS) f->unrollable[id / 64] |= 1ull << (id % 64);
+}
+
 void loop_close(fn_ctx *f, int id) {
     emit(f, "  %%ln%d = add nuw nsw i64 %%li%d, 1", id, id);
     emit(f, "  store i64 %%ln%d, ptr %%lv%d", id, id);
-    emit(f, "  br label %%lh%d", id);
+    if (f->num_open_loops > 0 && f->open_loops[f->num_open_loops - 1] == id) f->num_open_loops--;
+    bool unrollable = id >= STAX_MAX_TAGGED_LOOPS || (f->unrollable[id / 64] >> (id % 64) & 1);
+    emit(f, "  br label %%lh%d%s", id, unrollable ? "" : ", " STAX_LOOP_NO_UNROLL);
     emit(f, "lx%d:", id);
 }
 
@@ -235,6 +266,12 @@ ir_val var_get(fn_ctx *f, ir_val var) {
 
 void var_set(fn_ctx *f, ir_val var, ir_val v) {
     emit(f, "  store %s %s, ptr %s", stax_ty(var.t), v.s, var.s);
+    int number;
+    if (sscanf(var.s, "%%var%d", &number) != 1) return;
+    /* set inside loops it was made outside of: they carry it (reductions) */
+    for (int i = 0; i < f->num_open_loops; i++)
+        if (number < f->open_first_var[i] && f->open_loops[i] < STAX_MAX_TAGGED_LOOPS)
+            f->unrollable[f->open_loops[i] / 64] |= 1ull << (f->open_loops[i] % 64);
 }
 
 bool stax_decide(stax_emit_graph *g, bool cond) {

@@ -16,6 +16,24 @@ typedef struct ir_val {
 } ir_val;
 
 /* One function being emitted. */
+/* Loop metadata the graph module defines once (stax_plan.c): LLVM neither
+ * interleaves nor unrolls a loop whose latch is tagged with it (its loop
+ * vectorizer reads llvm.loop.unroll.disable as an interleave count of one).
+ * Interleaved and then unrolled, a vectorized loop is several copies of its
+ * vector body, which the rest of the pipeline and the code generator work
+ * through: 10-25% of a model's compile, for loops that stream memory or run
+ * a few vector iterations. Not tagged: a loop that carries a value from one
+ * iteration to the next (a sum, a maximum: a reduction's chain of
+ * dependent adds is what interleaving splits, and layer_norm ran 1.3-1.5x
+ * slower without it), and a loop over a few taps (a 3x3 window, up to
+ * STAX_UNROLL_MAX_TRIPS iterations known at compile), whose taps unrolled
+ * become straight-line code. */
+#define STAX_LOOP_NO_UNROLL "!llvm.loop !9000"
+#define STAX_LOOP_METADATA                                                                         \
+    "!9000 = distinct !{!9000, !9001}\n!9001 = !{!\"llvm.loop.unroll.disable\"}\n"
+#define STAX_UNROLL_MAX_TRIPS 16
+#define STAX_MAX_TAGGED_LOOPS 256
+
 typedef struct fn_ctx {
     stax_emit_graph *g;
     tpcommon_buf body, allocas;
@@ -31,6 +49,13 @@ typedef struct fn_ctx {
      * narrows fptrunc(fop(fpext a, fpext b)) to an f16 op, and the flag would
      * then let it fuse that op with the next node's across the rounding. */
     bool rounds_to_storage_float;
+    /* loop ids (below STAX_MAX_TAGGED_LOOPS) that LLVM may unroll */
+    uint64_t unrollable[STAX_MAX_TAGGED_LOOPS / 64];
+    /* the loops open now, innermost last, and the first variable number
+       (var_new) each one's body made: a variable below it that the body
+       sets carries a value across the loop's iterations */
+    int open_loops[STAX_MAX_TAGGED_LOOPS], open_first_var[STAX_MAX_TAGGED_LOOPS];
+    int num_open_loops;
     bool failed;
 } fn_ctx;
 
@@ -55,9 +80,18 @@ ir_val sel(fn_ctx *f, ir_val c, ir_val a, ir_val b);
 ir_val call1(fn_ctx *f, const char *fn, ir_val a);
 ir_val call2(fn_ctx *f, const char *fn, ir_val a, ir_val b);
 /* Loops over [lo, hi) with an alloca counter; the index name is written to
- * `index` (at least 32 bytes). Returns the loop id for loop_close. */
+ * `index` (at least 32 bytes). Returns the loop id for loop_close. A loop
+ * that does not run a small constant number of times (see
+ * STAX_LOOP_NO_UNROLL) is not unrolled. */
 int loop_open(fn_ctx *f, const char *lo, const char *hi, char *index);
+/* loop_open for a loop known to run at most max_trips times (its bounds
+ * computed in the IR: a chunk's part of a row of max_trips elements). */
+int loop_open_at_most(fn_ctx *f, const char *lo, const char *hi, int64_t max_trips, char *index);
 void loop_close(fn_ctx *f, int id);
+/* Leaves loop `id` (open) to LLVM's interleaving and unrolling: a loop whose
+ * speed was measured to need them (stax_emit_stream.c's runs into and out
+ * of the stack buffer: add over 16M floats 5% slower without). */
+void loop_keep_unrolling(fn_ctx *f, int id);
 /* An alloca'd variable of dtype t initialised to `init`; its name is returned. */
 ir_val var_new(fn_ctx *f, int32_t t, ir_val init);
 ir_val var_get(fn_ctx *f, ir_val var);

@@ -116,6 +116,7 @@ void stax_emit_streamed_flat_loop(fn_ctx *f, int32_t v, bool copy, const stax_vi
     ir_val base = fresh(f, TP_PLUGIN_I64);
     emit(f, "  %s = select i1 %s, ptr %s, ptr %s", base.s, whole.s, into_buffer.s, into_output.s);
     int loop = loop_open(f, i.s, stop.s, f->idx[0]);
+    loop_keep_unrolling(f, loop);
     ir_val value = copy ? lower_value(f, v) : lower_compute(f, v);
     value = conv(f, value, dtype);
     ir_val p = fresh(f, TP_PLUGIN_I64);
@@ -128,6 +129,7 @@ void stax_emit_streamed_flat_loop(fn_ctx *f, int32_t v, bool copy, const stax_vi
     char line[32], lines[32];
     snprintf(lines, sizeof lines, "%d", STAX_STREAM_CHUNK_BYTES / STAX_STREAM_LINE_BYTES);
     int copy_loop = loop_open(f, "0", lines, line);
+    loop_keep_unrolling(f, copy_loop);
     ir_val from = fresh(f, TP_PLUGIN_I64), to = fresh(f, TP_PLUGIN_I64);
     ir_val bytes = fresh(f, TP_PLUGIN_F32);
     emit(f, "  %s = getelementptr <16 x float>, ptr %%sbuf%d, i64 %s", from.s, id, line);

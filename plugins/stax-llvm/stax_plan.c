@@ -27,6 +27,10 @@ typedef struct planner {
     int32_t *out_position;
     stax_attention_match *attention; /* the fused attention patterns */
     int32_t *attention_of;           /* per value: its pattern, or -1 */
+    /* the attention rows kernel without and with a mask, plus one (0: none
+       yet): its code takes every size as an argument, so the graph's
+       attentions share it and it is compiled once */
+    int32_t attention_rows_kernel[2];
     stax_program *program;
     int32_t slot_capacity, step_capacity, kernel_capacity;
     tpcommon_buf module;
@@ -854,9 +858,13 @@ static int32_t plan_attention(planner *p, int32_t r, const stax_attention_match 
         at->scale_offset[i] = scalar->offset;
         at->scale_divides[i] = match->scale_divides[i];
     }
-    int32_t kernel = add_kernel(p, r, "attention");
-    if (kernel < 0) return oom(p);
-    stax_emit_attention_rows(&p->module, p->program->kernel_names[kernel], match->mask >= 0);
+    int32_t masked = match->mask >= 0, kernel = p->attention_rows_kernel[masked] - 1;
+    if (kernel < 0) {
+        kernel = add_kernel(p, r, "attention");
+        if (kernel < 0) return oom(p);
+        stax_emit_attention_rows(&p->module, p->program->kernel_names[kernel], masked);
+        p->attention_rows_kernel[masked] = kernel + 1;
+    }
     step = &p->program->steps[p->program->num_steps - 1];
     step->kind = STAX_STEP_ATTENTION;
     step->attention.rows_kernel = kernel;
@@ -1327,6 +1335,7 @@ static int32_t plan_all(planner *p, const tp_plugin_tensor_meta *inputs, int32_t
         "\"target-features\"=\"%s\" %s}\n",
         cpu, features, cpu, features, cpu, features, STAX_ATTRS_WIDE, cpu, features, width,
         STAX_ATTRS_WIDE_NOINLINE, cpu, features, width);
+    tpcommon_buf_append(&p->module, STAX_LOOP_METADATA);
     p->program->ir = tpcommon_buf_take(&p->module);
     return p->program->ir ? TP_PLUGIN_OK : oom(p);
 }
