@@ -218,8 +218,7 @@ int loop_open_at_most(fn_ctx *f, const char *lo, const char *hi, int64_t max_tri
                                     last - first <= STAX_UNROLL_MAX_TRIPS;
     /* a decision (stax_decide): a dynamic graph's sizes are literals here,
        and its generic plan replays the choice its first sizes made */
-    if (stax_decide(f->g, few) && id < STAX_MAX_TAGGED_LOOPS)
-        f->unrollable[id / 64] |= 1ull << (id % 64);
+    if (stax_decide(f->g, few)) loop_keep_unrolling(f, id);
     if (f->num_open_loops < STAX_MAX_TAGGED_LOOPS) {
         f->open_loops[f->num_open_loops] = id;
         f->open_first_var[f->num_open_loops++] = f->next_tmp;
@@ -270,8 +269,7 @@ void var_set(fn_ctx *f, ir_val var, ir_val v) {
     if (sscanf(var.s, "%%var%d", &number) != 1) return;
     /* set inside loops it was made outside of: they carry it (reductions) */
     for (int i = 0; i < f->num_open_loops; i++)
-        if (number < f->open_first_var[i] && f->open_loops[i] < STAX_MAX_TAGGED_LOOPS)
-            f->unrollable[f->open_loops[i] / 64] |= 1ull << (f->open_loops[i] % 64);
+        if (number < f->open_first_var[i]) loop_keep_unrolling(f, f->open_loops[i]);
 }
 
 bool stax_decide(stax_emit_graph *g, bool cond) {

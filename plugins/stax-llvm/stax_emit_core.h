@@ -15,7 +15,6 @@ typedef struct ir_val {
     int32_t t; /* TP_PLUGIN_* dtype or STAX_I1 */
 } ir_val;
 
-/* One function being emitted. */
 /* Loop metadata the graph module defines once (stax_plan.c): LLVM neither
  * interleaves nor unrolls a loop whose latch is tagged with it (its loop
  * vectorizer reads llvm.loop.unroll.disable as an interleave count of one).
@@ -34,6 +33,7 @@ typedef struct ir_val {
 #define STAX_UNROLL_MAX_TRIPS 16
 #define STAX_MAX_TAGGED_LOOPS 256
 
+/* One function being emitted. */
 typedef struct fn_ctx {
     stax_emit_graph *g;
     tpcommon_buf body, allocas;
@@ -80,9 +80,10 @@ ir_val sel(fn_ctx *f, ir_val c, ir_val a, ir_val b);
 ir_val call1(fn_ctx *f, const char *fn, ir_val a);
 ir_val call2(fn_ctx *f, const char *fn, ir_val a, ir_val b);
 /* Loops over [lo, hi) with an alloca counter; the index name is written to
- * `index` (at least 32 bytes). Returns the loop id for loop_close. A loop
- * that does not run a small constant number of times (see
- * STAX_LOOP_NO_UNROLL) is not unrolled. */
+ * `index` (at least 32 bytes). Returns the loop id for loop_close, which
+ * tags the loop STAX_LOOP_NO_UNROLL unless it runs a few times known at
+ * compile, a variable made outside it is set inside it (var_set), or
+ * loop_keep_unrolling was called for it. */
 int loop_open(fn_ctx *f, const char *lo, const char *hi, char *index);
 /* loop_open for a loop known to run at most max_trips times (its bounds
  * computed in the IR: a chunk's part of a row of max_trips elements). */

@@ -21,22 +21,21 @@ static char *compiled_ir(const tp_graph *g, tp_tensor *const *in, int n, int opt
     return stax_test_read_text(path);
 }
 
-/* Back-edges of stax's loops ("br label %lhN" closing loop N, N's body
- * blocks "lbN"): how many carry loop metadata and how many do not. Only
- * branches back to a header from inside its own loop count (the first
- * branch to lhN enters it). */
+/* Where the line holding `p` starts. */
+static const char *line_start(const char *ir, const char *p) {
+    while (p > ir && p[-1] != '\n') p--;
+    return p;
+}
+
+/* Back-edges of stax's loops ("br label %lhN" right after the store of the
+ * incremented counter %lnN; the first branch to lhN enters the loop): how
+ * many carry loop metadata and how many do not. */
 static void count_back_edges(const char *ir, int *tagged, int *plain) {
     *tagged = *plain = 0;
     for (const char *p = strstr(ir, "br label %lh"); p; p = strstr(p + 1, "br label %lh")) {
-        const char *line_end = strchr(p, '\n');
-        const char *previous_store = p;
-        /* a back-edge follows the store of the incremented counter */
-        while (previous_store > ir && previous_store[-1] != '\n') previous_store--;
-        const char *before = previous_store > ir ? previous_store - 1 : ir;
-        while (before > ir && before[-1] != '\n') before--;
-        bool back = strncmp(before, "  store i64 %ln", 15) == 0;
-        if (!back) continue;
-        const char *tag = strstr(p, "!llvm.loop");
+        const char *start = line_start(ir, p);
+        if (start == ir || strncmp(line_start(ir, start - 1), "  store i64 %ln", 15) != 0) continue;
+        const char *line_end = strchr(p, '\n'), *tag = strstr(p, "!llvm.loop");
         if (tag && (!line_end || tag < line_end))
             (*tagged)++;
         else
