@@ -209,6 +209,30 @@ START_TEST(batches_sharing_a_constant_weight_match_a_double_product) {
 }
 END_TEST
 
+/* Enough rows for at least 16 row tiles per thread in every family (389:
+ * 32 tiles of 12 and a tail): the product splits by rows, each slice
+ * taking its tiles through every k block (k 300: two blocks and a partial
+ * one) without waiting for the other; separate batches (x transposed) and
+ * a fused bias and relu on the last block too. */
+START_TEST(many_rows_times_a_constant_weight_split_by_rows_match) {
+    stax_test_cache_dir();
+    weight_case plain = {.dtype = TP_F32, .batch = 1, .m = 389, .k = 300, .n = 70};
+    check_case(&plain, "matmul, many rows");
+    weight_case fused = {.dtype = TP_F32,
+                         .batch = 1,
+                         .m = 400,
+                         .k = 520,
+                         .n = 45,
+                         .linear = true,
+                         .bias = true,
+                         .relu = true};
+    check_case(&fused, "linear + bias + relu, many rows");
+    weight_case separate = {
+        .dtype = TP_F32, .batch = 2, .m = 400, .k = 300, .n = 150, .x_transposed = true};
+    check_case(&separate, "batched matmul, many rows, x transposed");
+}
+END_TEST
+
 START_TEST(f16_and_bf16_constant_weights_are_widened_once_and_match) {
     stax_test_cache_dir();
     static const tp_dtype dtypes[2] = {TP_F16, TP_BF16};
@@ -304,6 +328,7 @@ TP_TEST_SUITE(stax_gemm_prepack) {
     tcase_add_test(c, a_transposed_constant_weight_matches_a_double_product);
     tcase_add_test(c, linear_with_bias_and_relu_matches_a_double_product);
     tcase_add_test(c, batches_sharing_a_constant_weight_match_a_double_product);
+    tcase_add_test(c, many_rows_times_a_constant_weight_split_by_rows_match);
     tcase_add_test(c, f16_and_bf16_constant_weights_are_widened_once_and_match);
     tcase_add_test(c, a_weight_given_as_an_input_is_not_prepacked);
     tcase_add_test(c, few_rows_times_an_input_weight_match_a_double_product);
