@@ -189,22 +189,6 @@ static int64_t batch_offset(const stax_attention *at, int which, int64_t batch) 
     return offset;
 }
 
-/* out[c * width + r] = rows[r][c] for r < count, c < length: contiguous
- * rows into k-major strips, four columns at a time so that each row's reads
- * and each strip's writes stay in a few cache lines. */
-static void transpose_rows_into(const float *const *rows, int64_t count, int64_t length, float *out,
-                                int64_t width) {
-    int64_t c = 0;
-    for (; c + 4 <= length; c += 4)
-        for (int64_t r = 0; r < count; r++) {
-            const float *x = rows[r] + c;
-            float *o = out + c * width + r;
-            o[0] = x[0], o[width] = x[1], o[2 * width] = x[2], o[3 * width] = x[3];
-        }
-    for (; c < length; c++)
-        for (int64_t r = 0; r < count; r++) out[c * width + r] = rows[r][c];
-}
-
 /* K of one batch index as B panels of S = Q K^T: panel p holds keys
  * [p*nr, p*nr + nr), head_dim rows of nr floats, zeros past the last key. */
 static void pack_keys(const attention_call *call, const float *k, float *out) {
@@ -217,7 +201,7 @@ static void pack_keys(const attention_call *call, const float *k, float *out) {
         for (int64_t j = 0; j < cols; j++) rows[j] = k + (j0 + j) * rs;
         /* written in order; the keys are read as cols streams */
         if (cs == 1 && cols == nr)
-            transpose_rows_into(rows, nr, d, out, nr);
+            stax_pack_rows_k_major(rows, nr, d, out);
         else
             for (int64_t c = 0; c < d; c++)
                 for (int64_t j = 0; j < cols; j++) out[c * nr + j] = rows[j][c * cs];
@@ -255,34 +239,11 @@ static void pack_queries(const attention_call *call, const block_tiles *bt, cons
         const float *rows[STAX_GEMM_MAX_TILE_ROWS];
         for (int64_t r = 0; r < h; r++) rows[r] = q + (q0 + bt->row[t] + r) * rs;
         if (cs == 1)
-            transpose_rows_into(rows, h, d, strip, h);
+            stax_pack_rows_k_major(rows, h, d, strip);
         else
             for (int64_t c = 0; c < d; c++, strip += h)
                 for (int64_t r = 0; r < h; r++) strip[r] = rows[r][c * cs];
     }
-}
-
-/* rows x cols of `s` (row stride lds) into `out` column by column: the
- * tile kernels' k-major A strip. Written in order, read as `rows` streams;
- * the common heights get a loop of their own that the compiler unrolls. */
-static void transpose_rows(const float *s, int64_t lds, int64_t rows, int64_t cols, float *out) {
-#define TRANSPOSE_HEIGHT(h)                                                                        \
-    case h:                                                                                        \
-        for (int64_t k = 0; k < cols; k++, out += h)                                               \
-            for (int64_t r = 0; r < h; r++) out[r] = s[r * lds + k];                               \
-        return;
-    switch (rows) {
-        TRANSPOSE_HEIGHT(1)
-        TRANSPOSE_HEIGHT(2)
-        TRANSPOSE_HEIGHT(4)
-        TRANSPOSE_HEIGHT(6)
-        TRANSPOSE_HEIGHT(8)
-        TRANSPOSE_HEIGHT(12)
-    default:
-        for (int64_t k = 0; k < cols; k++, out += rows)
-            for (int64_t r = 0; r < rows; r++) out[r] = s[r * lds + k];
-    }
-#undef TRANSPOSE_HEIGHT
 }
 
 /* One block of keys [j0, j0 + kb) for the unit's rows. */
@@ -312,8 +273,9 @@ static void key_block(const attention_call *call, const block_tiles *bt, const a
     for (int32_t t = 0; t < bt->count; t++) {
         int64_t h = family->heights[bt->kernel[t]];
         float *strip = w->p + bt->row[t] * ldk;
-        const float *s = w->s + bt->row[t] * ldk;
-        transpose_rows(s, ldk, h, kb, strip);
+        const float *s_rows[STAX_GEMM_MAX_TILE_ROWS];
+        for (int64_t r = 0; r < h; r++) s_rows[r] = w->s + (bt->row[t] + r) * ldk;
+        stax_pack_rows_k_major(s_rows, h, kb, strip);
         stax_gemm_tile_fn tile = call->kernels->tile[bt->kernel[t]];
         for (int64_t p = 0; p < call->value_panels; p++) {
             int64_t cols = dv - p * nr < nr ? dv - p * nr : nr;

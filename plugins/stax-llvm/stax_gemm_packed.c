@@ -201,8 +201,6 @@ static void copy_floats(float *restrict dst, const float *restrict src, int64_t 
 /* The widest panel of any family (avx512's nr). */
 #define STAX_GEMM_MAX_PANEL_COLUMNS 32
 
-static void pack_a_tile_contiguous(const float *const *rows, int64_t h, int64_t kc, float *out);
-
 /* Panel p of this k block: kc rows of nr floats, zeros past n. */
 static void pack_panel(const k_block *kb, int64_t p) {
     const stax_gemm *g = kb->call->g;
@@ -233,7 +231,7 @@ static void pack_panel(const k_block *kb, int64_t p) {
          * along k, interleaved like an A tile of nr rows (4x4 transposes) */
         const float *columns[STAX_GEMM_MAX_PANEL_COLUMNS];
         for (int64_t j = 0; j < nr; j++) columns[j] = b + j * g->b_cs;
-        pack_a_tile_contiguous(columns, nr, kb->kc, out);
+        stax_pack_rows_k_major(columns, nr, kb->kc, out);
         return;
     }
     if (cols < nr) memset(out, 0, sizeof(float) * (size_t)(kb->kc * nr));
@@ -263,42 +261,6 @@ static void pack_range(void *context, int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; p++) pack_panel(kb, p);
 }
 
-/* One tile of h rows of f32 A with unit column stride: out[k * h + r] =
- * rows[r][k] (also a whole panel of a transposed B: its columns as rows). With SSE2, four k at a
- * time: 4x4 transposes for each four rows, pairs interleaved for two more, the last odd row and k
- * one by one (a scalar loop here would gather one float per cycle or worse). */
-static void pack_a_tile_contiguous(const float *const *rows, int64_t h, int64_t kc, float *out) {
-    int64_t k = 0;
-#if defined(__SSE2__)
-    for (; k + 4 <= kc; k += 4) {
-        float *o = out + k * h;
-        int64_t r = 0;
-        for (; r + 4 <= h; r += 4) {
-            __m128 v0 = _mm_loadu_ps(rows[r] + k), v1 = _mm_loadu_ps(rows[r + 1] + k);
-            __m128 v2 = _mm_loadu_ps(rows[r + 2] + k), v3 = _mm_loadu_ps(rows[r + 3] + k);
-            _MM_TRANSPOSE4_PS(v0, v1, v2, v3);
-            _mm_storeu_ps(o + r, v0);
-            _mm_storeu_ps(o + h + r, v1);
-            _mm_storeu_ps(o + 2 * h + r, v2);
-            _mm_storeu_ps(o + 3 * h + r, v3);
-        }
-        if (r + 2 <= h) {
-            __m128 a = _mm_loadu_ps(rows[r] + k), b = _mm_loadu_ps(rows[r + 1] + k);
-            __m128 low = _mm_unpacklo_ps(a, b), high = _mm_unpackhi_ps(a, b);
-            _mm_storel_pi((__m64 *)(o + r), low);
-            _mm_storeh_pi((__m64 *)(o + h + r), low);
-            _mm_storel_pi((__m64 *)(o + 2 * h + r), high);
-            _mm_storeh_pi((__m64 *)(o + 3 * h + r), high);
-            r += 2;
-        }
-        for (; r < h; r++)
-            for (int64_t j = 0; j < 4; j++) o[j * h + r] = rows[r][k + j];
-    }
-#endif
-    for (; k < kc; k++)
-        for (int64_t r = 0; r < h; r++) out[k * h + r] = rows[r][k];
-}
-
 /* Tiles [t0, t1) of A's k block into `out`: each tile h floats per k. */
 static void pack_a(const k_block *kb, int64_t t0, int64_t t1, float *out) {
     const gemm_call *call = kb->call;
@@ -315,7 +277,7 @@ static void pack_a(const k_block *kb, int64_t t0, int64_t t1, float *out) {
         const float *rows[STAX_GEMM_MAX_TILE_ROWS];
         for (int64_t r = 0; r < h; r++) rows[r] = a + r * g->a_rs;
         if (g->a_cs == 1) {
-            pack_a_tile_contiguous(rows, h, kb->kc, out);
+            stax_pack_rows_k_major(rows, h, kb->kc, out);
             out += h * kb->kc;
             continue;
         }

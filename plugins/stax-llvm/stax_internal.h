@@ -797,6 +797,11 @@ bool stax_gemm_b_shared_by_batches(const stax_gemm *gemm);
 void stax_gemm_pack_row_major_panels(const float *b, int64_t ldb, int64_t n, int64_t kc, int64_t nr,
                                      int64_t begin, int64_t end, bool skip_whole, float *out,
                                      int64_t panel_stride);
+/* out[k * h + r] = rows[r][k] for r < h, k < length: h contiguous rows into
+ * one k-major strip (an A tile; also a transposed B's whole panel, its
+ * columns as rows, and attention's packed operands), with 4x4 transposes
+ * (stax_gemm_pack_rows.c). */
+void stax_pack_rows_k_major(const float *const *rows, int64_t h, int64_t length, float *out);
 /* Element offsets of A and B for product `batch` of `gemm` (its batch strides). */
 void stax_gemm_batch_offsets(const stax_gemm *gemm, int64_t batch, int64_t *a_offset,
                              int64_t *b_offset);
