@@ -531,32 +531,29 @@ static void run_slices(const gemm_call *call, int64_t slices, tp_plugin_range_fn
 
 /* ---- rows ---- */
 
+/* Slice s's row tiles times every panel of k block kb. */
+static void sweep_slice_rows(const k_block *kb, int64_t s) {
+    const gemm_call *call = kb->call;
+    int64_t t0, t1;
+    slice_units(call, s, call->rt.count, &t0, &t1);
+    sweep(kb, t0, t1, 0, call->panels, call->a_space + s * chunk_floats(call), stage_of(call, s));
+}
+
 static void rows_range(void *context, int64_t begin, int64_t end) {
     const k_block *kb = context;
-    const gemm_call *call = kb->call;
-    for (int64_t s = begin; s < end; s++) {
-        int64_t t0, t1;
-        slice_units(call, s, call->rt.count, &t0, &t1);
-        sweep(kb, t0, t1, 0, call->panels, call->a_space + s * chunk_floats(call),
-              stage_of(call, s));
-    }
+    for (int64_t s = begin; s < end; s++) sweep_slice_rows(kb, s);
 }
 
 /* B packed whole before the call: no k block waits for a shared packing,
  * so each slice runs its row tiles through every product and k block. */
 static void rows_every_block_range(void *context, int64_t begin, int64_t end) {
     const gemm_call *call = context;
-    const stax_gemm *g = call->g;
-    for (int64_t s = begin; s < end; s++) {
-        int64_t t0, t1;
-        slice_units(call, s, call->rt.count, &t0, &t1);
-        for (int64_t batch = 0; batch < g->batch; batch++)
-            for (int64_t pc = 0; pc < g->k; pc += call->kc_max) {
+    for (int64_t s = begin; s < end; s++)
+        for (int64_t batch = 0; batch < call->g->batch; batch++)
+            for (int64_t pc = 0; pc < call->g->k; pc += call->kc_max) {
                 k_block kb = block_of(call, batch, pc, call->b_space, 0);
-                sweep(&kb, t0, t1, 0, call->panels, call->a_space + s * chunk_floats(call),
-                      stage_of(call, s));
+                sweep_slice_rows(&kb, s);
             }
-    }
 }
 
 static void run_by_rows(gemm_call *call) {
@@ -568,11 +565,11 @@ static void run_by_rows(gemm_call *call) {
         run_slices(call, slices, rows_every_block_range, call);
         return;
     }
+    /* per k block: the threads pack its panels together, then sweep them */
     for (int64_t batch = 0; batch < g->batch; batch++)
         for (int64_t pc = 0; pc < g->k; pc += call->kc_max) {
             k_block kb = block_of(call, batch, pc, call->b_space, 0);
-            if (call->b_packed) { /* nothing to pack */
-            } else if (parallel && call->panels > 1)
+            if (parallel && call->panels > 1)
                 call->host->parallel_for(call->panels,
                                          stax_grain(call->host, call->panels, 1, call->threads),
                                          pack_range, &kb);
