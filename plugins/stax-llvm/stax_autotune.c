@@ -60,6 +60,7 @@ static int32_t load_family(const tp_plugin_host *host, const stax_gemm_family *f
     for (int32_t i = 0; i < family->num_heights; i++) {
         out->tile[i] = library.tiles[i], out->strided[i] = library.strided[i];
         out->offset[i] = library.offset[i];
+        out->streaming[i] = library.streaming[i];
     }
     memcpy(out->gemv, library.gemv, sizeof out->gemv);
     memcpy(out->gemv_dot, library.gemv_dot, sizeof out->gemv_dot);

@@ -585,6 +585,7 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
             exe->gemm_kernels.tile[i] = exe->gemm_library.tiles[i];
             exe->gemm_kernels.strided[i] = exe->gemm_library.strided[i];
             exe->gemm_kernels.offset[i] = exe->gemm_library.offset[i];
+            exe->gemm_kernels.streaming[i] = exe->gemm_library.streaming[i];
         }
         memcpy(exe->gemm_kernels.gemv, exe->gemm_library.gemv, sizeof exe->gemm_kernels.gemv);
         memcpy(exe->gemm_kernels.gemv_dot, exe->gemm_library.gemv_dot,

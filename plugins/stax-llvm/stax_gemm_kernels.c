@@ -16,6 +16,14 @@
  * only (nr columns of B exist), so its B loads need no mask. A third twin
  * reads B row k at b + boff[k] (a table of kc offsets): the rows of a conv's
  * taps over its padded input (stax_conv_shifted.c), any order, any gaps.
+ * A fourth, the streaming twin, also prefetches into L2 the kc / 2 cache
+ * lines from its last argument on, one every second k step: the driver
+ * points it at the part of the next panel of a B packed at compile (so
+ * read from memory) that this tile's turn fetches, and the weight arrives
+ * spread over the previous panel's tiles. (A burst of prefetches between
+ * two tile calls gained almost nothing: it filled the line fill buffers
+ * that the kernel's own loads need. The plain kernel does not prefetch: a
+ * prefetch per k step of lines already in cache cost sgemm-1024 2-4%.)
  *
  * The IR is plain vector IR for the JIT's target (the host): <16 x float>
  * becomes zmm code where the host has AVX-512 and pairs of ymm operations
@@ -117,19 +125,11 @@ void stax_gemm_family_blocking(const tp_plugin_host *host, const stax_gemm_famil
     if (*mc < family->mr) *mc = family->mr;
 }
 
-void stax_gemm_family_kernel_name(const stax_gemm_family *family, int32_t height, char *name,
-                                  size_t size) {
-    snprintf(name, size, "STAXKEY_gemm_%s_h%d", family->name, (int)height);
-}
-
-void stax_gemm_family_strided_kernel_name(const stax_gemm_family *family, int32_t height,
-                                          char *name, size_t size) {
-    snprintf(name, size, "STAXKEY_gemm_%s_h%d_strided_b", family->name, (int)height);
-}
-
-void stax_gemm_family_offset_kernel_name(const stax_gemm_family *family, int32_t height, char *name,
-                                         size_t size) {
-    snprintf(name, size, "STAXKEY_gemm_%s_h%d_offset_b", family->name, (int)height);
+void stax_gemm_family_kernel_name(const stax_gemm_family *family, int32_t height,
+                                  stax_gemm_twin twin, char *name, size_t size) {
+    static const char *const suffixes[STAX_GEMM_TWINS] = {"", "_strided_b", "_offset_b",
+                                                          "_streaming_b"};
+    snprintf(name, size, "STAXKEY_gemm_%s_h%d%s", family->name, (int)height, suffixes[twin]);
 }
 
 /* ---- IR ---- */
@@ -137,8 +137,9 @@ void stax_gemm_family_offset_kernel_name(const stax_gemm_family *family, int32_t
 typedef struct tile_shape {
     int height, width, vectors; /* rows, lanes per vector, vectors per row */
     bool fma;
-    bool strided_b; /* B rows ldb floats apart (an extra i64 %ldb), not nr */
-    bool offset_b;  /* B row k at boff[k] floats (an extra ptr %boff to i64s), not k * nr */
+    bool strided_b;   /* B rows ldb floats apart (an extra i64 %ldb), not nr */
+    bool offset_b;    /* B row k at boff[k] floats (an extra ptr %boff to i64s), not k * nr */
+    bool streaming_b; /* an extra ptr %pf: line k / 2 from there prefetched in step k */
 } tile_shape;
 
 /* %TO{r}_{h} = %FROM{r}_{h} + A value r * B vector h (names of one k step
@@ -174,6 +175,15 @@ static void emit_k_step(tpcommon_buf *m, const tile_shape *s, const char *k, con
                             tag, k, tag, tag);
     else
         tpcommon_buf_printf(m, "  %%bo%s = mul i64 %%%s, %d\n", tag, k, nr);
+    if (s->streaming_b)
+        /* line k / 2 of the caller's prefetch stream (duplicates for odd k
+         * are a uop each, cheaper than a branch) */
+        tpcommon_buf_printf(m,
+                            "  %%pfl%s = lshr i64 %%%s, 1\n"
+                            "  %%pfb%s = shl i64 %%pfl%s, 6\n"
+                            "  %%pfa%s = getelementptr i8, ptr %%pf, i64 %%pfb%s\n"
+                            "  call void @llvm.prefetch.p0(ptr %%pfa%s, i32 0, i32 2, i32 1)\n",
+                            tag, k, tag, tag, tag, tag, tag);
     for (int h = 0; h < s->vectors; h++)
         tpcommon_buf_printf(m,
                             "  %%bq%d%s = add i64 %%bo%s, %d\n"
@@ -361,9 +371,10 @@ static void emit_tile_kernel(tpcommon_buf *m, const char *name, const tile_shape
                         "i64 %%ldc, i64 %%kc, i64 %%acc, i64 %%cols%s) #0 {\n"
                         "entry:\n",
                         name,
-                        s->strided_b  ? ", i64 %ldb"
-                        : s->offset_b ? ", ptr noalias %boff"
-                                      : "");
+                        s->strided_b     ? ", i64 %ldb"
+                        : s->offset_b    ? ", ptr noalias %boff"
+                        : s->streaming_b ? ", ptr %pf"
+                                         : "");
     emit_c_prefetch(m, s);
     tpcommon_buf_printf(m, "  br label %%loop\n");
     emit_k_loop(m, s);
@@ -394,16 +405,18 @@ void stax_emit_gemm_family_kernels(tpcommon_buf *m, const stax_gemm_family *fami
                         "<%d x i1>)\n"
                         "declare void @llvm.prefetch.p0(ptr, i32, i32, i32)\n\n",
                         w, w, w, w, w, w, w);
-    for (int32_t i = 0; i < family->num_heights; i++) {
-        tile_shape shape = {family->heights[i], w, family->nr / w, family->fma, false, false};
-        char name[96];
-        stax_gemm_family_kernel_name(family, family->heights[i], name, sizeof name);
-        emit_tile_kernel(m, name, &shape);
-        shape.strided_b = true;
-        stax_gemm_family_strided_kernel_name(family, family->heights[i], name, sizeof name);
-        emit_tile_kernel(m, name, &shape);
-        shape.strided_b = false, shape.offset_b = true;
-        stax_gemm_family_offset_kernel_name(family, family->heights[i], name, sizeof name);
-        emit_tile_kernel(m, name, &shape);
-    }
+    for (int32_t i = 0; i < family->num_heights; i++)
+        for (int twin = 0; twin < STAX_GEMM_TWINS; twin++) {
+            tile_shape shape = {family->heights[i],
+                                w,
+                                family->nr / w,
+                                family->fma,
+                                twin == STAX_GEMM_STRIDED_B,
+                                twin == STAX_GEMM_OFFSET_B,
+                                twin == STAX_GEMM_STREAMING_B};
+            char name[96];
+            stax_gemm_family_kernel_name(family, family->heights[i], (stax_gemm_twin)twin, name,
+                                         sizeof name);
+            emit_tile_kernel(m, name, &shape);
+        }
 }

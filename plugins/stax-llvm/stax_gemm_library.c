@@ -71,27 +71,21 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
     const char *graph_dump_ir = graph ? graph->dump_ir : NULL;
     bool dumping =
         graph && ((graph->dump_ir && *graph->dump_ir) || (graph->dump_asm && *graph->dump_asm));
-    char tile_names[STAX_GEMM_MAX_HEIGHTS][96], strided_names[STAX_GEMM_MAX_HEIGHTS][96];
-    char offset_names[STAX_GEMM_MAX_HEIGHTS][96];
+    char tile_names[STAX_GEMM_MAX_HEIGHTS][STAX_GEMM_TWINS][96];
     char gemv_names[2 * STAX_GEMV_MAX_ROWS][96];
-    const char *names[2 + 3 * STAX_GEMM_MAX_HEIGHTS + 2 * STAX_GEMV_MAX_ROWS];
-    void *addresses[2 + 3 * STAX_GEMM_MAX_HEIGHTS + 2 * STAX_GEMV_MAX_ROWS] = {0};
+    const char *names[2 + STAX_GEMM_TWINS * STAX_GEMM_MAX_HEIGHTS + 2 * STAX_GEMV_MAX_ROWS];
+    void *addresses[2 + STAX_GEMM_TWINS * STAX_GEMM_MAX_HEIGHTS + 2 * STAX_GEMV_MAX_ROWS] = {0};
     int32_t count = 0;
     if (legacy) {
         names[count++] = STAX_GEMM_KERNEL_NAME;
         names[count++] = STAX_GEMM_KERNEL4_NAME;
     }
-    for (int32_t i = 0; family && i < family->num_heights; i++) {
-        stax_gemm_family_kernel_name(family, family->heights[i], tile_names[i],
-                                     sizeof tile_names[i]);
-        names[count++] = tile_names[i];
-        stax_gemm_family_strided_kernel_name(family, family->heights[i], strided_names[i],
-                                             sizeof strided_names[i]);
-        names[count++] = strided_names[i];
-        stax_gemm_family_offset_kernel_name(family, family->heights[i], offset_names[i],
-                                            sizeof offset_names[i]);
-        names[count++] = offset_names[i];
-    }
+    for (int32_t i = 0; family && i < family->num_heights; i++)
+        for (int twin = 0; twin < STAX_GEMM_TWINS; twin++) {
+            stax_gemm_family_kernel_name(family, family->heights[i], (stax_gemm_twin)twin,
+                                         tile_names[i][twin], sizeof tile_names[i][twin]);
+            names[count++] = tile_names[i][twin];
+        }
     for (int32_t r = 0; family && r < STAX_GEMV_MAX_ROWS; r++) {
         char *row_name = gemv_names[2 * r], *dot_name = gemv_names[2 * r + 1];
         stax_gemv_kernel_name(family, r + 1, row_name, sizeof gemv_names[0]);
@@ -123,6 +117,7 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
         out->tiles[i] = (stax_gemm_tile_fn)(uintptr_t)addresses[at++];
         out->strided[i] = (stax_gemm_strided_tile_fn)(uintptr_t)addresses[at++];
         out->offset[i] = (stax_gemm_offset_tile_fn)(uintptr_t)addresses[at++];
+        out->streaming[i] = (stax_gemm_streaming_tile_fn)(uintptr_t)addresses[at++];
     }
     for (int32_t r = 0; family && r < STAX_GEMV_MAX_ROWS; r++) {
         out->gemv[r] = (stax_gemv_fn)(uintptr_t)addresses[at++];

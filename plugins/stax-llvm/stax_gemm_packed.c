@@ -416,18 +416,50 @@ static const float *a_chunk_of(const k_block *kb, int64_t c0, int64_t c1, float 
     return a_buffer;
 }
 
-/* One tile (kernel `kernel`, A at a) times panel p into c, ldc floats a row. */
+/* With B packed at compile (a weight, read from memory by every call; a B
+ * packed by the call is in cache already), the panel that a sweep over
+ * panels [p0, p1) of k block kb takes after panel p, once the row tiles of
+ * the chunk ending at tile c1 (of t1) are done with it: panel p + 1; after
+ * p1 - 1, panel p0 for the next chunk of rows, or panel p0 of the next k
+ * block; NULL after the last. */
+static const float *panel_after(const k_block *kb, int64_t p, int64_t p0, int64_t p1, int64_t c1,
+                                int64_t t1) {
+    const gemm_call *call = kb->call;
+    if (!call->b_packed) return NULL;
+    if (p + 1 < p1) return kb->packed + (p + 1) * kb->panel_stride;
+    if (c1 < t1) return kb->packed + p0 * kb->panel_stride;
+    int64_t pc = kb->pc + kb->kc;
+    if (pc >= call->g->k) return NULL;
+    int64_t kc = call->g->k - pc < call->kc_max ? call->g->k - pc : call->kc_max;
+    return call->b_packed + whole_b_block(call, pc) + p0 * kc * call->nr;
+}
+
+/* The part of panel `next` (NULL: none) that the turn-th tile over the
+ * current panel prefetches (NULL: none): the streaming tile kernels fetch
+ * kc / 2 lines each, so consecutive tiles take consecutive parts until
+ * the panel is covered. */
+static const float *prefetch_part(const k_block *kb, const float *next, int64_t turn) {
+    int64_t lines = (kb->kc + 1) / 2, panel_lines = kb->kc * kb->call->nr / 16;
+    if (!next || turn * lines >= panel_lines) return NULL;
+    return next + turn * lines * 16;
+}
+
+/* One tile (kernel `kernel`, A at a) times panel p into c, ldc floats a row,
+ * prefetching from `prefetch` (NULL: nothing to fetch). */
 static void run_tile(const k_block *kb, int32_t kernel, const float *a, int64_t p, float *c,
-                     int64_t ldc) {
+                     int64_t ldc, const float *prefetch) {
     const gemm_call *call = kb->call;
     const stax_gemm *g = call->g;
     int64_t j0 = p * call->nr, cols = g->n - j0 < call->nr ? g->n - j0 : call->nr;
+    const float *panel = kb->packed + (p - kb->panel0) * kb->panel_stride;
     if (call->b_in_place && cols == call->nr)
         call->kernels->strided[kernel](a, kb->b + j0, c, ldc, kb->kc, kb->first ? 0 : 1, cols,
                                        g->b_rs);
+    else if (prefetch && call->kernels->streaming[kernel])
+        call->kernels->streaming[kernel](a, panel, c, ldc, kb->kc, kb->first ? 0 : 1, cols,
+                                         prefetch);
     else
-        call->kernels->tile[kernel](a, kb->packed + (p - kb->panel0) * kb->panel_stride, c, ldc,
-                                    kb->kc, kb->first ? 0 : 1, cols);
+        call->kernels->tile[kernel](a, panel, c, ldc, kb->kc, kb->first ? 0 : 1, cols);
 }
 
 /* B's floats (kc rows of a block of panels) that a staged block keeps in L2
@@ -462,7 +494,7 @@ static void sweep_staged(const k_block *kb, int64_t t0, int64_t t1, int64_t p0, 
                 int64_t row = stax_gemm_tile_row(&call->rt, t),
                         h = call->kernels->family->heights[kernel];
                 for (int64_t p = q0; p < q1; p++)
-                    run_tile(kb, kernel, a, p, stage + (p - q0) * call->nr, width);
+                    run_tile(kb, kernel, a, p, stage + (p - q0) * call->nr, width, NULL);
                 finish_staged(kb, stage, width, row, row + h, q0, q1);
                 a += h * kb->kc;
             }
@@ -492,10 +524,12 @@ static void sweep(const k_block *kb, int64_t t0, int64_t t1, int64_t p0, int64_t
             int64_t q1 = q0 + group < p1 ? q0 + group : p1;
             for (int64_t p = q0; p < q1; p++) {
                 const float *a = a_chunk;
+                const float *next = panel_after(kb, p, p0, p1, c1, t1);
                 for (int64_t t = c0; t < c1; t++) {
                     int32_t kernel = stax_gemm_tile_kernel(&call->rt, t);
                     run_tile(kb, kernel, a, p,
-                             kb->c + stax_gemm_tile_row(&call->rt, t) * g->n + p * call->nr, g->n);
+                             kb->c + stax_gemm_tile_row(&call->rt, t) * g->n + p * call->nr, g->n,
+                             prefetch_part(kb, next, t - c0));
                     a += call->kernels->family->heights[kernel] * kb->kc;
                 }
             }

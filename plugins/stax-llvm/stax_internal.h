@@ -370,16 +370,17 @@ int32_t stax_gemm_family_choose(const tp_plugin_host *host, const char *features
 /* kc and mc: the family's, or STAX_GEMM_KC / STAX_GEMM_MC when set. */
 void stax_gemm_family_blocking(const tp_plugin_host *host, const stax_gemm_family *family,
                                int64_t *kc, int64_t *mc);
-void stax_gemm_family_kernel_name(const stax_gemm_family *family, int32_t height, char *name,
-                                  size_t size);
-/* The name of the tile kernel of `height` rows that reads B in place
- * (stax_gemm_strided_tile_fn). */
-void stax_gemm_family_strided_kernel_name(const stax_gemm_family *family, int32_t height,
-                                          char *name, size_t size);
-/* The name of the tile kernel of `height` rows that reads B's rows at a
- * table of offsets (stax_gemm_offset_tile_fn). */
-void stax_gemm_family_offset_kernel_name(const stax_gemm_family *family, int32_t height, char *name,
-                                         size_t size);
+/* A tile kernel and its twins (stax_gemm_kernels.c): */
+typedef enum stax_gemm_twin {
+    STAX_GEMM_PACKED_B,    /* stax_gemm_tile_fn */
+    STAX_GEMM_STRIDED_B,   /* B read in place: stax_gemm_strided_tile_fn */
+    STAX_GEMM_OFFSET_B,    /* B's rows at a table of offsets: stax_gemm_offset_tile_fn */
+    STAX_GEMM_STREAMING_B, /* prefetching the next panel: stax_gemm_streaming_tile_fn */
+    STAX_GEMM_TWINS
+} stax_gemm_twin;
+/* The name of the `twin` tile kernel of `height` rows. */
+void stax_gemm_family_kernel_name(const stax_gemm_family *family, int32_t height,
+                                  stax_gemm_twin twin, char *name, size_t size);
 /* The family's tile kernels (and the intrinsics they need) into `module`. */
 void stax_emit_gemm_family_kernels(tpcommon_buf *module, const stax_gemm_family *family);
 
@@ -595,6 +596,14 @@ void stax_gemm_run(const tp_plugin_host *host, const stax_gemm *gemm, void **slo
 typedef void (*stax_gemm_tile_fn)(const float *a, const float *b, float *c, int64_t ldc, int64_t kc,
                                   int64_t accumulate, int64_t cols);
 
+/* As stax_gemm_tile_fn, prefetching into L2 the kc / 2 cache lines from
+ * `prefetch` on, one every second k step (any address: a prefetch never
+ * faults): the part of the next panel of a B streamed from memory that
+ * this tile's turn fetches. */
+typedef void (*stax_gemm_streaming_tile_fn)(const float *a, const float *b, float *c, int64_t ldc,
+                                            int64_t kc, int64_t accumulate, int64_t cols,
+                                            const float *prefetch);
+
 /* As stax_gemm_tile_fn with B read in place: kc rows of (at least) nr
  * floats, ldb floats apart (a row-major B, unpacked). */
 typedef void (*stax_gemm_strided_tile_fn)(const float *a, const float *b, float *c, int64_t ldc,
@@ -620,7 +629,8 @@ typedef struct stax_gemm_kernels {
     const stax_gemm_family *family;
     stax_gemm_tile_fn tile[STAX_GEMM_MAX_HEIGHTS];
     stax_gemm_strided_tile_fn strided[STAX_GEMM_MAX_HEIGHTS];
-    stax_gemm_offset_tile_fn offset[STAX_GEMM_MAX_HEIGHTS]; /* B rows at a table's offsets */
+    stax_gemm_offset_tile_fn offset[STAX_GEMM_MAX_HEIGHTS];       /* B rows at a table's offsets */
+    stax_gemm_streaming_tile_fn streaming[STAX_GEMM_MAX_HEIGHTS]; /* prefetching the next panel */
     int64_t kc, mc;
     stax_gemv_fn gemv[STAX_GEMV_MAX_ROWS];     /* gemv[r - 1]: r rows; NULL: none loaded */
     stax_gemv_fn gemv_dot[STAX_GEMV_MAX_ROWS]; /* the same with B read by columns (ldb: the
@@ -633,10 +643,11 @@ typedef struct stax_gemm_library {
     stax_module *module;                            /* NULL when the program has no matmul */
     stax_ukernel_fn ukernels[2];                    /* legacy: 6-row, 4-row */
     stax_gemm_tile_fn tiles[STAX_GEMM_MAX_HEIGHTS]; /* family->heights[i] rows */
-    stax_gemm_strided_tile_fn strided[STAX_GEMM_MAX_HEIGHTS]; /* their in-place-B twins */
-    stax_gemm_offset_tile_fn offset[STAX_GEMM_MAX_HEIGHTS];   /* their B-by-offsets twins */
-    stax_gemv_fn gemv[STAX_GEMV_MAX_ROWS];                    /* gemv[r - 1]: r rows */
-    stax_gemv_fn gemv_dot[STAX_GEMV_MAX_ROWS];                /* B read by columns */
+    stax_gemm_strided_tile_fn strided[STAX_GEMM_MAX_HEIGHTS];     /* their in-place-B twins */
+    stax_gemm_offset_tile_fn offset[STAX_GEMM_MAX_HEIGHTS];       /* their B-by-offsets twins */
+    stax_gemm_streaming_tile_fn streaming[STAX_GEMM_MAX_HEIGHTS]; /* their prefetching twins */
+    stax_gemv_fn gemv[STAX_GEMV_MAX_ROWS];                        /* gemv[r - 1]: r rows */
+    stax_gemv_fn gemv_dot[STAX_GEMV_MAX_ROWS];                    /* B read by columns */
     int cache_hit; /* as stax_jit_load's, or 3: the prebuilt object beside the plugin */
 } stax_gemm_library;
 

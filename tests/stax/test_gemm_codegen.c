@@ -3,7 +3,9 @@
  * host's target attributes removed, compiled by LLVM's llc for Zen 4
  * (avx512) and Zen 3 (avx2). The k loop of the tallest tile must hold every
  * accumulator in a register (one FMA per accumulator on the family's
- * vector registers) and touch no stack (no spills); likewise the gemv
+ * vector registers) and touch no stack (no spills), and so must its
+ * streaming twin's, which also prefetches one line per k step (the plain
+ * kernel none); likewise the gemv
  * kernels' column loop (stax_gemv_kernels.c). Built where CMake found
  * llc (STAX_TEST_LLC); the AVX-512 kernels' results are checked on every
  * host by test_gemm.c. */
@@ -83,10 +85,11 @@ static const char *find_loop_block(const char *function, const char *loop) {
     return NULL;
 }
 
-/* Counts FMAs on `fma_register` and stack accesses in the block labelled
- * "# %LOOP" (the tile kernels' k loop: body) of function `name`. */
+/* Counts FMAs on `fma_register`, stack accesses and L2 prefetches in the
+ * block labelled "# %LOOP" (the tile kernels' k loop: body) of function
+ * `name`. */
 static void loop_counts(const char *assembly, const char *name, const char *loop,
-                        const char *fma_register, int *fmas, int *stack) {
+                        const char *fma_register, int *fmas, int *stack, int *prefetches) {
     char label[200];
     snprintf(label, sizeof label, "%s:", name);
     const char *function = strstr(assembly, label);
@@ -95,7 +98,7 @@ static void loop_counts(const char *assembly, const char *name, const char *loop
     ck_assert_msg(body != NULL, "%s has no loop %s", name, loop);
     const char *end = strstr(body, "\n.LBB");
     ck_assert_ptr_nonnull(end);
-    *fmas = 0, *stack = 0;
+    *fmas = 0, *stack = 0, *prefetches = 0;
     for (const char *line = strchr(body, '\n') + 1; line && line < end;
          line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
         const char *eol = strchr(line, '\n');
@@ -104,6 +107,7 @@ static void loop_counts(const char *assembly, const char *name, const char *loop
         snprintf(text, sizeof text, "%.*s", (int)(length < 255 ? length : 255), line);
         if (strstr(text, "vfmadd") && strstr(text, fma_register)) (*fmas)++;
         if (strstr(text, "(%rsp)")) (*stack)++;
+        if (strstr(text, "prefetcht1")) (*prefetches)++;
     }
 }
 
@@ -122,13 +126,22 @@ static void check_family(const char *family, const char *cpu, const char *fma_re
     char name[160];
     int tallest = strcmp(family, "avx512") ? 6 : 12;
     snprintf(name, sizeof name, "%.*s%d", (int)(at - start) + (int)strlen(suffix), start, tallest);
-    int fmas, stack;
-    loop_counts(assembly, name, "body", fma_register, &fmas, &stack);
-    ck_assert_msg(fmas > 0 && fmas % accumulators == 0,
-                  "%s on %s: %d %s FMAs in the k loop, want a multiple of %d", family, cpu, fmas,
-                  fma_register, accumulators);
-    ck_assert_msg(stack == 0, "%s on %s: the k loop touches the stack %d times (spills)", family,
-                  cpu, stack);
+    /* the plain kernel, then its streaming twin, which also prefetches the
+     * next panel's lines into L2, one prefetch per k step */
+    for (int streaming = 0; streaming < 2; streaming++) {
+        char kernel[200];
+        snprintf(kernel, sizeof kernel, "%s%s", name, streaming ? "_streaming_b" : "");
+        int fmas, stack, prefetches;
+        loop_counts(assembly, kernel, "body", fma_register, &fmas, &stack, &prefetches);
+        ck_assert_msg(fmas > 0 && fmas % accumulators == 0,
+                      "%s on %s: %d %s FMAs in the k loop, want a multiple of %d", kernel, cpu,
+                      fmas, fma_register, accumulators);
+        ck_assert_msg(stack == 0, "%s on %s: the k loop touches the stack %d times (spills)",
+                      kernel, cpu, stack);
+        int want = streaming ? fmas / accumulators : 0;
+        ck_assert_msg(prefetches == want, "%s on %s: %d prefetcht1 in the k loop, want %d", kernel,
+                      cpu, prefetches, want);
+    }
     free(ir);
     free(assembly);
 }
@@ -151,8 +164,9 @@ static void check_gemv(const char *family, const char *kind, const char *cpu,
     while (start > assembly && start[-1] != '\n' && start[-1] != ' ' && start[-1] != '\t') start--;
     char name[160];
     snprintf(name, sizeof name, "%.*s%d", (int)(at - start) + (int)strlen(suffix), start, rows);
-    int fmas, stack;
-    loop_counts(assembly, name, *kind ? "gkbody" : "gjbody", fma_register, &fmas, &stack);
+    int fmas, stack, prefetches;
+    loop_counts(assembly, name, *kind ? "gkbody" : "gjbody", fma_register, &fmas, &stack,
+                &prefetches);
     ck_assert_msg(fmas > 0 && fmas % (4 * rows) == 0,
                   "%s gemv, %d rows, on %s: %d %s FMAs in the column loop, want a multiple of %d",
                   family, rows, cpu, fmas, fma_register, 4 * rows);
