@@ -56,15 +56,7 @@ static int32_t load_family(const tp_plugin_host *host, const stax_gemm_family *f
     int32_t status = stax_gemm_library_load(host, false, family, NULL, &library, error, error_size);
     if (status != TP_PLUGIN_OK) return status;
     *module = library.module;
-    out->family = family;
-    for (int32_t i = 0; i < family->num_heights; i++) {
-        out->tile[i] = library.tiles[i], out->strided[i] = library.strided[i];
-        out->offset[i] = library.offset[i];
-        out->streaming[i] = library.streaming[i];
-    }
-    memcpy(out->gemv, library.gemv, sizeof out->gemv);
-    memcpy(out->gemv_dot, library.gemv_dot, sizeof out->gemv_dot);
-    stax_gemm_family_blocking(host, family, &out->kc, &out->mc);
+    stax_gemm_kernels_from_library(host, family, &library, out);
     return TP_PLUGIN_OK;
 }
 

@@ -579,19 +579,8 @@ static int32_t compile_graph(const tp_plugin_host *host, const tp_plugin_graph *
                                         error, error_size);
     if (status == TP_PLUGIN_OK && prog->uses_gemm)
         for (int i = 0; i < 2; i++) exe->ukernels[i] = exe->gemm_library.ukernels[i];
-    if (status == TP_PLUGIN_OK && family) {
-        exe->gemm_kernels.family = family;
-        for (int32_t i = 0; i < family->num_heights; i++) {
-            exe->gemm_kernels.tile[i] = exe->gemm_library.tiles[i];
-            exe->gemm_kernels.strided[i] = exe->gemm_library.strided[i];
-            exe->gemm_kernels.offset[i] = exe->gemm_library.offset[i];
-            exe->gemm_kernels.streaming[i] = exe->gemm_library.streaming[i];
-        }
-        memcpy(exe->gemm_kernels.gemv, exe->gemm_library.gemv, sizeof exe->gemm_kernels.gemv);
-        memcpy(exe->gemm_kernels.gemv_dot, exe->gemm_library.gemv_dot,
-               sizeof exe->gemm_kernels.gemv_dot);
-        stax_gemm_family_blocking(host, family, &exe->gemm_kernels.kc, &exe->gemm_kernels.mc);
-    }
+    if (status == TP_PLUGIN_OK && family)
+        stax_gemm_kernels_from_library(host, family, &exe->gemm_library, &exe->gemm_kernels);
     library_done = stax_clock_ms();
     if (status == TP_PLUGIN_OK && bind_program(exe) != TP_PLUGIN_OK)
         status = tpcommon_error(error, error_size, "stax: out of memory");

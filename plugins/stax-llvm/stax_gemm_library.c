@@ -114,10 +114,12 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
     if (legacy)
         for (int i = 0; i < 2; i++) out->ukernels[i] = (stax_ukernel_fn)(uintptr_t)addresses[at++];
     for (int32_t i = 0; family && i < family->num_heights; i++) {
-        out->tiles[i] = (stax_gemm_tile_fn)(uintptr_t)addresses[at++];
-        out->strided[i] = (stax_gemm_strided_tile_fn)(uintptr_t)addresses[at++];
-        out->offset[i] = (stax_gemm_offset_tile_fn)(uintptr_t)addresses[at++];
-        out->streaming[i] = (stax_gemm_streaming_tile_fn)(uintptr_t)addresses[at++];
+        void **twins = addresses + at; /* in the order the names loop gave them */
+        out->tiles[i] = (stax_gemm_tile_fn)(uintptr_t)twins[STAX_GEMM_PACKED_B];
+        out->strided[i] = (stax_gemm_strided_tile_fn)(uintptr_t)twins[STAX_GEMM_STRIDED_B];
+        out->offset[i] = (stax_gemm_offset_tile_fn)(uintptr_t)twins[STAX_GEMM_OFFSET_B];
+        out->streaming[i] = (stax_gemm_streaming_tile_fn)(uintptr_t)twins[STAX_GEMM_STREAMING_B];
+        at += STAX_GEMM_TWINS;
     }
     for (int32_t r = 0; family && r < STAX_GEMV_MAX_ROWS; r++) {
         out->gemv[r] = (stax_gemv_fn)(uintptr_t)addresses[at++];
@@ -125,4 +127,16 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
     }
     out->cache_hit = cache_hit;
     return TP_PLUGIN_OK;
+}
+
+void stax_gemm_kernels_from_library(const tp_plugin_host *host, const stax_gemm_family *family,
+                                    const stax_gemm_library *library, stax_gemm_kernels *out) {
+    out->family = family;
+    memcpy(out->tile, library->tiles, sizeof out->tile);
+    memcpy(out->strided, library->strided, sizeof out->strided);
+    memcpy(out->offset, library->offset, sizeof out->offset);
+    memcpy(out->streaming, library->streaming, sizeof out->streaming);
+    memcpy(out->gemv, library->gemv, sizeof out->gemv);
+    memcpy(out->gemv_dot, library->gemv_dot, sizeof out->gemv_dot);
+    stax_gemm_family_blocking(host, family, &out->kc, &out->mc);
 }

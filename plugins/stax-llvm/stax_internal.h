@@ -651,6 +651,11 @@ typedef struct stax_gemm_library {
     int cache_hit; /* as stax_jit_load's, or 3: the prebuilt object beside the plugin */
 } stax_gemm_library;
 
+/* A family's kernels as the drivers take them: the library's tile kernels,
+ * their twins and gemv kernels, with the family's blocking (kc, mc). */
+void stax_gemm_kernels_from_library(const tp_plugin_host *host, const stax_gemm_family *family,
+                                    const stax_gemm_library *library, stax_gemm_kernels *out);
+
 /* Loads the legacy pair (`legacy`) and/or `family`'s tile kernels; a module
  * reference goes to out->module (stax_module_release drops it). With the
  * graph's dump_ir path (`graph`: the graph's JIT options, or NULL), the
