@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "stax_internal.h"
+#include "stax_kernel_bodies.h"
 
 /* Keys per block: S and P of a unit are query block x this many floats. */
 #define ATTENTION_KEY_BLOCK 256
@@ -38,7 +39,7 @@ void stax_emit_attention_rows(tpcommon_buf *m, const char *name, bool has_mask) 
     tpcommon_buf_printf(
         m,
         "define void @%s(ptr noalias %%s, i64 %%lds, i64 %%rows, i64 %%cols, ptr noalias %%mask, "
-        "i64 %%mrs, float %%scale, ptr noalias %%mx, ptr noalias %%sm, ptr noalias %%fac) #0 {\n"
+        "i64 %%mrs, float %%scale, ptr noalias %%mx, ptr noalias %%sm, ptr noalias %%fac) #%d {\n"
         "entry:\n  br label %%row\n"
         "row:\n  %%r = phi i64 [0, %%entry], [%%rn, %%rowend]\n"
         "  %%more = icmp slt i64 %%r, %%rows\n  br i1 %%more, label %%rowbody, label %%exit\n"
@@ -53,7 +54,7 @@ void stax_emit_attention_rows(tpcommon_buf *m, const char *name, bool has_mask) 
         "  %%sp = getelementptr inbounds float, ptr %%srow, i64 %%j\n"
         "  %%sv = load float, ptr %%sp, align 4\n"
         "  %%x0 = fmul float %%sv, %%scale\n",
-        name);
+        name, STAX_ATTRS_WIDE);
     if (has_mask)
         tpcommon_buf_printf(m, "  %%mp = getelementptr inbounds float, ptr %%mrow, i64 %%j\n"
                                "  %%mv = load float, ptr %%mp, align 4\n"
@@ -84,9 +85,14 @@ void stax_emit_attention_rows(tpcommon_buf *m, const char *name, bool has_mask) 
            "  %%accn = fadd reassoc contract float %%acc, %%e\n"
            "  %%kn = add i64 %%k, 1\n  %%km = icmp slt i64 %%kn, %%cols\n"
            "  br i1 %%km, label %%exps, label %%stats\n"
-           "stats:\n  %%shift = fsub float %%old, %%base\n"
+           /* the factor exp(old - new): 0 for a row's first block (old =
+            * -inf), without calling exp there: exp(-inf) goes through
+            * subnormal intermediates, and a microcode assist for each took
+            * half this kernel's time */
+           "stats:\n  %%oldinf = fcmp oeq float %%old, 0xFFF0000000000000\n"
+           "  %%shift0 = fsub float %%old, %%base\n"
+           "  %%shift = select i1 %%oldinf, float 0.0, float %%shift0\n"
            "  %%fv = call float @stax_expf(float %%shift)\n"
-           "  %%oldinf = fcmp oeq float %%old, 0xFFF0000000000000\n"
            "  %%f = select i1 %%oldinf, float 0.0, float %%fv\n"
            "  %%fp = getelementptr inbounds float, ptr %%fac, i64 %%r\n"
            "  store float %%f, ptr %%fp, align 4\n"
