@@ -14,6 +14,10 @@
  * [4, 3]: both stay. mul(x, 0) is never folded: NaN * 0 and Inf * 0 are NaN.
  * (x + 0 turns -0.0 into +0.0; the two compare equal and we accept that.)
  * The identity is checked in the old graph, whose types the map preserves.
+ *
+ * A reshape -> permute -> reshape chain whose first reshape merges what the
+ * second splits again becomes a reshape that only splits and a permute
+ * (reshape_chain.c): a merge of strided dimensions is a copy for a backend.
  */
 #include "pass_internal.h"
 
@@ -82,6 +86,12 @@ static tp_status normalize_node(tp_rewrite *rewrite, tp_value_id old, bool *chan
         return tp_error_set(TP_ERR_INVALID_GRAPH, "normalize: value %%%s has unknown op '%s'",
                             tp_graph_value_name(rewrite->in, old),
                             tp_graph_value_op(rewrite->in, old));
+    bool rewritten;
+    TP_TRY(tp_normalize_reshape_chain(rewrite, old, &rewritten));
+    if (rewritten) {
+        *changed = true;
+        return TP_OK;
+    }
     tp_value_id x = identity_operand(rewrite->in, old, op);
     if (x != TP_NO_VALUE) {
         rewrite->map[old] = rewrite->map[x];

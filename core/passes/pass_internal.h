@@ -69,6 +69,11 @@ const char *tp_rewrite_kept_name(const tp_graph *in, tp_value_id old);
  * returns the count. */
 int tp_rewrite_mapped_operands(const tp_rewrite *rewrite, tp_value_id old, tp_value_id *operands);
 
+/* The normalize pass's rewrite of a reshape -> permute -> reshape chain
+ * ending in `old` (reshape_chain.c); *rewritten false leaves `old` to the
+ * caller. */
+tp_status tp_normalize_reshape_chain(tp_rewrite *rewrite, tp_value_id old, bool *rewritten);
+
 /* ---- small queries on a graph ------------------------------------------- */
 
 #define TP_PASS_MAX_OPERANDS 64

@@ -1,5 +1,7 @@
 /* normalize: canonical operand order and exact identities (x+0, x*1, x/1,
- * neg(neg x)), folded only where dtype and shape stay; never x*0. */
+ * neg(neg x)), folded only where dtype and shape stay; never x*0; and
+ * reshape -> permute -> reshape chains cut instead of merged, checked
+ * element by element against index formulas. */
 #include "pass_test_util.h"
 
 static tp_graph *normalize(const char *text, bool *changed) {
@@ -181,6 +183,158 @@ START_TEST(orders_commutative_operands_by_id) {
 }
 END_TEST
 
+/* ---- reshape -> permute -> reshape chains ---- */
+
+/* Runs `g` (reference kernels) on x = 0, 1, 2, ... of shape `shape`; the
+ * caller releases the result. */
+static tp_tensor *run_on_iota(const tp_graph *g, int ndim, const int64_t *shape) {
+    tp_tensor *x = NULL, *y = NULL;
+    ck_assert_int_eq(tp_tensor_create(TP_F32, ndim, shape, &x), TP_OK);
+    float *data = tp_tensor_data_mut(x);
+    for (int64_t i = 0; i < tp_tensor_numel(x); i++) data[i] = (float)i;
+    ck_assert_msg(tp_graph_run(g, &x, 1, &y) == TP_OK, "run: %s", tp_last_error());
+    tp_tensor_release(x);
+    return y;
+}
+
+/* Attention's heads: q [S=6, B=2, 12] -> [6, 8, 3] (batch x 4 heads merged)
+ * -> permute -> [2, 4, 6, 3]; y[b][h][s][d] = q[s][b][3 h + d]. */
+static const char heads_chain[] = "graph t(%q: f32[6, 2, 12]) {\n"
+                                  "  %m: f32[6, 8, 3] = reshape(%q) {shape=[6, 8, 3]}\n"
+                                  "  %p: f32[8, 6, 3] = permute(%m) {perm=[1, 0, 2]}\n"
+                                  "  %y: f32[2, 4, 6, 3] = reshape(%p) {shape=[2, 4, 6, 3]}\n"
+                                  "  return %y\n"
+                                  "}\n";
+
+START_TEST(splits_merged_heads_instead_of_merging) {
+    bool changed = false;
+    tp_graph *in = parse_graph(heads_chain);
+    tp_graph *g = run_one_pass(in, TP_PASS_NORMALIZE, &changed);
+    ck_assert(changed);
+    /* y = permute(reshape(q) to [6, 2, 4, 3]) by [1, 2, 0, 3]: no merge left */
+    tp_value_id y = tp_graph_output(g, 0);
+    ck_assert_str_eq(output_op(g, 0), "permute");
+    const tp_attrs *perm = tp_graph_value_attrs(g, y);
+    ck_assert_int_eq(perm->nperm, 4);
+    const int64_t want_perm[4] = {1, 2, 0, 3}, want_cut[4] = {6, 2, 4, 3};
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(perm->perm[i], want_perm[i]);
+    tp_value_id cut = tp_graph_value_operand(g, y, 0);
+    ck_assert_str_eq(tp_graph_value_op(g, cut), "reshape");
+    ck_assert_str_eq(tp_graph_value_name(g, tp_graph_value_operand(g, cut, 0)), "q");
+    const tp_type *cut_type = tp_graph_value_type(g, cut);
+    ck_assert_int_eq(cut_type->ndim, 4);
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(cut_type->dims[i], want_cut[i]);
+    ck_assert_str_eq(tp_graph_value_name(g, y), "y");
+    /* the same elements in the same order as the index formula */
+    const int64_t shape[3] = {6, 2, 12};
+    tp_tensor *before = run_on_iota(in, 3, shape), *after = run_on_iota(g, 3, shape);
+    const float *b = tp_tensor_data(before), *a = tp_tensor_data(after);
+    int64_t i = 0;
+    for (int64_t batch = 0; batch < 2; batch++)
+        for (int64_t h = 0; h < 4; h++)
+            for (int64_t s = 0; s < 6; s++)
+                for (int64_t d = 0; d < 3; d++, i++) {
+                    float want = (float)(s * 24 + batch * 12 + 3 * h + d);
+                    ck_assert_float_eq(a[i], want);
+                    ck_assert_float_eq(b[i], want);
+                }
+    tp_tensor_release(before);
+    tp_tensor_release(after);
+    tp_graph_destroy(g);
+    tp_graph_destroy(in);
+}
+END_TEST
+
+/* The last shape merges factors ([2, 4] of the heads' 8 stay cut, the
+ * sequence and head width merge): a last reshape merges them. */
+START_TEST(merges_at_the_end_when_the_last_shape_asks) {
+    const char text[] = "graph t(%q: f32[6, 2, 12]) {\n"
+                        "  %m: f32[6, 8, 3] = reshape(%q) {shape=[6, 8, 3]}\n"
+                        "  %p: f32[8, 6, 3] = permute(%m) {perm=[1, 0, 2]}\n"
+                        "  %y: f32[2, 4, 18] = reshape(%p) {shape=[2, 4, 18]}\n"
+                        "  return %y\n"
+                        "}\n";
+    tp_graph *in = parse_graph(text);
+    bool changed = false;
+    tp_graph *g = run_one_pass(in, TP_PASS_NORMALIZE, &changed);
+    ck_assert(changed);
+    ck_assert_str_eq(output_op(g, 0), "reshape");
+    tp_value_id moved = tp_graph_value_operand(g, tp_graph_output(g, 0), 0);
+    ck_assert_str_eq(tp_graph_value_op(g, moved), "permute");
+    const int64_t shape[3] = {6, 2, 12};
+    tp_tensor *after = run_on_iota(g, 3, shape);
+    const float *a = tp_tensor_data(after);
+    int64_t i = 0;
+    for (int64_t batch = 0; batch < 2; batch++)
+        for (int64_t h = 0; h < 4; h++)
+            for (int64_t s = 0; s < 6; s++)
+                for (int64_t d = 0; d < 3; d++, i++)
+                    ck_assert_float_eq(a[i], (float)(s * 24 + batch * 12 + 3 * h + d));
+    tp_tensor_release(after);
+    tp_graph_destroy(g);
+    tp_graph_destroy(in);
+}
+END_TEST
+
+/* [4, 6] permuted, then [3, 8]: no shape refines both; the chain stays. */
+START_TEST(keeps_chain_without_common_refinement) {
+    bool changed = true;
+    tp_graph *g = normalize("graph t(%x: f32[6, 4]) {\n"
+                            "  %m: f32[6, 4] = reshape(%x) {shape=[6, 4]}\n"
+                            "  %p: f32[4, 6] = permute(%m) {perm=[1, 0]}\n"
+                            "  %y: f32[3, 8] = reshape(%p) {shape=[3, 8]}\n"
+                            "  return %y\n"
+                            "}\n",
+                            &changed);
+    ck_assert(!changed);
+    ck_assert_int_eq(count_op(g, "reshape"), 2);
+    tp_graph_destroy(g);
+}
+END_TEST
+
+/* A chain that cuts nothing of the middle shape is already in that form. */
+START_TEST(keeps_chain_that_cuts_nothing) {
+    bool changed = true;
+    tp_graph *g = normalize("graph t(%x: f32[6, 4]) {\n"
+                            "  %m: f32[2, 3, 4] = reshape(%x) {shape=[2, 3, 4]}\n"
+                            "  %p: f32[4, 2, 3] = permute(%m) {perm=[2, 0, 1]}\n"
+                            "  %y: f32[4, 6] = reshape(%p) {shape=[4, 6]}\n"
+                            "  return %y\n"
+                            "}\n",
+                            &changed);
+    ck_assert(!changed);
+    tp_graph_destroy(g);
+}
+END_TEST
+
+/* Size-1 dimensions on either side take no factor and do not block it. */
+START_TEST(rewrites_around_unit_dimensions) {
+    const char text[] = "graph t(%q: f32[1, 6, 2, 12]) {\n"
+                        "  %m: f32[6, 1, 8, 3] = reshape(%q) {shape=[6, 1, 8, 3]}\n"
+                        "  %p: f32[8, 1, 6, 3] = permute(%m) {perm=[2, 1, 0, 3]}\n"
+                        "  %y: f32[2, 4, 1, 6, 3] = reshape(%p) {shape=[2, 4, 1, 6, 3]}\n"
+                        "  return %y\n"
+                        "}\n";
+    tp_graph *in = parse_graph(text);
+    bool changed = false;
+    tp_graph *g = run_one_pass(in, TP_PASS_NORMALIZE, &changed);
+    ck_assert(changed);
+    const int64_t shape[4] = {1, 6, 2, 12};
+    tp_tensor *after = run_on_iota(g, 4, shape);
+    ck_assert_int_eq(tp_tensor_ndim(after), 5);
+    const float *a = tp_tensor_data(after);
+    int64_t i = 0;
+    for (int64_t batch = 0; batch < 2; batch++)
+        for (int64_t h = 0; h < 4; h++)
+            for (int64_t s = 0; s < 6; s++)
+                for (int64_t d = 0; d < 3; d++, i++)
+                    ck_assert_float_eq(a[i], (float)(s * 24 + batch * 12 + 3 * h + d));
+    tp_tensor_release(after);
+    tp_graph_destroy(g);
+    tp_graph_destroy(in);
+}
+END_TEST
+
 START_TEST(reports_unchanged_graph) {
     bool changed = true;
     tp_graph *g = normalize("graph t(%a: f32[3], %b: f32[3]) {\n"
@@ -211,6 +365,11 @@ TP_TEST_SUITE(normalize) {
     tcase_add_test(c, puts_constant_operand_second);
     tcase_add_test(c, orders_commutative_operands_by_id);
     tcase_add_test(c, reports_unchanged_graph);
+    tcase_add_test(c, splits_merged_heads_instead_of_merging);
+    tcase_add_test(c, merges_at_the_end_when_the_last_shape_asks);
+    tcase_add_test(c, keeps_chain_without_common_refinement);
+    tcase_add_test(c, keeps_chain_that_cuts_nothing);
+    tcase_add_test(c, rewrites_around_unit_dimensions);
     suite_add_tcase(s, c);
     return s;
 }
