@@ -466,18 +466,33 @@ int32_t stax_emit_row(stax_emit_graph *g, const char *name, int32_t root, int64_
     int32_t open;
     ir_val out_value;
     if (op == TP_PLUGIN_OP_LAYER_NORM) {
+        /* the statistics in one read of the row: sums of d = x - x0 and of
+         * d^2 in f64, x0 the row's first element (the shift keeps
+         * E[d^2] - E[d]^2 from cancelling when the mean is large against
+         * the spread; the f64 products of f32 values are exact). Two reads
+         * of x in all, not three: x is often an expression (the residual
+         * add) recomputed from its operands at each read. */
+        ir_val x0 = lit_float(acc_t, 0.0);
+        if (length > 0) {
+            for (int32_t d = 0; d < xt->ndim; d++)
+                if (reduced[d]) snprintf(f.idx[d], sizeof f.idx[d], "0");
+            x0 = conv(&f, lower_value(&f, x), acc_t);
+        }
         ir_val sum = var_new(&f, acc_t, lit_float(acc_t, 0.0));
-        open = open_axes(&f, reduced, ids);
-        ir_val v = conv(&f, lower_value(&f, x), acc_t);
-        var_set(&f, sum, bin(&f, "fadd reassoc contract", var_get(&f, sum), v));
-        close_axes(&f, ids, open);
-        ir_val mean = bin(&f, "fdiv", var_get(&f, sum), size_float(&f, acc_t, length));
         ir_val sq = var_new(&f, acc_t, lit_float(acc_t, 0.0));
         open = open_axes(&f, reduced, ids);
-        ir_val d = bin(&f, "fsub", conv(&f, lower_value(&f, x), acc_t), mean);
+        ir_val d = bin(&f, "fsub", conv(&f, lower_value(&f, x), acc_t), x0);
+        var_set(&f, sum, bin(&f, "fadd reassoc contract", var_get(&f, sum), d));
         var_set(&f, sq, bin(&f, "fadd reassoc contract", var_get(&f, sq), bin(&f, "fmul", d, d)));
         close_axes(&f, ids, open);
-        ir_val var = bin(&f, "fdiv", var_get(&f, sq), size_float(&f, acc_t, length));
+        ir_val n = size_float(&f, acc_t, length);
+        ir_val mean_d = bin(&f, "fdiv", var_get(&f, sum), n);
+        ir_val mean = bin(&f, "fadd", x0, mean_d);
+        ir_val spread =
+            bin(&f, "fsub", bin(&f, "fdiv", var_get(&f, sq), n), bin(&f, "fmul", mean_d, mean_d));
+        /* rounding may leave a constant row's variance a hair below 0 */
+        ir_val var = sel(&f, cmp(&f, "fcmp olt", spread, lit_float(acc_t, 0.0)),
+                         lit_float(acc_t, 0.0), spread);
         ir_val ve = bin(&f, "fadd", var, lit_float(acc_t, tpcommon_attr_float(value, "eps", 1e-5)));
         ir_val rstd = bin(&f, "fdiv", lit_float(acc_t, 1.0), call1(&f, "llvm.sqrt.f64", ve));
         ir_val mean_t = conv(&f, mean, t), rstd_t = conv(&f, rstd, t);
