@@ -114,6 +114,18 @@ void stax_parallel_range(const tp_plugin_host *host, int64_t count, int64_t min_
         host->parallel_for(count, grain, fn, context);
 }
 
+void stax_parallel_static(const tp_plugin_host *host, int64_t count, int64_t min_grain,
+                          int64_t threads, tp_plugin_range_fn fn, void *context) {
+    int64_t pool = host && host->num_threads ? host->num_threads() : 1;
+    if (threads > pool) threads = pool;
+    int64_t grain = threads > 1 ? (count + threads - 1) / threads : count;
+    if (grain < min_grain) grain = min_grain;
+    if (threads <= 1 || count <= grain || !host || !host->parallel_for)
+        fn(context, 0, count);
+    else
+        host->parallel_for(count, grain, fn, context);
+}
+
 typedef struct kernel_call {
     stax_kernel_fn fn;
     void **slots;

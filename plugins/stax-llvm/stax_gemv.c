@@ -8,7 +8,8 @@
  * row of B goes through them (STAX_GEMV_BLOCK_FLOATS), with all the rows of
  * A in one kernel call. Each finished block gets the source's row bias and
  * the fused epilogue while it is in cache. On the pool, slices of columns
- * (whole cache lines of C) of every product of the batch.
+ * (whole cache lines of C) of every product of the batch, one per thread,
+ * the same on every call (stax_parallel_static).
  *
  * A constant f32 B is kept row-major for these kernels at compile, not
  * packed into panels (stax_gemm_packed.c); a transposed one is transposed
@@ -169,5 +170,7 @@ void stax_gemv_run(const tp_plugin_host *host, const stax_gemm *g, void **slots,
     int64_t units = g->batch * call.units_per_product;
     int64_t unit_work = g->m * g->k * STAX_GEMV_UNIT_COLUMNS;
     int64_t min_grain = STAX_GEMV_MIN_SLICE_WORK / unit_work;
-    stax_parallel_range(host, units, min_grain > 1 ? min_grain : 1, threads, units_range, &call);
+    /* the same columns of B for each thread on every call: a B that fits
+     * the L2 caches together is read from there (5 MB: 124 -> 76 us) */
+    stax_parallel_static(host, units, min_grain > 1 ? min_grain : 1, threads, units_range, &call);
 }

@@ -468,6 +468,15 @@ int64_t stax_grain(const tp_plugin_host *host, int64_t count, int64_t min_grain,
  * thread, or without a pool. */
 void stax_parallel_range(const tp_plugin_host *host, int64_t count, int64_t min_grain,
                          int64_t threads, tp_plugin_range_fn fn, void *context);
+/* The same in exactly `threads` equal chunks (fewer when a chunk would be
+ * under `min_grain`): the pool's caller takes the first and each worker one
+ * more, so a thread reads the same share of its operands on every call. A
+ * read-bound step whose operand fits the cores' L2 caches together (a
+ * gemv's 5 MB weight on two cores of 2 MB each) then finds much of its
+ * share still there; the finer dynamic chunks of stax_parallel_range mix
+ * the shares from call to call, and the whole operand comes from L3. */
+void stax_parallel_static(const tp_plugin_host *host, int64_t count, int64_t min_grain,
+                          int64_t threads, tp_plugin_range_fn fn, void *context);
 /* A generated kernel over its flat index range [0, count), split the same way. */
 void stax_run_kernel(const tp_plugin_host *host, stax_kernel_fn fn, void **slots, int64_t count,
                      int64_t min_grain, int64_t threads);
