@@ -197,6 +197,38 @@ static tp_tensor *run_on_iota(const tp_graph *g, int ndim, const int64_t *shape)
     return y;
 }
 
+/* y[b][h][s][d] = q[s][b][3 h + d] for q = iota of [6, 2, 12] (y's 144
+ * elements in [2, 4, 6, 3] order, whatever y's rank). */
+static void assert_heads_of_iota(const tp_tensor *y) {
+    ck_assert_int_eq(tp_tensor_numel(y), 144);
+    const float *a = tp_tensor_data(y);
+    int64_t i = 0;
+    for (int64_t batch = 0; batch < 2; batch++)
+        for (int64_t h = 0; h < 4; h++)
+            for (int64_t s = 0; s < 6; s++)
+                for (int64_t d = 0; d < 3; d++, i++)
+                    ck_assert_float_eq(a[i], (float)(s * 24 + batch * 12 + 3 * h + d));
+}
+
+/* Normalizes `text` (a chain over q: [shape], iota in), checks that it
+ * changed and that the graph before and after both give the heads, the
+ * result of rank `rank`; returns the normalized graph. */
+static tp_graph *rewrite_heads(const char *text, int ndim, const int64_t *shape, int rank) {
+    tp_graph *in = parse_graph(text);
+    bool changed = false;
+    tp_graph *g = run_one_pass(in, TP_PASS_NORMALIZE, &changed);
+    ck_assert(changed);
+    const tp_graph *graphs[2] = {in, g};
+    for (int i = 0; i < 2; i++) {
+        tp_tensor *y = run_on_iota(graphs[i], ndim, shape);
+        ck_assert_int_eq(tp_tensor_ndim(y), rank);
+        assert_heads_of_iota(y);
+        tp_tensor_release(y);
+    }
+    tp_graph_destroy(in);
+    return g;
+}
+
 /* Attention's heads: q [S=6, B=2, 12] -> [6, 8, 3] (batch x 4 heads merged)
  * -> permute -> [2, 4, 6, 3]; y[b][h][s][d] = q[s][b][3 h + d]. */
 static const char heads_chain[] = "graph t(%q: f32[6, 2, 12]) {\n"
@@ -207,10 +239,8 @@ static const char heads_chain[] = "graph t(%q: f32[6, 2, 12]) {\n"
                                   "}\n";
 
 START_TEST(splits_merged_heads_instead_of_merging) {
-    bool changed = false;
-    tp_graph *in = parse_graph(heads_chain);
-    tp_graph *g = run_one_pass(in, TP_PASS_NORMALIZE, &changed);
-    ck_assert(changed);
+    const int64_t shape[3] = {6, 2, 12};
+    tp_graph *g = rewrite_heads(heads_chain, 3, shape, 4);
     /* y = permute(reshape(q) to [6, 2, 4, 3]) by [1, 2, 0, 3]: no merge left */
     tp_value_id y = tp_graph_output(g, 0);
     ck_assert_str_eq(output_op(g, 0), "permute");
@@ -225,23 +255,7 @@ START_TEST(splits_merged_heads_instead_of_merging) {
     ck_assert_int_eq(cut_type->ndim, 4);
     for (int i = 0; i < 4; i++) ck_assert_int_eq(cut_type->dims[i], want_cut[i]);
     ck_assert_str_eq(tp_graph_value_name(g, y), "y");
-    /* the same elements in the same order as the index formula */
-    const int64_t shape[3] = {6, 2, 12};
-    tp_tensor *before = run_on_iota(in, 3, shape), *after = run_on_iota(g, 3, shape);
-    const float *b = tp_tensor_data(before), *a = tp_tensor_data(after);
-    int64_t i = 0;
-    for (int64_t batch = 0; batch < 2; batch++)
-        for (int64_t h = 0; h < 4; h++)
-            for (int64_t s = 0; s < 6; s++)
-                for (int64_t d = 0; d < 3; d++, i++) {
-                    float want = (float)(s * 24 + batch * 12 + 3 * h + d);
-                    ck_assert_float_eq(a[i], want);
-                    ck_assert_float_eq(b[i], want);
-                }
-    tp_tensor_release(before);
-    tp_tensor_release(after);
     tp_graph_destroy(g);
-    tp_graph_destroy(in);
 }
 END_TEST
 
@@ -254,25 +268,12 @@ START_TEST(merges_at_the_end_when_the_last_shape_asks) {
                         "  %y: f32[2, 4, 18] = reshape(%p) {shape=[2, 4, 18]}\n"
                         "  return %y\n"
                         "}\n";
-    tp_graph *in = parse_graph(text);
-    bool changed = false;
-    tp_graph *g = run_one_pass(in, TP_PASS_NORMALIZE, &changed);
-    ck_assert(changed);
+    const int64_t shape[3] = {6, 2, 12};
+    tp_graph *g = rewrite_heads(text, 3, shape, 3);
     ck_assert_str_eq(output_op(g, 0), "reshape");
     tp_value_id moved = tp_graph_value_operand(g, tp_graph_output(g, 0), 0);
     ck_assert_str_eq(tp_graph_value_op(g, moved), "permute");
-    const int64_t shape[3] = {6, 2, 12};
-    tp_tensor *after = run_on_iota(g, 3, shape);
-    const float *a = tp_tensor_data(after);
-    int64_t i = 0;
-    for (int64_t batch = 0; batch < 2; batch++)
-        for (int64_t h = 0; h < 4; h++)
-            for (int64_t s = 0; s < 6; s++)
-                for (int64_t d = 0; d < 3; d++, i++)
-                    ck_assert_float_eq(a[i], (float)(s * 24 + batch * 12 + 3 * h + d));
-    tp_tensor_release(after);
     tp_graph_destroy(g);
-    tp_graph_destroy(in);
 }
 END_TEST
 
@@ -315,23 +316,8 @@ START_TEST(rewrites_around_unit_dimensions) {
                         "  %y: f32[2, 4, 1, 6, 3] = reshape(%p) {shape=[2, 4, 1, 6, 3]}\n"
                         "  return %y\n"
                         "}\n";
-    tp_graph *in = parse_graph(text);
-    bool changed = false;
-    tp_graph *g = run_one_pass(in, TP_PASS_NORMALIZE, &changed);
-    ck_assert(changed);
     const int64_t shape[4] = {1, 6, 2, 12};
-    tp_tensor *after = run_on_iota(g, 4, shape);
-    ck_assert_int_eq(tp_tensor_ndim(after), 5);
-    const float *a = tp_tensor_data(after);
-    int64_t i = 0;
-    for (int64_t batch = 0; batch < 2; batch++)
-        for (int64_t h = 0; h < 4; h++)
-            for (int64_t s = 0; s < 6; s++)
-                for (int64_t d = 0; d < 3; d++, i++)
-                    ck_assert_float_eq(a[i], (float)(s * 24 + batch * 12 + 3 * h + d));
-    tp_tensor_release(after);
-    tp_graph_destroy(g);
-    tp_graph_destroy(in);
+    tp_graph_destroy(rewrite_heads(text, 4, shape, 5));
 }
 END_TEST
 
