@@ -33,12 +33,6 @@ typedef struct refinement {
     int owner[TP_MAX_DIMS];    /* the dimension of S2 each factor cuts */
 } refinement;
 
-static bool static_shape(const tp_type *type) {
-    for (int32_t d = 0; d < type->ndim; d++)
-        if (TP_DIM_IS_SYMBOL(type->dims[d])) return false;
-    return true;
-}
-
 /* The common refinement of a and b (same element count); false when none. */
 static bool refine(const tp_type *a, const tp_type *b, refinement *out) {
     out->count = 0;
@@ -78,8 +72,9 @@ tp_status tp_normalize_reshape_chain(tp_rewrite *rewrite, tp_value_id old, bool 
     const tp_type *s0 = tp_graph_value_type(in, source), *s1 = tp_graph_value_type(in, merged);
     const tp_type *s2 = tp_graph_value_type(in, permuted), *s3 = tp_graph_value_type(in, old);
     const tp_attrs *perm_attrs = tp_graph_value_attrs(in, permuted);
-    if (!static_shape(s0) || !static_shape(s1) || !static_shape(s3) || tp_type_numel(s3) <= 0 ||
-        !perm_attrs || perm_attrs->nperm != s1->ndim)
+    /* tp_type_numel: -1 with a symbol among the dims */
+    if (tp_type_numel(s0) < 0 || tp_type_numel(s1) < 0 || tp_type_numel(s3) <= 0 || !perm_attrs ||
+        perm_attrs->nperm != s1->ndim)
         return TP_OK;
     for (int32_t d = 0; d < s1->ndim; d++)
         if (perm_attrs->perm[d] < 0 || perm_attrs->perm[d] >= s1->ndim) return TP_OK;

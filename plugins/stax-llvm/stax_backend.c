@@ -105,13 +105,19 @@ int64_t stax_grain(const tp_plugin_host *host, int64_t count, int64_t min_grain,
     return grain > min_grain ? grain : min_grain;
 }
 
-void stax_parallel_range(const tp_plugin_host *host, int64_t count, int64_t min_grain,
-                         int64_t threads, tp_plugin_range_fn fn, void *context) {
-    int64_t grain = stax_grain(host, count, min_grain, threads);
+/* fn over [0, count) in chunks of `grain` on the pool; inline when one
+ * chunk covers it, with one thread, or without a pool. */
+static void run_in_chunks(const tp_plugin_host *host, int64_t count, int64_t grain, int64_t threads,
+                          tp_plugin_range_fn fn, void *context) {
     if (threads <= 1 || count <= grain || !host || !host->parallel_for)
         fn(context, 0, count);
     else
         host->parallel_for(count, grain, fn, context);
+}
+
+void stax_parallel_range(const tp_plugin_host *host, int64_t count, int64_t min_grain,
+                         int64_t threads, tp_plugin_range_fn fn, void *context) {
+    run_in_chunks(host, count, stax_grain(host, count, min_grain, threads), threads, fn, context);
 }
 
 void stax_parallel_static(const tp_plugin_host *host, int64_t count, int64_t min_grain,
@@ -119,11 +125,7 @@ void stax_parallel_static(const tp_plugin_host *host, int64_t count, int64_t min
     int64_t pool = host && host->num_threads ? host->num_threads() : 1;
     if (threads > pool) threads = pool;
     int64_t grain = threads > 1 ? (count + threads - 1) / threads : count;
-    if (grain < min_grain) grain = min_grain;
-    if (threads <= 1 || count <= grain || !host || !host->parallel_for)
-        fn(context, 0, count);
-    else
-        host->parallel_for(count, grain, fn, context);
+    run_in_chunks(host, count, grain > min_grain ? grain : min_grain, threads, fn, context);
 }
 
 typedef struct kernel_call {
