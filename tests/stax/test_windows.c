@@ -84,6 +84,19 @@ START_TEST(depthwise_conv_matches_eager) {
     tp_attrs strided = window_attrs((int64_t[]){2, 2}, (int64_t[]){1, 1, 1, 1}, NULL, 2, 8);
     compare_conv("depthwise stride 2", 4, (int64_t[]){1, 8, 11, 9}, (int64_t[]){8, 1, 3, 3}, false,
                  &strided, false);
+    /* rows of at least 16 outputs at stride 2, on planes too large for
+     * the channels-last blocks (or with a multiplier): the even/odd split
+     * rows, with the border on both sides (two wide on the right), on the
+     * right only, or two wide on the left */
+    tp_attrs wide = window_attrs((int64_t[]){2, 2}, (int64_t[]){1, 1, 1, 2}, NULL, 2, 3);
+    compare_conv("depthwise stride 2, 37 outputs a row", 4, (int64_t[]){1, 3, 65, 72},
+                 (int64_t[]){3, 1, 3, 3}, true, &wide, false);
+    tp_attrs right = window_attrs((int64_t[]){2, 2}, (int64_t[]){0, 0, 1, 1}, NULL, 2, 2);
+    compare_conv("depthwise stride 2, odd width, border right only", 4, (int64_t[]){1, 2, 64, 77},
+                 (int64_t[]){2, 1, 3, 3}, true, &right, false);
+    tp_attrs twice = window_attrs((int64_t[]){2, 2}, (int64_t[]){1, 2, 1, 0}, NULL, 2, 2);
+    compare_conv("depthwise stride 2, multiplier 2, border 2 left", 4, (int64_t[]){1, 2, 6, 35},
+                 (int64_t[]){4, 1, 3, 3}, false, &twice, false);
     tp_attrs multiplier = window_attrs(NULL, (int64_t[]){0, 2, 1, 0}, (int64_t[]){1, 2}, 2, 3);
     compare_conv("depthwise multiplier 2, dilation, asymmetric pads", 4, (int64_t[]){1, 3, 7, 9},
                  (int64_t[]){6, 1, 3, 3}, true, &multiplier, false);
