@@ -11,10 +11,10 @@
  * all images are rows, split into tiles of mr rows and a few smaller ones
  * (no row is padded). W^T is packed whole at compile (the step's
  * packed_w_slot); im2col^T is packed for all k blocks before the product
- * (stax_im2col_pack_pixel_rows); the product writes C^T into the step's
- * col_slot, which is then transposed into the NCHW output with the bias
- * sixteen channels of an image at a time (4x4 SSE2 transposes), each such
- * run of planes going through the fused epilogue while it is in L1. */
+ * (stax_pixel_rows_pack.c, gathered from a bordered copy of the input); the product writes C^T into
+ * the step's col_slot, which is then transposed into the NCHW output with the bias sixteen channels
+ * of an image at a time (4x4 SSE2 transposes), each such run of planes going through the fused
+ * epilogue while it is in L1. */
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -107,19 +107,22 @@ static size_t aligned_floats(size_t floats) {
     return (floats + 15) / 16 * 16;
 }
 
-/* W^T packed (when it was not at compile), im2col^T packed, the driver's space. */
+/* W^T packed (when it was not at compile), im2col^T packed, the bordered
+ * input it is gathered from, the driver's space. */
 size_t stax_conv_pixel_rows_workspace_bytes(const stax_step *step, const stax_gemm_kernels *kernels,
                                             int64_t threads) {
     stax_gemm gemm = pixel_rows_gemm(&step->window, step->gemm.k);
     size_t floats = aligned_floats(stax_gemm_whole_b_floats(&gemm, kernels)) +
-                    aligned_floats((size_t)(gemm.m * gemm.k));
+                    aligned_floats((size_t)(gemm.m * gemm.k)) +
+                    aligned_floats((size_t)stax_pixel_rows_bordered_floats(&step->window));
     return floats * sizeof(float) + stax_gemm_packed_workspace_bytes(&gemm, kernels, threads);
 }
 
 typedef struct pixel_rows_task {
     const stax_window *w;
     const stax_gemm_kernels *kernels;
-    const stax_im2col_source *source;
+    const float *x;  /* the input, all images */
+    float *bordered; /* its bordered copy, or NULL (the pack reads x) */
     const stax_gemm *gemm;
     void **slots;
     float *packed_a;
@@ -128,11 +131,16 @@ typedef struct pixel_rows_task {
     stax_kernel_fn epilogue; /* or NULL */
 } pixel_rows_task;
 
+static void border_range(void *context, int64_t begin, int64_t end) {
+    const pixel_rows_task *t = context;
+    stax_pixel_rows_border(t->w, t->x, begin, end, t->bordered);
+}
+
 static void pack_a_range(void *context, int64_t begin, int64_t end) {
     const pixel_rows_task *t = context;
     int64_t m = t->gemm->m, row1 = end * t->rows_per_unit < m ? end * t->rows_per_unit : m;
-    stax_im2col_pack_pixel_rows(t->source, t->kernels->family, m, t->gemm->k, t->kernels->kc,
-                                begin * t->rows_per_unit, row1, t->packed_a);
+    stax_pixel_rows_pack(t->w, t->x, t->bordered, t->kernels->family, m, t->gemm->k, t->kernels->kc,
+                         begin * t->rows_per_unit, row1, t->packed_a);
 }
 
 /* Output channels per unit of the transpose: a block of them is a run of
@@ -211,21 +219,25 @@ void stax_conv_pixel_rows_run(const tp_plugin_host *host, const stax_step *step,
     stax_gemm gemm = pixel_rows_gemm(w, step->gemm.k);
     float *packed_b = workspace;
     float *packed_a = packed_b + aligned_floats(stax_gemm_whole_b_floats(&gemm, kernels));
-    float *driver_space = packed_a + aligned_floats((size_t)(gemm.m * gemm.k));
+    float *bordered = packed_a + aligned_floats((size_t)(gemm.m * gemm.k));
+    int64_t bordered_floats = stax_pixel_rows_bordered_floats(w);
+    float *driver_space = bordered + aligned_floats((size_t)bordered_floats);
     const float *b_packed = packed_b;
     if (w->packed_w_slot >= 0 && w->packed_kc == kernels->kc)
         b_packed = slots[w->packed_w_slot];
     else
         stax_gemm_pack_whole_b(host, &gemm, slots, kernels, threads, packed_b);
-    stax_im2col_source im2col_of = {w, (const float *)slots[w->x_slot] + w->x_offset};
     pixel_rows_task task = {.w = w,
                             .kernels = kernels,
-                            .source = &im2col_of,
+                            .x = (const float *)slots[w->x_slot] + w->x_offset,
+                            .bordered = bordered_floats > 0 ? bordered : NULL,
                             .gemm = &gemm,
                             .slots = slots,
                             .packed_a = packed_a,
                             .result = (const float *)slots[w->col_slot],
                             .rows_per_unit = pack_rows_per_unit(kernels->family, gemm.m, threads)};
+    if (task.bordered)
+        stax_parallel_range(host, w->batch * w->in_channels, 1, threads, border_range, &task);
     stax_parallel_range(host, (gemm.m + task.rows_per_unit - 1) / task.rows_per_unit, 1, threads,
                         pack_a_range, &task);
     stax_gemm_source source = {.a_packed = packed_a, .b_packed = b_packed};

@@ -539,12 +539,19 @@ typedef struct stax_im2col_source {
 /* stax_gemm_source.pack_b for a stax_im2col_source context. */
 void stax_im2col_pack_panel(const void *context, int64_t batch, int64_t k0, int64_t kc, int64_t j0,
                             int64_t cols, int64_t nr, float *out);
-/* The pixel-rows product's A (stax_conv_pixel_rows.c): rows [row0, row1)
- * (tile boundaries) of im2col^T, the pixels of all images, packed for all k
- * blocks of kc_max in stax_gemm_pack_whole_a's layout. */
-void stax_im2col_pack_pixel_rows(const stax_im2col_source *source,
-                                 const struct stax_gemm_family *family, int64_t m, int64_t k,
-                                 int64_t kc_max, int64_t row0, int64_t row1, float *out);
+/* The pixel-rows product's A (stax_conv_pixel_rows.c; stax_pixel_rows_pack.c).
+ * The floats of the bordered copy of the input it gathers from (0: it
+ * reads the input itself), and planes [begin, end) (image * C_in +
+ * channel) of that copy made from the input x. */
+int64_t stax_pixel_rows_bordered_floats(const stax_window *w);
+void stax_pixel_rows_border(const stax_window *w, const float *x, int64_t begin, int64_t end,
+                            float *bordered);
+/* Rows [row0, row1) (tile boundaries) of im2col^T, the pixels of all
+ * images, packed for all k blocks of kc_max in stax_gemm_pack_whole_a's
+ * layout, from x or its bordered copy. */
+void stax_pixel_rows_pack(const stax_window *w, const float *x, const float *bordered,
+                          const struct stax_gemm_family *family, int64_t m, int64_t k,
+                          int64_t kc_max, int64_t row0, int64_t row1, float *out);
 /* stax_gemm_source.pack_b_panels for a stax_im2col_source context. */
 void stax_im2col_pack_panels(const void *context, int64_t batch, int64_t k0, int64_t kc, int64_t p0,
                              int64_t p1, int64_t nr, int64_t n, int64_t panel_stride, float *out);
