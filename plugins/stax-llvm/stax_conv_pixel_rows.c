@@ -11,10 +11,11 @@
  * all images are rows, split into tiles of mr rows and a few smaller ones
  * (no row is padded). W^T is packed whole at compile (the step's
  * packed_w_slot); im2col^T is packed for all k blocks before the product
- * (stax_pixel_rows_pack.c, gathered from a bordered copy of the input); the product writes C^T into
- * the step's col_slot, which is then transposed into the NCHW output with the bias sixteen channels
- * of an image at a time (4x4 SSE2 transposes), each such run of planes going through the fused
- * epilogue while it is in L1. */
+ * (stax_pixel_rows_pack.c, gathered from a bordered copy of the input);
+ * the product writes C^T into the step's col_slot, which is then
+ * transposed into the NCHW output with the bias sixteen channels of an
+ * image at a time (4x4 SSE2 transposes), each such run of planes going
+ * through the fused epilogue while it is in L1. */
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>

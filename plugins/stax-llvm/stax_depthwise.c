@@ -256,9 +256,10 @@ static void depthwise_range(void *context, int64_t begin, int64_t end) {
     bool flat =
         dense && !stride2 && w->out[1] < (w->stride[0] == 1 ? DEPTHWISE_FLAT_MAX_COLUMNS : 16);
     size_t plane_floats = (size_t)(t->padded_h * t->padded_w);
-    /* the bordered plane, or (stride 2) the same with its columns split
-     * even / odd; then (flat rows) the rows computed padded_w wide */
-    float *padded = malloc(sizeof(float) * plane_floats * (flat ? 2 : 1));
+    /* the bordered plane, then (flat rows) the rows computed padded_w
+     * wide; or (stride 2) the ring of three split rows */
+    size_t buffer_floats = stride2 ? 3 * (size_t)t->padded_w : plane_floats * (flat ? 2 : 1);
+    float *padded = malloc(sizeof(float) * buffer_floats);
     if (!padded) abort(); /* a few KiB per thread: there is no error path inside a run */
     float *wide = padded + plane_floats;
     int64_t multiplier = w->out_channels / w->in_channels, taps = w->kernel[0] * w->kernel[1];

@@ -71,31 +71,35 @@ static void cursor_next(const stax_window *w, tap_cursor *t) {
     t->kh = 0, t->c++;
 }
 
-/* The largest tile height taken (the families' mr are 12, 6 and 4). */
-#define GATHER_MAX_HEIGHT 16
+/* Rows of a tile gathered at once (an AVX-512 vector's lanes); a taller
+ * tile is gathered in parts of this many rows. */
+#define GATHER_LANES 16
 
 #ifdef STAX_CPU_X86
-/* kc steps of one tile: dst[kk * h + e] = src[base[e] + off(k0 + kk)]. */
+/* kc steps of `lanes` rows of a tile h rows tall:
+ * dst[kk * h + e] = src[base[e] + off(k0 + kk)] for e < lanes. */
 __attribute__((target("avx512f"))) static void
-gather_tile_avx512(const stax_window *w, const gather_geometry *g, const float *src,
-                   const int32_t *base, int32_t h, int64_t k0, int64_t kc, float *dst) {
-    __mmask16 lanes = (__mmask16)((1u << h) - 1u);
-    __m512i bases = _mm512_maskz_loadu_epi32(lanes, base);
+gather_rows_avx512(const stax_window *w, const gather_geometry *g, const float *src,
+                   const int32_t *base, int32_t lanes, int32_t h, int64_t k0, int64_t kc,
+                   float *dst) {
+    __mmask16 mask = (__mmask16)((1u << lanes) - 1u);
+    __m512i bases = _mm512_maskz_loadu_epi32(mask, base);
     tap_cursor t = cursor_at(w, k0);
     for (int64_t kk = 0; kk < kc; kk++, dst += h, cursor_next(w, &t)) {
         __m512i index = _mm512_add_epi32(bases, _mm512_set1_epi32((int32_t)cursor_offset(w, g, t)));
-        __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), lanes, index, src, 4);
-        _mm512_mask_storeu_ps(dst, lanes, v);
+        __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, index, src, 4);
+        _mm512_mask_storeu_ps(dst, mask, v);
     }
 }
 #endif
 
-static void gather_tile(const stax_window *w, const gather_geometry *g, const float *src,
-                        const int64_t *base, int32_t h, int64_t k0, int64_t kc, float *dst) {
+static void gather_rows(const stax_window *w, const gather_geometry *g, const float *src,
+                        const int64_t *base, int32_t lanes, int32_t h, int64_t k0, int64_t kc,
+                        float *dst) {
     tap_cursor t = cursor_at(w, k0);
     for (int64_t kk = 0; kk < kc; kk++, dst += h, cursor_next(w, &t)) {
         const float *from = src + cursor_offset(w, g, t);
-        for (int32_t e = 0; e < h; e++) dst[e] = from[base[e]];
+        for (int32_t e = 0; e < lanes; e++) dst[e] = from[base[e]];
     }
 }
 
@@ -115,25 +119,28 @@ void stax_pixel_rows_pack(const stax_window *w, const float *x, const float *bor
 #endif
     for (int64_t t0 = row0; t0 < row1;) {
         int32_t h = stax_gemm_tile_rows(family, m, t0);
-        if (h <= 0 || h > GATHER_MAX_HEIGHT) return; /* not a tile boundary: nothing to read */
-        int64_t base[GATHER_MAX_HEIGHT];
-        int32_t base32[GATHER_MAX_HEIGHT];
-        for (int32_t e = 0; e < h; e++) {
-            int64_t j = t0 + e, n = j / pixels, p = j % pixels;
-            int64_t oh = p / w->out[1], ow = p % w->out[1];
-            base[e] = n * image + oh * w->stride[0] * g.wp + ow * w->stride[1];
-            base32[e] = (int32_t)base[e]; /* used only when every index fits */
-        }
-        for (int64_t pc = 0; pc < k; pc += kc_max) {
-            int64_t kc = k - pc < kc_max ? k - pc : kc_max;
-            float *tile = out + m * pc + t0 * kc;
-#ifdef STAX_CPU_X86
-            if (wide_gather) {
-                gather_tile_avx512(w, &g, src, base32, h, pc, kc, tile);
-                continue;
+        if (h <= 0) return; /* not a tile boundary: nothing the driver would read */
+        for (int32_t e0 = 0; e0 < h; e0 += GATHER_LANES) {
+            int32_t lanes = h - e0 < GATHER_LANES ? h - e0 : GATHER_LANES;
+            int64_t base[GATHER_LANES];
+            int32_t base32[GATHER_LANES];
+            for (int32_t e = 0; e < lanes; e++) {
+                int64_t j = t0 + e0 + e, n = j / pixels, p = j % pixels;
+                int64_t oh = p / w->out[1], ow = p % w->out[1];
+                base[e] = n * image + oh * w->stride[0] * g.wp + ow * w->stride[1];
+                base32[e] = (int32_t)base[e]; /* used only when every index fits */
             }
+            for (int64_t pc = 0; pc < k; pc += kc_max) {
+                int64_t kc = k - pc < kc_max ? k - pc : kc_max;
+                float *rows = out + m * pc + t0 * kc + e0;
+#ifdef STAX_CPU_X86
+                if (wide_gather) {
+                    gather_rows_avx512(w, &g, src, base32, lanes, h, pc, kc, rows);
+                    continue;
+                }
 #endif
-            gather_tile(w, &g, src, base, h, pc, kc, tile);
+                gather_rows(w, &g, src, base, lanes, h, pc, kc, rows);
+            }
         }
         t0 += h;
     }
