@@ -94,6 +94,7 @@ typedef struct gemm_call {
     stax_gemm_row_tiles rt;
     int64_t nr, kc_max, panels, threads, tiles_per_chunk;
     int64_t grain;                   /* units (panels, tiles or batches) per slice */
+    int64_t row_slices;              /* rows_in_place: slices of evenly split row tiles */
     const float *a_base, *b_base;    /* f32 operands */
     const float *b_packed;           /* B packed for all k blocks (whole_b_block), or NULL */
     bool b_in_place;                 /* whole panels read from B by the strided kernels */
@@ -643,6 +644,106 @@ static void run_by_rows(gemm_call *call) {
         }
 }
 
+/* ---- rows through every k block, B read in place ---- */
+
+/* B read in place (a 1x1 conv's image) and A packed before the call: no
+ * slice packs anything but the last, partial panel, so the slices can take
+ * their row tiles through every k block without the per-block barrier of
+ * run_by_rows (a 960 -> 160 conv on a 7x7 map: 16 pool dispatches a call
+ * for 15 MFLOP). The partial panel of every k block is packed first, block
+ * i's at b_space + i * panel_floats. The row tiles are split into `slices`
+ * runs that differ by at most one tile. */
+static int64_t k_blocks_of(const gemm_call *call) {
+    return (call->g->k + call->kc_max - 1) / call->kc_max;
+}
+
+static bool has_partial_panel(const gemm_call *call) {
+    return call->g->n % call->nr != 0;
+}
+
+static k_block in_place_block(const gemm_call *call, int64_t block) {
+    return block_of(call, 0, block * call->kc_max, call->b_space + block * panel_floats(call),
+                    call->panels - 1);
+}
+
+static void pack_partial_panels_range(void *context, int64_t begin, int64_t end) {
+    const gemm_call *call = context;
+    for (int64_t block = begin; block < end; block++) {
+        k_block kb = in_place_block(call, block);
+        pack_range(&kb, call->panels - 1, call->panels);
+    }
+}
+
+static void tiles_of_slice(const gemm_call *call, int64_t s, int64_t *t0, int64_t *t1) {
+    int64_t count = call->rt.count, slices = call->row_slices;
+    *t0 = s * count / slices, *t1 = (s + 1) * count / slices;
+}
+
+static void rows_in_place_range(void *context, int64_t begin, int64_t end) {
+    const gemm_call *call = context;
+    for (int64_t s = begin; s < end; s++) {
+        int64_t t0, t1;
+        tiles_of_slice(call, s, &t0, &t1);
+        for (int64_t block = 0; block < k_blocks_of(call); block++) {
+            k_block kb = in_place_block(call, block);
+            sweep(&kb, t0, t1, 0, call->panels, call->a_space + s * chunk_floats(call),
+                  stage_of(call, s));
+        }
+    }
+}
+
+/* Rows of tiles [t0, t1). */
+static int64_t rows_of_tiles(const gemm_call *call, int64_t t0, int64_t t1) {
+    return stax_gemm_tile_row(&call->rt, t1) - stax_gemm_tile_row(&call->rt, t0);
+}
+
+/* Slices for rows_in_place: the most (up to four a thread) that split the
+ * tiles evenly, else one a thread. */
+static int64_t rows_in_place_slices(const gemm_call *call) {
+    for (int64_t per_thread = 4; per_thread > 1; per_thread--)
+        if (call->rt.count % (per_thread * call->threads) == 0) return per_thread * call->threads;
+    return call->threads;
+}
+
+/* Whether a one-product call with B read in place and A packed over several
+ * k blocks takes rows_in_place: the buffers hold every block's partial
+ * panel, and either there are too few panels for product_columns_range
+ * (run_by_rows would take it, with a barrier per k block), or its busiest
+ * thread computes fewer C elements than with the panels split between the
+ * threads (where also every slice reads all of A). */
+static bool takes_rows_in_place(gemm_call *call) {
+    const stax_gemm *g = call->g;
+    if (call->threads <= 1 || !call->b_in_place || !call->source->a_packed || g->batch != 1 ||
+        k_blocks_of(call) < 2)
+        return false;
+    if (has_partial_panel(call) &&
+        k_blocks_of(call) > stax_most_slices(call->threads) * call->panels)
+        return false;
+    int64_t slices = rows_in_place_slices(call), busiest_rows = 0;
+    call->row_slices = slices;
+    if (g->batch * call->panels < 2 * call->threads) return true;
+    for (int64_t t = 0; t < call->threads; t++) { /* slices dealt out in turn */
+        int64_t rows = 0;
+        for (int64_t s = t; s < slices; s += call->threads) {
+            int64_t t0, t1;
+            tiles_of_slice(call, s, &t0, &t1);
+            rows += rows_of_tiles(call, t0, t1);
+        }
+        if (rows > busiest_rows) busiest_rows = rows;
+    }
+    int64_t busiest_panels = (call->panels + call->threads - 1) / call->threads;
+    return busiest_rows * call->panels < busiest_panels * g->m;
+}
+
+static void run_rows_in_place(gemm_call *call) {
+    if (has_partial_panel(call)) {
+        int64_t min_blocks = 16384 / (call->kc_max * call->nr) + 1;
+        stax_parallel_range(call->host, k_blocks_of(call), min_blocks, call->threads,
+                            pack_partial_panels_range, call);
+    }
+    run_slices(call, call->row_slices, rows_in_place_range, call);
+}
+
 /* ---- columns ---- */
 
 typedef struct columns_job {
@@ -969,6 +1070,10 @@ static void run_packed(const tp_plugin_host *host, const stax_gemm *g, void **sl
     if (split == STAX_GEMM_SPLIT_BATCHES) {
         call.grain = stax_grain(host, g->batch, 1, call.threads);
         run_slices(&call, slices_of(&call, g->batch), batches_range, &call);
+        return;
+    }
+    if (automatic && takes_rows_in_place(&call)) {
+        run_rows_in_place(&call);
         return;
     }
     if (automatic && call.threads > 1 && source->a_packed &&

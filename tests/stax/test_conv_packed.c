@@ -482,6 +482,77 @@ START_TEST(shifted_conv_on_any_thread_count_matches_a_direct_convolution) {
 }
 END_TEST
 
+/* 1x1 convs that read their input in place over several k blocks, on one
+ * image: on more than one thread each slice takes its row tiles through
+ * every k block (the partial panel of every block packed first), except
+ * where the buffers cannot hold every block's partial panel (the last
+ * case: nine blocks of the avx512 family's kc on one panel). Output
+ * channels that leave row tiles of every height, maps with and without a
+ * partial panel, and enough panels for the columns split to compete. */
+static const conv_case in_place_cases[] = {
+    {"1x1, 300 to 50 channels at 7x7",
+     1,
+     300,
+     50,
+     1,
+     {7, 7},
+     {1, 1},
+     {1, 1},
+     {1, 1},
+     {0, 0, 0, 0},
+     true,
+     true},
+    {"1x1, 270 to 29 channels at 14x14",
+     1,
+     270,
+     29,
+     1,
+     {14, 14},
+     {1, 1},
+     {1, 1},
+     {1, 1},
+     {0, 0, 0, 0},
+     true,
+     false},
+    {"1x1, 520 to 100 channels at 8x8 (whole panels)",
+     1,
+     520,
+     100,
+     1,
+     {8, 8},
+     {1, 1},
+     {1, 1},
+     {1, 1},
+     {0, 0, 0, 0},
+     false,
+     true},
+    {"1x1, 1100 to 16 channels at 5x5 (more k blocks than partial-panel buffers)",
+     1,
+     1100,
+     16,
+     1,
+     {5, 5},
+     {1, 1},
+     {1, 1},
+     {1, 1},
+     {0, 0, 0, 0},
+     true,
+     true},
+};
+
+START_TEST(pointwise_conv_over_k_blocks_on_any_thread_count_matches_a_direct_convolution) {
+    stax_test_cache_dir();
+    static const char *const families[] = {NULL, "avx2", "generic"};
+    static const char *const threads[] = {"threads=1", "threads=2", "threads=3", "threads=4"};
+    setenv("STAX_CONV_PIXEL_ROWS", "off", 1);
+    for (size_t f = 0; f < sizeof families / sizeof *families; f++)
+        for (size_t t = 0; t < sizeof threads / sizeof *threads; t++)
+            for (size_t i = 0; i < sizeof in_place_cases / sizeof *in_place_cases; i++)
+                check_conv_with(&in_place_cases[i], families[f], (i + t) % 2 == 0, threads[t]);
+    unsetenv("STAX_CONV_PIXEL_ROWS");
+}
+END_TEST
+
 static void remember_conv_kernel(const tp_profile_event *event, void *user) {
     char *name = user;
     if (!strcmp(event->phase, "kernel") && !strncmp(event->detail, "conv_", 5))
@@ -737,6 +808,8 @@ TP_TEST_SUITE(stax_conv_packed) {
     tcase_add_test(c, shifted_conv_matches_a_direct_convolution_on_every_family);
     tcase_add_test(c, shifted_conv_on_any_thread_count_matches_a_direct_convolution);
     tcase_add_test(c, shifted_taps_are_chosen_where_few_columns_are_dropped);
+    tcase_add_test(c,
+                   pointwise_conv_over_k_blocks_on_any_thread_count_matches_a_direct_convolution);
     suite_add_tcase(s, c);
     return s;
 }
