@@ -12,10 +12,12 @@
  * (no row is padded). W^T is packed whole at compile (the step's
  * packed_w_slot); im2col^T is packed for all k blocks before the product
  * (stax_pixel_rows_pack.c, gathered from a bordered copy of the input);
- * the product writes C^T into the step's col_slot, which is then
- * transposed into the NCHW output with the bias sixteen channels of an
- * image at a time (4x4 SSE2 transposes), each such run of planes going
- * through the fused epilogue while it is in L1. */
+ * the product writes C^T into the step's col_slot, and each block of it
+ * that the product makes final is transposed into the NCHW output with the
+ * bias by the thread that computed it (or, with more rows than one chunk
+ * of A, after the product as a pass of its own), sixteen channels of an
+ * image at a time (4x4 SSE2 transposes), each such run going through the
+ * fused epilogue while it is in L1. */
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -149,11 +151,11 @@ static void pack_a_range(void *context, int64_t begin, int64_t end) {
  * transposed in L1 and then through the epilogue while still there. */
 #define PIXEL_ROWS_CHANNEL_BLOCK 16
 
-/* dst[c * pixels + p] = src[p * ld + c] + bias[c] for c < channels (at most
- * PIXEL_ROWS_CHANNEL_BLOCK), p < pixels: 4x4 SSE2 transposes, the edges one
- * by one. */
+/* dst[c * dst_stride + p] = src[p * ld + c] + bias[c] for c < channels (at
+ * most PIXEL_ROWS_CHANNEL_BLOCK), p < pixels: 4x4 SSE2 transposes, the
+ * edges one by one. */
 static void transpose_block(const float *src, int64_t ld, int64_t pixels, int64_t channels,
-                            const float *bias, float *dst) {
+                            const float *bias, float *dst, int64_t dst_stride) {
     float b[PIXEL_ROWS_CHANNEL_BLOCK];
     for (int64_t c = 0; c < channels; c++) b[c] = bias ? bias[c] : 0.0f;
     int64_t p = 0;
@@ -165,41 +167,84 @@ static void transpose_block(const float *src, int64_t ld, int64_t pixels, int64_
             __m128 r2 = _mm_loadu_ps(src + (p + 2) * ld + c);
             __m128 r3 = _mm_loadu_ps(src + (p + 3) * ld + c);
             _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-            _mm_storeu_ps(dst + c * pixels + p, _mm_add_ps(r0, _mm_set1_ps(b[c])));
-            _mm_storeu_ps(dst + (c + 1) * pixels + p, _mm_add_ps(r1, _mm_set1_ps(b[c + 1])));
-            _mm_storeu_ps(dst + (c + 2) * pixels + p, _mm_add_ps(r2, _mm_set1_ps(b[c + 2])));
-            _mm_storeu_ps(dst + (c + 3) * pixels + p, _mm_add_ps(r3, _mm_set1_ps(b[c + 3])));
+            float *d = dst + c * dst_stride + p;
+            _mm_storeu_ps(d, _mm_add_ps(r0, _mm_set1_ps(b[c])));
+            _mm_storeu_ps(d + dst_stride, _mm_add_ps(r1, _mm_set1_ps(b[c + 1])));
+            _mm_storeu_ps(d + 2 * dst_stride, _mm_add_ps(r2, _mm_set1_ps(b[c + 2])));
+            _mm_storeu_ps(d + 3 * dst_stride, _mm_add_ps(r3, _mm_set1_ps(b[c + 3])));
         }
         for (; c < channels; c++)
-            for (int64_t q = p; q < p + 4; q++) dst[c * pixels + q] = src[q * ld + c] + b[c];
+            for (int64_t q = p; q < p + 4; q++) dst[c * dst_stride + q] = src[q * ld + c] + b[c];
     }
 #endif
     for (; p < pixels; p++)
-        for (int64_t c = 0; c < channels; c++) dst[c * pixels + p] = src[p * ld + c] + b[c];
+        for (int64_t c = 0; c < channels; c++) dst[c * dst_stride + p] = src[p * ld + c] + b[c];
+}
+
+/* The driver's finish (stax_gemm_source.finish), on the thread that made
+ * the block final while it is in cache: rows [r0, r1) of C^T (the pixels
+ * of consecutive images) x output channels [c0, c1) into the NCHW output
+ * with the bias, PIXEL_ROWS_CHANNEL_BLOCK channels of an image at a time,
+ * each such run then through the fused epilogue while it is in L1: one
+ * call for whole planes, else one per channel's run of pixels. (As a pass
+ * of its own after the product, the transpose read blocks of C^T that the
+ * other core had written, and cost a pool dispatch: 18% of a 96 -> 576
+ * conv at 14x14.) */
+static void finish_pixel_rows(const void *context, int64_t batch, int64_t r0, int64_t r1,
+                              int64_t c0, int64_t c1) {
+    (void)batch; /* one product: every image's pixels are its rows */
+    const pixel_rows_task *t = context;
+    const stax_window *w = t->w;
+    int64_t pixels = output_pixels(w), channels = w->out_channels;
+    const float *bias = w->b_slot >= 0 ? (const float *)t->slots[w->b_slot] + w->b_offset : NULL;
+    float *out = (float *)t->slots[w->out_slot] + w->out_offset;
+    for (int64_t row = r0; row < r1;) {
+        int64_t image = row / pixels, p0 = row % pixels;
+        int64_t p1 = r1 - image * pixels < pixels ? r1 - image * pixels : pixels;
+        for (int64_t c = c0; c < c1; c += PIXEL_ROWS_CHANNEL_BLOCK) {
+            int64_t count = c1 - c < PIXEL_ROWS_CHANNEL_BLOCK ? c1 - c : PIXEL_ROWS_CHANNEL_BLOCK;
+            int64_t first = (image * channels + c) * pixels;
+            transpose_block(t->result + row * channels + c, channels, p1 - p0, count,
+                            bias ? bias + c : NULL, out + first + p0, pixels);
+            if (!t->epilogue) continue;
+            if (p0 == 0 && p1 == pixels)
+                t->epilogue(t->slots, first, first + count * pixels);
+            else
+                for (int64_t q = 0; q < count; q++)
+                    t->epilogue(t->slots, first + q * pixels + p0, first + q * pixels + p1);
+        }
+        row = image * pixels + p1;
+    }
 }
 
 static int64_t channel_blocks(const stax_window *w) {
     return (w->out_channels + PIXEL_ROWS_CHANNEL_BLOCK - 1) / PIXEL_ROWS_CHANNEL_BLOCK;
 }
 
-/* Units [begin, end) (image * channel_blocks + block): a block of output
- * planes from C^T, plus the bias, then the fused epilogue on them (element
- * i of the output, the flat range the planes span). */
+/* Units [begin, end) (image * channel_blocks + block) of the transpose as a
+ * pass of its own: a block of whole output planes from C^T, then the fused
+ * epilogue on them. */
 static void transpose_planes(void *context, int64_t begin, int64_t end) {
     const pixel_rows_task *t = context;
-    const stax_window *w = t->w;
-    int64_t pixels = output_pixels(w), channels = w->out_channels, blocks = channel_blocks(w);
-    const float *bias = w->b_slot >= 0 ? (const float *)t->slots[w->b_slot] + w->b_offset : NULL;
-    float *out = (float *)t->slots[w->out_slot] + w->out_offset;
+    int64_t pixels = output_pixels(t->w), channels = t->w->out_channels,
+            blocks = channel_blocks(t->w);
     for (int64_t unit = begin; unit < end; unit++) {
         int64_t image = unit / blocks, c0 = unit % blocks * PIXEL_ROWS_CHANNEL_BLOCK;
-        int64_t count =
-            channels - c0 < PIXEL_ROWS_CHANNEL_BLOCK ? channels - c0 : PIXEL_ROWS_CHANNEL_BLOCK;
-        int64_t first = (image * channels + c0) * pixels;
-        transpose_block(t->result + image * pixels * channels + c0, channels, pixels, count,
-                        bias ? bias + c0 : NULL, out + first);
-        if (t->epilogue) t->epilogue(t->slots, first, first + count * pixels);
+        int64_t c1 =
+            c0 + PIXEL_ROWS_CHANNEL_BLOCK < channels ? c0 + PIXEL_ROWS_CHANNEL_BLOCK : channels;
+        finish_pixel_rows(t, 0, image * pixels, (image + 1) * pixels, c0, c1);
     }
+}
+
+/* Whether each block the product makes final holds whole output planes
+ * (every pixel of its images), so that the driver's finish can transpose it
+ * with one epilogue call per sixteen channels: all the rows fit one chunk
+ * of the family's A (a 7x7 or 14x14 map at batch 1). With more rows the
+ * blocks end inside images, and an epilogue call per channel's part of a
+ * plane made MobileNetV2-b8's 384-channel 14x14 convs 5-9% slower than the
+ * transpose as a pass of its own after the product. */
+static bool finishes_whole_planes(const stax_gemm *gemm, const stax_gemm_kernels *kernels) {
+    return gemm->m <= kernels->mc / kernels->family->mr * kernels->family->mr;
 }
 
 /* Rows of im2col^T a unit of its packing takes: a multiple of mr (unit
@@ -236,13 +281,19 @@ void stax_conv_pixel_rows_run(const tp_plugin_host *host, const stax_step *step,
                             .slots = slots,
                             .packed_a = packed_a,
                             .result = (const float *)slots[w->col_slot],
-                            .rows_per_unit = pack_rows_per_unit(kernels->family, gemm.m, threads)};
+                            .rows_per_unit = pack_rows_per_unit(kernels->family, gemm.m, threads),
+                            .epilogue = epilogue};
     if (task.bordered)
         stax_parallel_range(host, w->batch * w->in_channels, 1, threads, border_range, &task);
     stax_parallel_range(host, (gemm.m + task.rows_per_unit - 1) / task.rows_per_unit, 1, threads,
                         pack_a_range, &task);
     stax_gemm_source source = {.a_packed = packed_a, .b_packed = b_packed};
+    if (finishes_whole_planes(&gemm, kernels)) {
+        source.finish = finish_pixel_rows, source.finish_context = &task;
+        stax_gemm_packed_run_from(host, &gemm, slots, driver_space, kernels, NULL, threads,
+                                  &source);
+        return;
+    }
     stax_gemm_packed_run_from(host, &gemm, slots, driver_space, kernels, NULL, threads, &source);
-    task.epilogue = epilogue;
     stax_parallel_range(host, w->batch * channel_blocks(w), 1, threads, transpose_planes, &task);
 }

@@ -344,6 +344,11 @@ static void add_row_bias(const gemm_call *call, float *c, int64_t r0, int64_t r1
 
 static void epilogue_rows(const gemm_call *call, int64_t batch, int64_t r0, int64_t r1) {
     int64_t base = batch * call->g->m, offset = call->source->epilogue_offset;
+    if (call->source->finish) {
+        if (r1 > r0 && call->g->n > 0)
+            call->source->finish(call->source->finish_context, batch, r0, r1, 0, call->g->n);
+        return;
+    }
     add_row_bias(call, call->c_base + batch * call->g->m * call->g->n, r0, r1, 0, call->g->n);
     if (call->epilogue && r1 > r0)
         call->epilogue(call->slots, offset + (base + r0) * call->g->n,
@@ -365,6 +370,11 @@ static void finish_block(const k_block *kb, int64_t r0, int64_t r1, int64_t p0, 
     const gemm_call *call = kb->call;
     const stax_gemm *g = call->g;
     int64_t j0 = p0 * call->nr, j1 = p1 * call->nr < g->n ? p1 * call->nr : g->n;
+    if (call->source->finish) {
+        if (r1 > r0 && j1 > j0)
+            call->source->finish(call->source->finish_context, kb->batch, r0, r1, j0, j1);
+        return;
+    }
     add_row_bias(call, kb->c, r0, r1, j0, j1);
     if (!call->epilogue || r1 <= r0) return;
     int64_t first = call->source->epilogue_offset + kb->batch * g->m * g->n;
@@ -545,7 +555,7 @@ static void sweep(const k_block *kb, int64_t t0, int64_t t1, int64_t p0, int64_t
         sweep_staged(kb, t0, t1, p0, p1, a_buffer, stage);
         return;
     }
-    bool finishing = kb->last && (call->epilogue || call->source->row_bias);
+    bool finishing = kb->last && (call->epilogue || call->source->row_bias || call->source->finish);
     for (int64_t c0 = t0; c0 < t1; c0 += call->tiles_per_chunk) {
         int64_t c1 = c0 + call->tiles_per_chunk < t1 ? c0 + call->tiles_per_chunk : t1;
         int64_t r0 = stax_gemm_tile_row(&call->rt, c0), r1 = stax_gemm_tile_row(&call->rt, c1);
@@ -1060,7 +1070,8 @@ static void run_packed(const tp_plugin_host *host, const stax_gemm *g, void **sl
         for (int64_t batch = 0; batch < g->batch; batch++) epilogue_rows(&call, batch, 0, g->m);
         return;
     }
-    if (!call.b_packed && stax_gemv_takes(g, source, kernels)) { /* a few rows: stax_gemv.c */
+    if (!call.b_packed && !source->finish &&
+        stax_gemv_takes(g, source, kernels)) { /* a few rows: stax_gemv.c */
         stax_gemv_run(host, g, slots, kernels, epilogue, call.threads, source);
         return;
     }
