@@ -8,7 +8,9 @@
  * even and odd columns apart, so every tap reads consecutive floats); on
  * planes too narrow for that (below 32 columns at stride 1, 16 at stride
  * 2) every row at once, as one run along the flattened plane. Other shapes
- * add one tap at a time into the row. The bias is the accumulator's start.
+ * add one tap at a time into the row. On an AVX-512 host 3x3 kernels at
+ * stride 1 or 2 instead read the input plane itself (no bordered copy:
+ * stax_depthwise_direct.c). The bias is the accumulator's start.
  * A fused epilogue (the conv's pointwise consumers) runs on each block of
  * output rows right after it is computed, while it is in L1. Planes are
  * split between threads; each range of planes has its own buffer. The
@@ -255,11 +257,15 @@ static void depthwise_range(void *context, int64_t begin, int64_t end) {
     bool dense = is_3x3_dense(w), stride2 = dense && w->stride[0] == 2 && w->out[1] >= 16;
     bool flat =
         dense && !stride2 && w->out[1] < (w->stride[0] == 1 ? DEPTHWISE_FLAT_MAX_COLUMNS : 16);
+    /* the wide planes from the image itself where the host has AVX-512 */
+    bool direct = stax_depthwise_direct_takes(w);
     size_t plane_floats = (size_t)(t->padded_h * t->padded_w);
     /* the bordered plane, then (flat rows) the rows computed padded_w
      * wide; or (stride 2) the ring of three split rows */
     size_t buffer_floats = stride2 ? 3 * (size_t)t->padded_w : plane_floats * (flat ? 2 : 1);
-    float *padded = malloc(sizeof(float) * buffer_floats);
+    if (direct) buffer_floats = (size_t)STAX_DEPTHWISE_DIRECT_ZEROS(w); /* a row of zeros */
+    float *padded =
+        direct ? calloc(buffer_floats, sizeof(float)) : malloc(sizeof(float) * buffer_floats);
     if (!padded) abort(); /* a few KiB per thread: there is no error path inside a run */
     float *wide = padded + plane_floats;
     int64_t multiplier = w->out_channels / w->in_channels, taps = w->kernel[0] * w->kernel[1];
@@ -269,12 +275,15 @@ static void depthwise_range(void *context, int64_t begin, int64_t end) {
         float b = t->bias ? t->bias[co] : 0.0f, *plane = t->out + p * w->out[0] * w->out[1];
         /* the multiplier's output channels of one input plane share its
          * bordered copy (stride 2 splits its rows as it goes) */
-        if (!stride2 && (p == begin || co % multiplier == 0))
+        if (!direct && !stride2 && (p == begin || co % multiplier == 0))
             stax_fill_padded_plane(w, image, t->padded_h, t->padded_w, padded);
         int64_t plane_first = p * w->out[0] * w->out[1];
         for (int64_t oh0 = 0; oh0 < w->out[0]; oh0 += t->block_rows) {
             int64_t oh1 = oh0 + t->block_rows < w->out[0] ? oh0 + t->block_rows : w->out[0];
-            if (stride2)
+            if (direct)
+                stax_depthwise_direct_rows(w, image, padded, t->weight + co * taps, b, oh0, oh1,
+                                           plane);
+            else if (stride2)
                 rows_3x3_stride2(w, image, t->padded_w, t->weight + co * taps, b, oh0, oh1, padded,
                                  plane);
             else if (flat)

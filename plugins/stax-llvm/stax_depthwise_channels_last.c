@@ -43,6 +43,15 @@ typedef float lanes16 __attribute__((vector_size(LANES * sizeof(float))));
  * to 28x28 1.5x). */
 #define CHANNELS_LAST_MAX_UNIT_STRIDE_COLUMNS 28
 
+/* With the direct AVX-512 rows (stax_depthwise_direct.c), the output rows
+ * narrower than these still go in blocks: measured at 2 threads (per-kernel
+ * minima), 960x7x7 22 us in blocks against 45 direct, 576 channels 14x14 ->
+ * 7x7 21 against 31, 384x14x14 28 against 31-33; but 192 channels 28x28 ->
+ * 14x14 19 against 25 direct, 144 channels 56x56 -> 28x28 (batch 8) 450
+ * against 604. */
+#define CHANNELS_LAST_DIRECT_UNIT_STRIDE_COLUMNS 16
+#define CHANNELS_LAST_DIRECT_COLUMNS             12
+
 int32_t stax_depthwise_choose_channels_last(const tp_plugin_host *host, stax_window *w, char *error,
                                             size_t error_size) {
     const char *setting =
@@ -65,6 +74,12 @@ int32_t stax_depthwise_choose_channels_last(const tp_plugin_host *host, stax_win
     bool unit_stride = w->stride[0] == 1 && w->stride[1] == 1;
     w->channels_last = padded * LANES <= CHANNELS_LAST_MAX_BLOCK_FLOATS &&
                        (!unit_stride || w->out[1] < CHANNELS_LAST_MAX_UNIT_STRIDE_COLUMNS);
+    /* The direct rows (stax_depthwise_direct.c) waste a vector's lanes only
+     * on rows narrower than it: the blocks stay for those alone. */
+    if (stax_depthwise_direct_takes(w))
+        w->channels_last =
+            w->channels_last && w->out[1] < (unit_stride ? CHANNELS_LAST_DIRECT_UNIT_STRIDE_COLUMNS
+                                                         : CHANNELS_LAST_DIRECT_COLUMNS);
     return TP_PLUGIN_OK;
 }
 

@@ -527,6 +527,17 @@ void stax_depthwise_channels_last_run(const tp_plugin_host *host, const stax_win
                                       void **slots, stax_kernel_fn epilogue, int64_t threads);
 /* A max_pool / avg_pool (window.method STAX_WINDOW_POOL; stax_pool.c). */
 void stax_pool_run(const tp_plugin_host *host, const stax_window *w, void **slots, int64_t threads);
+/* Whether stax_depthwise_direct_rows computes the depthwise conv `w` on
+ * this host: a 3x3 kernel at stride 1 or 2, dilation 1, and AVX-512. */
+bool stax_depthwise_direct_takes(const stax_window *w);
+/* Output rows [oh0, oh1) of one plane of a depthwise conv that
+ * stax_depthwise_direct_takes, read from its input plane `image` itself
+ * (stax_depthwise_direct.c): the nine taps k, the bias, into the plane out.
+ * A row in the padding reads `zeros`, STAX_DEPTHWISE_DIRECT_ZEROS(w)
+ * floats of 0. */
+#define STAX_DEPTHWISE_DIRECT_ZEROS(w) ((w)->in[1] + 64)
+void stax_depthwise_direct_rows(const stax_window *w, const float *image, const float *zeros,
+                                const float *k, float bias, int64_t oh0, int64_t oh1, float *out);
 /* A depthwise conv (window.method STAX_WINDOW_DEPTHWISE; stax_depthwise.c). */
 void stax_depthwise_run(const tp_plugin_host *host, const stax_window *w, void **slots,
                         stax_kernel_fn epilogue, int64_t threads);

@@ -97,6 +97,15 @@ START_TEST(depthwise_conv_matches_eager) {
     tp_attrs twice = window_attrs((int64_t[]){2, 2}, (int64_t[]){1, 2, 1, 0}, NULL, 2, 2);
     compare_conv("depthwise stride 2, multiplier 2, border 2 left", 4, (int64_t[]){1, 2, 6, 35},
                  (int64_t[]){4, 1, 3, 3}, false, &twice, false);
+    /* the AVX-512 rows read from the image itself (stax_depthwise_direct.c):
+     * masks per output vector worked out in the loop past 64 vectors, two
+     * padding columns on the left only */
+    tp_attrs long_rows = window_attrs(NULL, (int64_t[]){1, 1, 1, 1}, NULL, 2, 2);
+    compare_conv("depthwise 3x3, rows of 2100 outputs", 4, (int64_t[]){1, 2, 4, 2100},
+                 (int64_t[]){2, 1, 3, 3}, true, &long_rows, false);
+    tp_attrs left_only = window_attrs(NULL, (int64_t[]){0, 2, 2, 0}, NULL, 2, 2);
+    compare_conv("depthwise 3x3, two padding columns on the left only", 4, (int64_t[]){1, 2, 9, 40},
+                 (int64_t[]){2, 1, 3, 3}, false, &left_only, false);
     tp_attrs multiplier = window_attrs(NULL, (int64_t[]){0, 2, 1, 0}, (int64_t[]){1, 2}, 2, 3);
     compare_conv("depthwise multiplier 2, dilation, asymmetric pads", 4, (int64_t[]){1, 3, 7, 9},
                  (int64_t[]){6, 1, 3, 3}, true, &multiplier, false);
