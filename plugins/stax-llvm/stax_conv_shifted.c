@@ -243,8 +243,7 @@ static void finish_unit(const shifted_task *t, const float *stage, int64_t width
             int64_t q0 = row_start > qa ? row_start : qa;
             int64_t q1 = row_start + ow_n < qb ? row_start + ow_n : qb;
             float *to = dst + pixels_before(t, q0);
-            const float *from = src + (q0 - qa);
-            for (int64_t i = 0; i < q1 - q0; i++) to[i] = from[i] + bias;
+            stax_copy_floats_plus(to, src + (q0 - qa), bias, q1 - q0);
         }
         if (t->epilogue && pb > pa)
             t->epilogue(t->slots, t->first + r * pixels + pa, t->first + r * pixels + pb);

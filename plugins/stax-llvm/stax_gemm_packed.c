@@ -44,14 +44,9 @@
 #include <emmintrin.h>
 #endif
 
-#include "stax_cpu.h"
 #include "stax_gemv.h"
 #include "stax_internal.h"
 #include "stax_storage_float.h"
-
-#ifdef STAX_CPU_X86
-#include <immintrin.h>
-#endif
 
 stax_gemm_row_tiles stax_gemm_split_rows(const stax_gemm_family *family, int64_t m) {
     stax_gemm_row_tiles rt = {.m = m, .mr = family->mr, .full = m / family->mr};
@@ -293,53 +288,12 @@ static void pack_a(const k_block *kb, int64_t t0, int64_t t1, float *out) {
     }
 }
 
-#ifdef STAX_CPU_X86
-/* add_to_floats on an AVX-512 host: sixteen floats a step, the rest in one
- * masked step. */
-__attribute__((target("avx512f"))) static void add_to_floats_avx512(float *x, float value,
-                                                                    int64_t count) {
-    __m512 v = _mm512_set1_ps(value);
-    int64_t j = 0;
-    for (; j + 16 <= count; j += 16)
-        _mm512_storeu_ps(x + j, _mm512_add_ps(_mm512_loadu_ps(x + j), v));
-    if (j < count) {
-        __mmask16 rest = (__mmask16)((1u << (count - j)) - 1u);
-        _mm512_mask_storeu_ps(x + j, rest, _mm512_add_ps(_mm512_maskz_loadu_ps(rest, x + j), v));
-    }
-}
-#endif
-
-/* x[0..count) += value: a conv's bias on a block of C in cache. Sixteen
- * floats a step where the host has AVX-512 (the eight of the SSE2 loop
- * made the bias 10% of a 16 -> 96 1x1 conv at 112x112), else eight in two
- * SSE2 vectors. (A GCC vector of eight floats, which this file's SSE2
- * baseline splits in two, went through the stack on every step: a store
- * and a reload that made the conv's bias add 6% of MobileNetV2's
- * samples.) */
-static void add_to_floats(float *x, float value, int64_t count) {
-#ifdef STAX_CPU_X86
-    if (stax_cpu_has_avx512f()) {
-        add_to_floats_avx512(x, value, count);
-        return;
-    }
-#endif
-    int64_t j = 0;
-#if defined(__SSE2__)
-    __m128 v = _mm_set1_ps(value);
-    for (; j + 8 <= count; j += 8) {
-        _mm_storeu_ps(x + j, _mm_add_ps(_mm_loadu_ps(x + j), v));
-        _mm_storeu_ps(x + j + 4, _mm_add_ps(_mm_loadu_ps(x + j + 4), v));
-    }
-#endif
-    for (; j < count; j++) x[j] += value;
-}
-
 /* C[r][j0..j1) += row_bias[r] for rows [r0, r1) of a product. */
 static void add_row_bias(const gemm_call *call, float *c, int64_t r0, int64_t r1, int64_t j0,
                          int64_t j1) {
     const float *bias = call->source->row_bias;
     if (!bias) return;
-    for (int64_t r = r0; r < r1; r++) add_to_floats(c + r * call->g->n + j0, bias[r], j1 - j0);
+    for (int64_t r = r0; r < r1; r++) stax_add_to_floats(c + r * call->g->n + j0, bias[r], j1 - j0);
 }
 
 static void epilogue_rows(const gemm_call *call, int64_t batch, int64_t r0, int64_t r1) {
@@ -418,7 +372,7 @@ static void finish_staged(const k_block *kb, float *stage, int64_t width, int64_
     int64_t j0 = p0 * call->nr, j1 = p1 * call->nr < g->n ? p1 * call->nr : g->n;
     if (source->row_bias)
         for (int64_t r = r0; r < r1; r++)
-            add_to_floats(stage + (r - r0) * width, source->row_bias[r], j1 - j0);
+            stax_add_to_floats(stage + (r - r0) * width, source->row_bias[r], j1 - j0);
     if (call->epilogue) {
         void *slots[STAX_GEMM_STAGE_MAX_SLOTS];
         memcpy(slots, call->slots, sizeof(void *) * (size_t)source->epilogue_slots);

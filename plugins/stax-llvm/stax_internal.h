@@ -527,6 +527,10 @@ void stax_depthwise_channels_last_run(const tp_plugin_host *host, const stax_win
                                       void **slots, stax_kernel_fn epilogue, int64_t threads);
 /* A max_pool / avg_pool (window.method STAX_WINDOW_POOL; stax_pool.c). */
 void stax_pool_run(const tp_plugin_host *host, const stax_window *w, void **slots, int64_t threads);
+/* x[0..count) += value; dst[i] = src[i] + value for i < count (dst and src
+ * apart): vectorised for the host (stax_float_runs.c). */
+void stax_add_to_floats(float *x, float value, int64_t count);
+void stax_copy_floats_plus(float *dst, const float *src, float value, int64_t count);
 /* Whether stax_depthwise_direct_rows computes the depthwise conv `w` on
  * this host: a 3x3 kernel at stride 1 or 2, dilation 1, and AVX-512. */
 bool stax_depthwise_direct_takes(const stax_window *w);

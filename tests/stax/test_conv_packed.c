@@ -464,19 +464,24 @@ static const conv_case balanced_cases[] = {
      true},
 };
 
-/* The balanced cases on 1 to 4 threads (threads=N: 3 and 4 take more than
- * the pool has; the slices are the same), on the host's family and the
- * narrower ones, against the direct conv. */
-START_TEST(shifted_conv_on_any_thread_count_matches_a_direct_convolution) {
-    stax_test_cache_dir();
+/* Each case on 1 to 4 threads (threads=N: 3 and 4 take more than the pool
+ * has; the slices are the same), on the host's family and the narrower
+ * ones, the weights an input or a constant in turn, against the direct
+ * conv. */
+static void check_on_every_thread_count(const conv_case *cases, size_t count) {
     static const char *const families[] = {NULL, "avx2", "generic"};
     static const char *const threads[] = {"threads=1", "threads=2", "threads=3", "threads=4"};
-    setenv("STAX_CONV_SHIFTED", "on", 1);
-    setenv("STAX_CONV_PIXEL_ROWS", "off", 1);
     for (size_t f = 0; f < sizeof families / sizeof *families; f++)
         for (size_t t = 0; t < sizeof threads / sizeof *threads; t++)
-            for (size_t i = 0; i < sizeof balanced_cases / sizeof *balanced_cases; i++)
-                check_conv_with(&balanced_cases[i], families[f], (i + t) % 2 == 0, threads[t]);
+            for (size_t i = 0; i < count; i++)
+                check_conv_with(&cases[i], families[f], (i + t) % 2 == 0, threads[t]);
+}
+
+START_TEST(shifted_conv_on_any_thread_count_matches_a_direct_convolution) {
+    stax_test_cache_dir();
+    setenv("STAX_CONV_SHIFTED", "on", 1);
+    setenv("STAX_CONV_PIXEL_ROWS", "off", 1);
+    check_on_every_thread_count(balanced_cases, sizeof balanced_cases / sizeof *balanced_cases);
     unsetenv("STAX_CONV_PIXEL_ROWS");
     unsetenv("STAX_CONV_SHIFTED");
 }
@@ -542,13 +547,8 @@ static const conv_case in_place_cases[] = {
 
 START_TEST(pointwise_conv_over_k_blocks_on_any_thread_count_matches_a_direct_convolution) {
     stax_test_cache_dir();
-    static const char *const families[] = {NULL, "avx2", "generic"};
-    static const char *const threads[] = {"threads=1", "threads=2", "threads=3", "threads=4"};
     setenv("STAX_CONV_PIXEL_ROWS", "off", 1);
-    for (size_t f = 0; f < sizeof families / sizeof *families; f++)
-        for (size_t t = 0; t < sizeof threads / sizeof *threads; t++)
-            for (size_t i = 0; i < sizeof in_place_cases / sizeof *in_place_cases; i++)
-                check_conv_with(&in_place_cases[i], families[f], (i + t) % 2 == 0, threads[t]);
+    check_on_every_thread_count(in_place_cases, sizeof in_place_cases / sizeof *in_place_cases);
     unsetenv("STAX_CONV_PIXEL_ROWS");
 }
 END_TEST
