@@ -4,7 +4,8 @@
  * is stax_gemm_packed.c; the older 6x16 kernel pair behind stax_gemm_run is
  * stax_emit.c's.
  *
- * A tile kernel computes C[0..h)[0..cols) (+)= A[h x kc] * B[kc x nr] with
+ * A tile kernel computes C[0..h)[0..cols) (+)= A[h x kc] * B[kc x nr] (plus
+ * a bias per row when its accumulate argument is the biases' address) with
  * both packed k-major (B: nr floats per k, zero-padded past n; A: h floats
  * per k), so every load is at a constant offset from two pointers, and the
  * accumulators stay in registers across the k loop.
@@ -290,44 +291,92 @@ static void emit_k_loop(tpcommon_buf *m, const tile_shape *s) {
     tpcommon_buf_printf(m, "  br label %%done\n");
 }
 
-/* Stores the accumulators to C: whole rows, or the first `cols` lanes. */
-static void emit_store(tpcommon_buf *m, const tile_shape *s, bool masked) {
-    const char *tag = masked ? "m" : "f";
-    for (int r = 0; r < s->height; r++)
+/* How a tile kernel stores its accumulators (its accumulate argument). */
+typedef enum store_mode {
+    STORE_ADD,   /* 1: added to C's values (every k block after the first) */
+    STORE_BIAS,  /* above 1, the address of the tile's row biases: row r plus bias[r] */
+    STORE_PLAIN, /* 0: as they are */
+} store_mode;
+
+/* Stores the accumulators to C: whole rows, or the first `cols` lanes
+ * (%mask{h}), in one store mode; tag names this block's values. Only
+ * STORE_ADD reads C. */
+static void emit_store(tpcommon_buf *m, const tile_shape *s, bool masked, store_mode mode,
+                       const char *tag) {
+    int w = s->width;
+    for (int r = 0; r < s->height; r++) {
+        if (mode == STORE_BIAS)
+            tpcommon_buf_printf(m,
+                                "  %%%sbq%d = getelementptr float, ptr %%biases, i64 %d\n"
+                                "  %%%sbl%d = load float, ptr %%%sbq%d, align 4\n"
+                                "  %%%sbi%d = insertelement <%d x float> poison, float %%%sbl%d, "
+                                "i64 0\n"
+                                "  %%%sbv%d = shufflevector <%d x float> %%%sbi%d, <%d x float> "
+                                "poison, <%d x i32> zeroinitializer\n",
+                                tag, r, r, tag, r, tag, r, tag, r, w, tag, r, tag, r, w, tag, r, w,
+                                w);
         for (int h = 0; h < s->vectors; h++) {
             tpcommon_buf_printf(m,
                                 "  %%%sco%d_%d = mul i64 %%ldc, %d\n"
                                 "  %%%scq%d_%d = add i64 %%%sco%d_%d, %d\n"
                                 "  %%%scp%d_%d = getelementptr float, ptr %%c, i64 %%%scq%d_%d\n",
-                                tag, r, h, r, tag, r, h, tag, r, h, h * s->width, tag, r, h, tag, r,
-                                h);
-            if (masked)
+                                tag, r, h, r, tag, r, h, tag, r, h, h * w, tag, r, h, tag, r, h);
+            if (mode == STORE_ADD) {
+                if (masked)
+                    tpcommon_buf_printf(m,
+                                        "  %%%sold%d_%d = call <%d x float> "
+                                        "@llvm.masked.load.v%df32.p0(ptr %%%scp%d_%d, i32 4, <%d x "
+                                        "i1> %%mask%d, <%d x float> zeroinitializer)\n",
+                                        tag, r, h, w, w, tag, r, h, w, h, w);
+                else
+                    tpcommon_buf_printf(m,
+                                        "  %%%sold%d_%d = load <%d x float>, ptr %%%scp%d_%d, "
+                                        "align 4\n",
+                                        tag, r, h, w, tag, r, h);
                 tpcommon_buf_printf(m,
-                                    "  %%mold%d_%d = call <%d x float> @llvm.masked.load.v%df32.p0("
-                                    "ptr %%mcp%d_%d, i32 4, <%d x i1> %%mask%d, <%d x float> "
-                                    "zeroinitializer)\n",
-                                    r, h, s->width, s->width, r, h, s->width, h, s->width);
-            else
+                                    "  %%%snew%d_%d = fadd <%d x float> %%%sold%d_%d, %%c%d_%d\n",
+                                    tag, r, h, w, tag, r, h, r, h);
+            } else if (mode == STORE_BIAS) {
+                tpcommon_buf_printf(m, "  %%%snew%d_%d = fadd <%d x float> %%c%d_%d, %%%sbv%d\n",
+                                    tag, r, h, w, r, h, tag, r);
+            } else {
                 tpcommon_buf_printf(m,
-                                    "  %%fold%d_%d = load <%d x float>, ptr %%fcp%d_%d, align 4\n",
-                                    r, h, s->width, r, h);
-            tpcommon_buf_printf(m,
-                                "  %%%ssum%d_%d = fadd <%d x float> %%%sold%d_%d, %%c%d_%d\n"
-                                "  %%%snew%d_%d = select i1 %%add, <%d x float> %%%ssum%d_%d, "
-                                "<%d x float> %%c%d_%d\n",
-                                tag, r, h, s->width, tag, r, h, r, h, tag, r, h, s->width, tag, r,
-                                h, s->width, r, h);
+                                    "  %%%snew%d_%d = bitcast <%d x float> %%c%d_%d to <%d x "
+                                    "float>\n",
+                                    tag, r, h, w, r, h, w);
+            }
             if (masked)
                 tpcommon_buf_printf(m,
                                     "  call void @llvm.masked.store.v%df32.p0(<%d x float> "
-                                    "%%mnew%d_%d, ptr %%mcp%d_%d, i32 4, <%d x i1> %%mask%d)\n",
-                                    s->width, s->width, r, h, r, h, s->width, h);
+                                    "%%%snew%d_%d, ptr %%%scp%d_%d, i32 4, <%d x i1> %%mask%d)\n",
+                                    w, w, tag, r, h, tag, r, h, w, h);
             else
                 tpcommon_buf_printf(m,
-                                    "  store <%d x float> %%fnew%d_%d, ptr %%fcp%d_%d, align 4\n",
-                                    s->width, r, h, r, h);
+                                    "  store <%d x float> %%%snew%d_%d, ptr %%%scp%d_%d, align 4\n",
+                                    w, tag, r, h, tag, r, h);
         }
+    }
     tpcommon_buf_printf(m, "  ret void\n");
+}
+
+/* The three store modes of a whole tile or its column edge (`where`),
+ * chosen by the accumulate argument. */
+static void emit_stores(tpcommon_buf *m, const tile_shape *s, bool masked, const char *where) {
+    tpcommon_buf_printf(m,
+                        "  br i1 %%add, label %%%s_add, label %%%s_first\n"
+                        "%s_first:\n"
+                        "  br i1 %%biased, label %%%s_bias, label %%%s_plain\n"
+                        "%s_add:\n",
+                        where, where, where, where, where, where);
+    char tag[16];
+    snprintf(tag, sizeof tag, "%sa", masked ? "m" : "f");
+    emit_store(m, s, masked, STORE_ADD, tag);
+    tpcommon_buf_printf(m, "%s_bias:\n", where);
+    snprintf(tag, sizeof tag, "%sb", masked ? "m" : "f");
+    emit_store(m, s, masked, STORE_BIAS, tag);
+    tpcommon_buf_printf(m, "%s_plain:\n", where);
+    snprintf(tag, sizeof tag, "%sp", masked ? "m" : "f");
+    emit_store(m, s, masked, STORE_PLAIN, tag);
 }
 
 /* The lane masks of a column edge: lane j of vector h is live when h*width+j < cols. */
@@ -379,14 +428,16 @@ static void emit_tile_kernel(tpcommon_buf *m, const char *name, const tile_shape
     tpcommon_buf_printf(m, "  br label %%loop\n");
     emit_k_loop(m, s);
     tpcommon_buf_printf(m,
-                        "done:\n  %%add = icmp ne i64 %%acc, 0\n"
+                        "done:\n  %%add = icmp eq i64 %%acc, 1\n"
+                        "  %%biased = icmp ugt i64 %%acc, 1\n"
+                        "  %%biases = inttoptr i64 %%acc to ptr\n"
                         "  %%full = icmp sge i64 %%cols, %d\n"
                         "  br i1 %%full, label %%whole, label %%edge\nwhole:\n",
                         nr);
-    emit_store(m, s, false);
+    emit_stores(m, s, false, "whole");
     tpcommon_buf_printf(m, "edge:\n");
     emit_masks(m, s);
-    emit_store(m, s, true);
+    emit_stores(m, s, true, "edge");
     tpcommon_buf_printf(m, "}\n\n");
 }
 

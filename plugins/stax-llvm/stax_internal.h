@@ -623,7 +623,9 @@ void stax_gemm_run(const tp_plugin_host *host, const stax_gemm *gemm, void **slo
 
 /* ---- the packed matmul (stax_gemm_packed.c) ---- */
 
-/* C[0..h)[0..cols) (+)= packed A (kc x h, k-major) * packed B panel (kc x nr). */
+/* C[0..h)[0..cols) (+)= packed A (kc x h, k-major) * packed B panel (kc x nr):
+ * accumulate 1 adds to C; 0 stores; any other value is the address of the
+ * tile's h row biases, added to row r as it is stored. */
 typedef void (*stax_gemm_tile_fn)(const float *a, const float *b, float *c, int64_t ldc, int64_t kc,
                                   int64_t accumulate, int64_t cols);
 
