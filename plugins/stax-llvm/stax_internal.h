@@ -807,11 +807,11 @@ typedef struct stax_gemm_source {
     float *stage;
     bool stream_c;
     int32_t epilogue_slots;
-    /* Called instead of the bias and the epilogue on each block of C that
-     * the last k block makes final (rows [r0, r1) x columns [j0, j1) of
-     * product `batch`), by the thread that computed it, while it is in
-     * cache; or NULL. The pixel-rows conv transposes C^T's block into its
-     * NCHW output there. Not with stage. */
+    /* Called instead of the epilogue on each block of C that the last k
+     * block makes final (rows [r0, r1) x columns [j0, j1) of product
+     * `batch`), by the thread that computed it, while it is in cache; or
+     * NULL. A row_bias is still added by the tiles. The pixel-rows conv
+     * transposes C^T's block into its NCHW output there. Not with stage. */
     void (*finish)(const void *context, int64_t batch, int64_t r0, int64_t r1, int64_t j0,
                    int64_t j1);
     const void *finish_context;
