@@ -94,6 +94,19 @@ void stax_free_aligned(const tp_plugin_host *host, void *p) {
         free(p);
 }
 
+int32_t stax_switch_setting(const tp_plugin_host *host, const char *name, stax_switch *out,
+                            char *error, size_t error_size) {
+    const char *setting = host && host->getenv ? host->getenv(name) : NULL;
+    *out = STAX_SWITCH_AUTO;
+    if (!setting || !*setting || !strcmp(setting, "auto")) return TP_PLUGIN_OK;
+    if (!strcmp(setting, "on") || !strcmp(setting, "off")) {
+        *out = !strcmp(setting, "on") ? STAX_SWITCH_ON : STAX_SWITCH_OFF;
+        return TP_PLUGIN_OK;
+    }
+    return tpcommon_error(error, error_size, "stax: %s is '%s'; use auto, on or off (or unset it)",
+                          name, setting);
+}
+
 int64_t stax_grain(const tp_plugin_host *host, int64_t count, int64_t min_grain, int64_t threads) {
     int64_t pool = host && host->num_threads ? host->num_threads() : 1;
     if (threads <= 1) return count > min_grain ? count : min_grain;

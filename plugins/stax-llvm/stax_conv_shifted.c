@@ -109,18 +109,15 @@ static size_t aligned_floats(int64_t floats) {
 int32_t stax_conv_choose_shifted(const tp_plugin_host *host, const stax_window *w,
                                  const stax_gemm_family *family, bool *chosen, char *error,
                                  size_t error_size) {
-    const char *setting = host && host->getenv ? host->getenv("STAX_CONV_SHIFTED") : NULL;
+    stax_switch setting;
     *chosen = false;
-    if (setting && *setting && strcmp(setting, "auto") && strcmp(setting, "on") &&
-        strcmp(setting, "off"))
-        return tpcommon_error(error, error_size,
-                              "stax: STAX_CONV_SHIFTED is '%s'; use auto, on or off (or unset it)",
-                              setting);
+    int32_t status = stax_switch_setting(host, "STAX_CONV_SHIFTED", &setting, error, error_size);
+    if (status != TP_PLUGIN_OK) return status;
     bool possible = w->kind == STAX_WINDOW_CONV && w->method == STAX_WINDOW_GEMM_IM2COL &&
                     w->packed && w->group == 1 && family && w->stride[0] <= SHIFTED_MAX_STRIDE &&
                     w->stride[1] <= SHIFTED_MAX_STRIDE && w->kernel[0] * w->kernel[1] > 1;
-    if (!possible || (setting && !strcmp(setting, "off"))) return TP_PLUGIN_OK;
-    if (setting && !strcmp(setting, "on")) {
+    if (!possible || setting == STAX_SWITCH_OFF) return TP_PLUGIN_OK;
+    if (setting == STAX_SWITCH_ON) {
         *chosen = true;
         return TP_PLUGIN_OK;
     }

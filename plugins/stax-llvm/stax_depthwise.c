@@ -257,8 +257,7 @@ static void depthwise_range(void *context, int64_t begin, int64_t end) {
     bool dense = is_3x3_dense(w), stride2 = dense && w->stride[0] == 2 && w->out[1] >= 16;
     bool flat =
         dense && !stride2 && w->out[1] < (w->stride[0] == 1 ? DEPTHWISE_FLAT_MAX_COLUMNS : 16);
-    /* the wide planes from the image itself where the host has AVX-512 */
-    bool direct = stax_depthwise_direct_takes(w);
+    bool direct = w->direct_rows; /* 3x3 at stride 1 or 2, from the image itself */
     size_t plane_floats = (size_t)(t->padded_h * t->padded_w);
     /* the bordered plane, then (flat rows) the rows computed padded_w
      * wide; or (stride 2) the ring of three split rows */
@@ -267,7 +266,7 @@ static void depthwise_range(void *context, int64_t begin, int64_t end) {
     float *padded =
         direct ? calloc(buffer_floats, sizeof(float)) : malloc(sizeof(float) * buffer_floats);
     if (!padded) abort(); /* a few KiB per thread: there is no error path inside a run */
-    float *wide = padded + plane_floats;
+    float *wide = flat && !direct ? padded + plane_floats : NULL; /* only the flat run's */
     int64_t multiplier = w->out_channels / w->in_channels, taps = w->kernel[0] * w->kernel[1];
     for (int64_t p = begin; p < end; p++) {
         int64_t n = p / w->out_channels, co = p % w->out_channels, ci = co / multiplier;

@@ -54,19 +54,15 @@ typedef float lanes16 __attribute__((vector_size(LANES * sizeof(float))));
 
 int32_t stax_depthwise_choose_channels_last(const tp_plugin_host *host, stax_window *w, char *error,
                                             size_t error_size) {
-    const char *setting =
-        host && host->getenv ? host->getenv("STAX_DEPTHWISE_CHANNELS_LAST") : NULL;
+    stax_switch setting;
     w->channels_last = false;
-    if (setting && *setting && strcmp(setting, "auto") && strcmp(setting, "on") &&
-        strcmp(setting, "off"))
-        return tpcommon_error(error, error_size,
-                              "stax: STAX_DEPTHWISE_CHANNELS_LAST is '%s'; use auto, on or off (or "
-                              "unset it)",
-                              setting);
+    int32_t status =
+        stax_switch_setting(host, "STAX_DEPTHWISE_CHANNELS_LAST", &setting, error, error_size);
+    if (status != TP_PLUGIN_OK) return status;
     if (w->method != STAX_WINDOW_DEPTHWISE || w->out_channels != w->in_channels ||
-        (setting && !strcmp(setting, "off")))
+        setting == STAX_SWITCH_OFF)
         return TP_PLUGIN_OK;
-    if (setting && !strcmp(setting, "on")) {
+    if (setting == STAX_SWITCH_ON) {
         w->channels_last = true;
         return TP_PLUGIN_OK;
     }
@@ -76,7 +72,7 @@ int32_t stax_depthwise_choose_channels_last(const tp_plugin_host *host, stax_win
                        (!unit_stride || w->out[1] < CHANNELS_LAST_MAX_UNIT_STRIDE_COLUMNS);
     /* The direct rows (stax_depthwise_direct.c) waste a vector's lanes only
      * on rows narrower than it: the blocks stay for those alone. */
-    if (stax_depthwise_direct_takes(w))
+    if (w->direct_rows)
         w->channels_last =
             w->channels_last && w->out[1] < (unit_stride ? CHANNELS_LAST_DIRECT_UNIT_STRIDE_COLUMNS
                                                          : CHANNELS_LAST_DIRECT_COLUMNS);

@@ -12,9 +12,8 @@
  * last vector is stored under a mask. At stride 2 the taps of sixteen
  * outputs are the even and odd floats of 32 consecutive columns, taken
  * apart with two-source permutes. */
-#include "stax_internal.h"
-
 #include "stax_cpu.h"
+#include "stax_internal.h"
 
 #ifdef STAX_CPU_X86
 #include <immintrin.h>
@@ -122,7 +121,7 @@ __attribute__((target("avx512f"))) static void rows_avx512(const stax_window *w,
 }
 #endif
 
-bool stax_depthwise_direct_takes(const stax_window *w) {
+static bool host_and_shape_take(const stax_window *w) {
 #ifdef STAX_CPU_X86
     return stax_cpu_has_avx512f() && w->kernel[0] == 3 && w->kernel[1] == 3 &&
            w->dilation[0] == 1 && w->dilation[1] == 1 && w->stride[0] == w->stride[1] &&
@@ -131,6 +130,18 @@ bool stax_depthwise_direct_takes(const stax_window *w) {
     (void)w;
     return false;
 #endif
+}
+
+int32_t stax_depthwise_choose_direct(const tp_plugin_host *host, stax_window *w, char *error,
+                                     size_t error_size) {
+    stax_switch setting;
+    w->direct_rows = false;
+    int32_t status =
+        stax_switch_setting(host, "STAX_DEPTHWISE_DIRECT", &setting, error, error_size);
+    if (status != TP_PLUGIN_OK) return status;
+    w->direct_rows =
+        w->method == STAX_WINDOW_DEPTHWISE && setting != STAX_SWITCH_OFF && host_and_shape_take(w);
+    return TP_PLUGIN_OK;
 }
 
 void stax_depthwise_direct_rows(const stax_window *w, const float *image, const float *zeros,

@@ -40,16 +40,13 @@
 
 int32_t stax_stream_threshold(const tp_plugin_host *host, int64_t threads, double *min_bytes,
                               char *error, size_t error_size) {
-    const char *setting = host && host->getenv ? host->getenv("STAX_STREAM_STORES") : NULL;
+    stax_switch setting;
     *min_bytes = 0;
-    if (setting && *setting && strcmp(setting, "auto") && strcmp(setting, "on") &&
-        strcmp(setting, "off"))
-        return tpcommon_error(error, error_size,
-                              "stax: STAX_STREAM_STORES is '%s'; use auto, on or off (or unset it)",
-                              setting);
+    int32_t status = stax_switch_setting(host, "STAX_STREAM_STORES", &setting, error, error_size);
+    if (status != TP_PLUGIN_OK) return status;
 #if defined(__x86_64__) || defined(__i386__)
-    if (setting && !strcmp(setting, "off")) return TP_PLUGIN_OK;
-    if (setting && !strcmp(setting, "on")) { /* every graph output, of any size */
+    if (setting == STAX_SWITCH_OFF) return TP_PLUGIN_OK;
+    if (setting == STAX_SWITCH_ON) { /* every graph output, of any size */
         *min_bytes = 1;
         return TP_PLUGIN_OK;
     }
@@ -58,7 +55,7 @@ int32_t stax_stream_threshold(const tp_plugin_host *host, int64_t threads, doubl
         4.0 * (l2 > 0 ? l2 : STAX_STREAM_L2_FALLBACK) * (double)(threads > 1 ? threads : 1);
     *min_bytes = bytes > STAX_STREAM_FLOOR_BYTES ? bytes : STAX_STREAM_FLOOR_BYTES;
 #else
-    (void)threads; /* the streaming stores and their fence are x86's */
+    (void)threads, (void)setting; /* the streaming stores and their fence are x86's */
 #endif
     return TP_PLUGIN_OK;
 }

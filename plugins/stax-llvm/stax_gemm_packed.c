@@ -646,8 +646,10 @@ static void pack_partial_panels_range(void *context, int64_t begin, int64_t end)
     }
 }
 
-static void tiles_of_slice(const gemm_call *call, int64_t s, int64_t *t0, int64_t *t1) {
-    int64_t count = call->rt.count, slices = call->row_slices;
+/* Tiles [*t0, *t1) of slice s of `slices`. */
+static void tiles_of_slice(const gemm_call *call, int64_t s, int64_t slices, int64_t *t0,
+                           int64_t *t1) {
+    int64_t count = call->rt.count;
     *t0 = s * count / slices, *t1 = (s + 1) * count / slices;
 }
 
@@ -655,7 +657,7 @@ static void rows_in_place_range(void *context, int64_t begin, int64_t end) {
     const gemm_call *call = context;
     for (int64_t s = begin; s < end; s++) {
         int64_t t0, t1;
-        tiles_of_slice(call, s, &t0, &t1);
+        tiles_of_slice(call, s, call->row_slices, &t0, &t1);
         for (int64_t block = 0; block < k_blocks_of(call); block++) {
             k_block kb = in_place_block(call, block);
             sweep(&kb, t0, t1, 0, call->panels, call->a_space + s * chunk_floats(call),
@@ -683,7 +685,7 @@ static int64_t rows_in_place_slices(const gemm_call *call) {
  * (run_by_rows would take it, with a barrier per k block), or its busiest
  * thread computes fewer C elements than with the panels split between the
  * threads (where also every slice reads all of A). */
-static bool takes_rows_in_place(gemm_call *call) {
+static bool takes_rows_in_place(const gemm_call *call) {
     const stax_gemm *g = call->g;
     if (call->threads <= 1 || !call->b_in_place || !call->source->a_packed || g->batch != 1 ||
         k_blocks_of(call) < 2)
@@ -691,14 +693,13 @@ static bool takes_rows_in_place(gemm_call *call) {
     if (has_partial_panel(call) &&
         k_blocks_of(call) > stax_most_slices(call->threads) * call->panels)
         return false;
+    if (call->panels < 2 * call->threads) return true;
     int64_t slices = rows_in_place_slices(call), busiest_rows = 0;
-    call->row_slices = slices;
-    if (g->batch * call->panels < 2 * call->threads) return true;
     for (int64_t t = 0; t < call->threads; t++) { /* slices dealt out in turn */
         int64_t rows = 0;
         for (int64_t s = t; s < slices; s += call->threads) {
             int64_t t0, t1;
-            tiles_of_slice(call, s, &t0, &t1);
+            tiles_of_slice(call, s, slices, &t0, &t1);
             rows += rows_of_tiles(call, t0, t1);
         }
         if (rows > busiest_rows) busiest_rows = rows;
@@ -713,6 +714,7 @@ static void run_rows_in_place(gemm_call *call) {
         stax_parallel_range(call->host, k_blocks_of(call), min_blocks, call->threads,
                             pack_partial_panels_range, call);
     }
+    call->row_slices = rows_in_place_slices(call);
     run_slices(call, call->row_slices, rows_in_place_range, call);
 }
 

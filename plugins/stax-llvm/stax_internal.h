@@ -120,10 +120,11 @@ typedef struct stax_window {
     bool packed;     /* gemm methods: on the micro-kernel family, im2col packed into B's panels */
     bool pixel_rows; /* packed, group 1: the output pixels of all images as the product's rows
                       * (stax_conv_pixel_rows.c; C^T into col_slot, packed_w_slot holds W^T) */
-    bool channels_last;    /* depthwise: sixteen channels at a time, channels-last blocks */
-    bool shifted;          /* packed, group 1: one product over the padded input (phase planes at
-                            * stride > 1) read in place by the offset tile kernels
-                            * (stax_conv_shifted.c) */
+    bool channels_last; /* depthwise: sixteen channels at a time, channels-last blocks */
+    bool direct_rows;   /* depthwise: rows read from the image itself (stax_depthwise_direct.c) */
+    bool shifted;       /* packed, group 1: one product over the padded input (phase planes at
+                         * stride > 1) read in place by the offset tile kernels
+                         * (stax_conv_shifted.c) */
     int32_t packed_w_slot; /* packed: constant weights packed at compile for k blocks of */
     int64_t packed_kc;     /* packed_kc (stax_gemm_pack_whole_a per group), or -1 */
     int32_t x_slot, w_slot, b_slot, out_slot, col_slot; /* -1: absent */
@@ -463,6 +464,12 @@ void stax_free_aligned(const tp_plugin_host *host, void *p);
  * host's pool: stax_most_slices(threads) chunks, or `threads` chunks when
  * the pool has more threads than that. */
 int64_t stax_grain(const tp_plugin_host *host, int64_t count, int64_t min_grain, int64_t threads);
+/* A setting that is auto (or unset), on or off: environment variable
+ * `name` read through host->getenv into *out; any other value is an error
+ * naming the variable. */
+typedef enum stax_switch { STAX_SWITCH_AUTO, STAX_SWITCH_ON, STAX_SWITCH_OFF } stax_switch;
+int32_t stax_switch_setting(const tp_plugin_host *host, const char *name, stax_switch *out,
+                            char *error, size_t error_size);
 /* fn over [0, count) on at most `threads` threads of host's pool in chunks
  * of at least `min_grain` indices; inline when one chunk covers it, with one
  * thread, or without a pool. */
@@ -531,11 +538,15 @@ void stax_pool_run(const tp_plugin_host *host, const stax_window *w, void **slot
  * apart): vectorised for the host (stax_float_runs.c). */
 void stax_add_to_floats(float *x, float value, int64_t count);
 void stax_copy_floats_plus(float *dst, const float *src, float value, int64_t count);
-/* Whether stax_depthwise_direct_rows computes the depthwise conv `w` on
- * this host: a 3x3 kernel at stride 1 or 2, dilation 1, and AVX-512. */
-bool stax_depthwise_direct_takes(const stax_window *w);
-/* Output rows [oh0, oh1) of one plane of a depthwise conv that
- * stax_depthwise_direct_takes, read from its input plane `image` itself
+/* Whether stax_depthwise_direct_rows computes the depthwise conv `w`
+ * (sets w->direct_rows): a 3x3 kernel at stride 1 or 2, dilation 1, on an
+ * AVX-512 host, unless STAX_DEPTHWISE_DIRECT is off (on, or unset/auto:
+ * where it can); an error for any other value. Before
+ * stax_depthwise_choose_channels_last, which reads it. */
+int32_t stax_depthwise_choose_direct(const tp_plugin_host *host, stax_window *w, char *error,
+                                     size_t error_size);
+/* Output rows [oh0, oh1) of one plane of a depthwise conv with
+ * direct_rows, read from its input plane `image` itself
  * (stax_depthwise_direct.c): the nine taps k, the bias, into the plane out.
  * A row in the padding reads `zeros`, STAX_DEPTHWISE_DIRECT_ZEROS(w)
  * floats of 0. */

@@ -1092,6 +1092,8 @@ static int32_t plan_window_region(planner *p, int32_t r) {
     status = stax_conv_choose_shifted(p->program->host, &w, p->gemm_family, &w.shifted, p->error,
                                       p->error_size);
     if (status != TP_PLUGIN_OK) return status;
+    status = stax_depthwise_choose_direct(p->program->host, &w, p->error, p->error_size);
+    if (status != TP_PLUGIN_OK) return status;
     status = stax_depthwise_choose_channels_last(p->program->host, &w, p->error, p->error_size);
     if (status != TP_PLUGIN_OK) return status;
     /* both chosen: shifted, unless pixel rows were asked for by name */

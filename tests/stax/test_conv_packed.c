@@ -689,6 +689,7 @@ START_TEST(an_unknown_conv_setting_is_an_error_that_names_it) {
     check_unknown_setting("STAX_CONV_PIXEL_ROWS");
     check_unknown_setting("STAX_CONV_SHIFTED");
     check_unknown_setting("STAX_DEPTHWISE_CHANNELS_LAST");
+    check_unknown_setting("STAX_DEPTHWISE_DIRECT");
 }
 END_TEST
 
@@ -782,16 +783,22 @@ static const conv_case depthwise_cases[] = {
 
 /* Every depthwise case a plane at a time, in channels-last blocks
  * (stax_depthwise_channels_last.c; a multiplier of 1), and as the rule
- * picks. */
+ * picks; each with the AVX-512 direct rows where the host has them
+ * (stax_depthwise_direct.c) and with the portable rows. */
 START_TEST(depthwise_conv_matches_a_direct_convolution) {
     stax_test_cache_dir();
     static const char *const settings[] = {"off", "on", "auto"};
-    for (size_t v = 0; v < sizeof settings / sizeof *settings; v++) {
-        setenv("STAX_DEPTHWISE_CHANNELS_LAST", settings[v], 1);
-        for (size_t i = 0; i < sizeof depthwise_cases / sizeof *depthwise_cases; i++)
-            check_conv(&depthwise_cases[i], NULL, (i + v) % 2 == 1);
+    static const char *const direct[] = {"auto", "off"};
+    for (size_t d = 0; d < sizeof direct / sizeof *direct; d++) {
+        setenv("STAX_DEPTHWISE_DIRECT", direct[d], 1);
+        for (size_t v = 0; v < sizeof settings / sizeof *settings; v++) {
+            setenv("STAX_DEPTHWISE_CHANNELS_LAST", settings[v], 1);
+            for (size_t i = 0; i < sizeof depthwise_cases / sizeof *depthwise_cases; i++)
+                check_conv(&depthwise_cases[i], NULL, (i + v + d) % 2 == 1);
+        }
     }
     unsetenv("STAX_DEPTHWISE_CHANNELS_LAST");
+    unsetenv("STAX_DEPTHWISE_DIRECT");
 }
 END_TEST
 

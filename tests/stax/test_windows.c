@@ -76,8 +76,7 @@ START_TEST(conv_through_the_packed_gemm_matches_eager) {
 }
 END_TEST
 
-START_TEST(depthwise_conv_matches_eager) {
-    stax_test_cache_dir();
+static void compare_depthwise_cases(void) {
     tp_attrs depthwise = window_attrs(NULL, (int64_t[]){1, 1, 1, 1}, NULL, 2, 8);
     compare_conv("depthwise 3x3 pad 1", 4, (int64_t[]){2, 8, 12, 12}, (int64_t[]){8, 1, 3, 3}, true,
                  &depthwise, false);
@@ -109,6 +108,16 @@ START_TEST(depthwise_conv_matches_eager) {
     tp_attrs multiplier = window_attrs(NULL, (int64_t[]){0, 2, 1, 0}, (int64_t[]){1, 2}, 2, 3);
     compare_conv("depthwise multiplier 2, dilation, asymmetric pads", 4, (int64_t[]){1, 3, 7, 9},
                  (int64_t[]){6, 1, 3, 3}, true, &multiplier, false);
+}
+
+/* With the AVX-512 direct rows where the host has them, and with the
+ * portable rows (bordered copy, split stride-2 rows, flat runs). */
+START_TEST(depthwise_conv_matches_eager) {
+    stax_test_cache_dir();
+    compare_depthwise_cases();
+    setenv("STAX_DEPTHWISE_DIRECT", "off", 1);
+    compare_depthwise_cases();
+    unsetenv("STAX_DEPTHWISE_DIRECT");
 }
 END_TEST
 
