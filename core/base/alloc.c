@@ -1,10 +1,14 @@
-/* Aligned allocation with huge-page advice for large buffers. */
+/* Aligned allocation with huge-page advice for large buffers, which are
+ * reused through large_blocks.c. */
 #define _GNU_SOURCE
 #include "alloc.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+
+#include "large_blocks.h"
 
 #include "tensorplay/status.h"
 #include "tensorplay/tensor.h"
@@ -16,11 +20,18 @@ void *tp_aligned_alloc(size_t size) {
     size_t rounded = (size + alignment - 1) / alignment * alignment;
     if (rounded < size) return NULL; /* overflow */
     if (rounded == 0) rounded = alignment;
+    if (alignment == HUGE_PAGE_SIZE) {
+        void *reused = tp_large_block_reuse(rounded);
+        if (reused) return reused;
+    }
     void *pointer = NULL;
     if (posix_memalign(&pointer, alignment, rounded) != 0) return NULL;
+    if (alignment == HUGE_PAGE_SIZE) {
 #ifdef MADV_HUGEPAGE
-    if (alignment == HUGE_PAGE_SIZE) madvise(pointer, rounded, MADV_HUGEPAGE);
+        madvise(pointer, rounded, MADV_HUGEPAGE);
 #endif
+        tp_large_block_track(pointer, rounded);
+    }
     return pointer;
 }
 
@@ -31,6 +42,7 @@ void *tp_aligned_calloc(size_t size) {
 }
 
 void tp_aligned_free(void *pointer) {
+    if (((uintptr_t)pointer & (HUGE_PAGE_SIZE - 1)) == 0 && tp_large_block_release(pointer)) return;
     free(pointer);
 }
 

@@ -2,7 +2,9 @@
  * Every buffer is TP_TENSOR_ALIGNMENT (64) aligned; buffers of 2 MiB and more
  * are 2 MiB aligned and madvise(MADV_HUGEPAGE)d, because with transparent
  * huge pages in `madvise` mode a fresh large buffer otherwise costs one page
- * fault per 4 KiB (DESIGN section 10). */
+ * fault per 4 KiB (DESIGN section 10). Freed large buffers are kept for reuse
+ * up to a limit (large_blocks.h), so a loop that allocates one each time
+ * does not pay the kernel's page clearing each time. */
 #ifndef TP_CORE_BASE_ALLOC_H
 #define TP_CORE_BASE_ALLOC_H
 

@@ -117,7 +117,11 @@ TP_API tp_status tp_tensor_clone(const tp_tensor *tensor, tp_tensor **out);
 
 /* Adds one reference; returns `tensor` (NULL stays NULL). */
 TP_API tp_tensor *tp_tensor_retain(tp_tensor *tensor);
-/* Drops one reference; frees the tensor at zero. NULL is a no-op. */
+/* Drops one reference; frees the tensor at zero. NULL is a no-op.
+ * Storage of 2 MiB and more that the library allocated is kept for the next
+ * tensor of about its size (a loop of tp_call with large outputs then reuses
+ * memory the kernel has already mapped), up to TP_ALLOC_CACHE_MIB MiB in all
+ * (default 256; 0 keeps none and returns it to the C library at once). */
 TP_API void tp_tensor_release(tp_tensor *tensor);
 
 TP_API tp_dtype tp_tensor_dtype(const tp_tensor *tensor);
