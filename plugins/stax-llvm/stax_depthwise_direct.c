@@ -14,17 +14,10 @@
  * apart with two-source permutes. */
 #include "stax_cpu.h"
 #include "stax_internal.h"
+#include "stax_lanes.h"
 
 #ifdef STAX_CPU_X86
 #include <immintrin.h>
-
-/* Lanes l of sixteen columns from `first` on with 0 <= first + l < width. */
-static __mmask16 columns_in_row(int64_t first, int64_t width) {
-    int64_t lo = first < 0 ? -first : 0, hi = width - first;
-    if (hi > 16) hi = 16;
-    if (hi <= lo) return 0;
-    return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-}
 
 /* Sixteen outputs of one output row at stride 1: input columns
  * first + l + j of rows r0..r2 (masks m0..m2 for j = 0..2). */
@@ -66,7 +59,7 @@ static direct_masks masks_of(int64_t first, int64_t stride, int64_t in_w) {
     direct_masks d;
     for (int j = 0; j < 4; j++) {
         int64_t at = stride == 1 ? first + (j < 3 ? j : 0) : first + (j % 2) * 16 + (j / 2) * 2;
-        d.m[j] = columns_in_row(at, in_w);
+        d.m[j] = stax_lanes_in_row(at, in_w);
     }
     return d;
 }
@@ -106,7 +99,7 @@ __attribute__((target("avx512f"))) static void rows_avx512(const stax_window *w,
             int64_t ow0 = v * 16, first = ow0 * stride - left;
             direct_masks d =
                 v < DEPTHWISE_DIRECT_MAX_VECTORS ? table[v] : masks_of(first, stride, in_w);
-            __mmask16 live = ow_n - ow0 < 16 ? (__mmask16)((1u << (ow_n - ow0)) - 1u) : 0xFFFF;
+            __mmask16 live = stax_lanes_below(ow_n - ow0);
             __m512 acc = b;
             if (stride == 1) {
                 DEPTHWISE_DIRECT_TAPS_S1(acc, r0, r1, r2, first, d.m[0], d.m[1], d.m[2]);

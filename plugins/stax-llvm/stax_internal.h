@@ -121,7 +121,8 @@ typedef struct stax_window {
     bool pixel_rows; /* packed, group 1: the output pixels of all images as the product's rows
                       * (stax_conv_pixel_rows.c; C^T into col_slot, packed_w_slot holds W^T) */
     bool channels_last; /* depthwise: sixteen channels at a time, channels-last blocks */
-    bool direct_rows;   /* depthwise: rows read from the image itself (stax_depthwise_direct.c) */
+    bool direct_rows;   /* depthwise: rows read from the image itself (stax_depthwise_direct.c);
+                         * max pool: across the taps sixteen outputs a vector (stax_pool.c) */
     bool shifted;       /* packed, group 1: one product over the padded input (phase planes at
                          * stride > 1) read in place by the offset tile kernels
                          * (stax_conv_shifted.c) */
@@ -532,6 +533,25 @@ int32_t stax_depthwise_choose_channels_last(const tp_plugin_host *host, stax_win
                                             size_t error_size);
 void stax_depthwise_channels_last_run(const tp_plugin_host *host, const stax_window *w,
                                       void **slots, stax_kernel_fn epilogue, int64_t threads);
+/* Whether a max pool takes its taps across each row with AVX-512 (sets
+ * w->direct_rows): stride 1 or 2 and dilation 1 along the row, on an AVX-512
+ * host, unless STAX_POOL_DIRECT is off; an error for a value other than
+ * auto, on or off. Leaves other windows' direct_rows false. */
+int32_t stax_pool_choose_direct(const tp_plugin_host *host, stax_window *w, char *error,
+                                size_t error_size);
+/* Whether a max pool's rows come from stax_max_pool_direct_plane (sets
+ * w->direct_rows): stride 1 or 2 and dilation 1 along the row, at most 4 taps
+ * wide and 16 rows tall, on an AVX-512 host, unless STAX_POOL_DIRECT is off
+ * (on, or unset/auto: where it can); an error for any other value. Leaves
+ * other windows' direct_rows false. */
+int32_t stax_pool_choose_direct(const tp_plugin_host *host, stax_window *w, char *error,
+                                size_t error_size);
+/* Every output row of one plane of a max pool with direct_rows
+ * (stax_max_pool_direct.c) from its input plane `image` into `out`, except
+ * those whose windows met a NaN: it lists those in nan_rows (out[0] entries)
+ * and gives their number, for the portable rows to compute. */
+int64_t stax_max_pool_direct_plane(const stax_window *w, const float *image, float *out,
+                                   int64_t *nan_rows);
 /* A max_pool / avg_pool (window.method STAX_WINDOW_POOL; stax_pool.c). */
 void stax_pool_run(const tp_plugin_host *host, const stax_window *w, void **slots, int64_t threads);
 /* x[0..count) += value; dst[i] = src[i] + value for i < count (dst and src

@@ -1092,7 +1092,9 @@ static int32_t plan_window_region(planner *p, int32_t r) {
     status = stax_conv_choose_shifted(p->program->host, &w, p->gemm_family, &w.shifted, p->error,
                                       p->error_size);
     if (status != TP_PLUGIN_OK) return status;
-    status = stax_depthwise_choose_direct(p->program->host, &w, p->error, p->error_size);
+    status = w.method == STAX_WINDOW_POOL
+                 ? stax_pool_choose_direct(p->program->host, &w, p->error, p->error_size)
+                 : stax_depthwise_choose_direct(p->program->host, &w, p->error, p->error_size);
     if (status != TP_PLUGIN_OK) return status;
     status = stax_depthwise_choose_channels_last(p->program->host, &w, p->error, p->error_size);
     if (status != TP_PLUGIN_OK) return status;

@@ -8,7 +8,9 @@
  * average divides by the taps inside the image, or inside image and pads
  * with count_include_pad (never the taps a ceil-mode window has past the
  * end pad). Planes are split between threads;
- * each range of planes has its own buffer. */
+ * each range of planes has its own buffer. On an AVX-512 host a max pool
+ * with stride 1 or 2 along its rows runs stax_max_pool_direct.c instead,
+ * and this file's rows only where that met a NaN. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,33 +94,46 @@ STAX_POOL_CLONES static void max_across(const stax_window *w, const float *restr
     }
 }
 
-/* A max pool is separable: per output row, the maximum down the kh window
+/* A max pool is separable: output row oh is the maximum down the kh window
  * rows for every column, read straight from the image rows the window
  * covers (a padding row is -inf, which never wins, so it is skipped: no
  * bordered copy of the plane) into a row whose padding columns stay -inf;
  * then across the kw taps of that one row, in L1, into `row` (rounded up to
  * whole vectors), copied out. `column_max` (column_max_floats) comes with
  * its padding columns at -inf. */
-static void max_plane(const stax_window *w, const float *image, int64_t padded_w, float *column_max,
-                      float *row, float *out) {
+static void max_row(const stax_window *w, const float *image, int64_t padded_w, float *column_max,
+                    float *row, int64_t oh, float *out) {
     int64_t ow_n = w->out[1], left = w->pad_begin[1], lo, hi;
     stax_image_columns(w, padded_w, &lo, &hi);
-    for (int64_t oh = 0; oh < w->out[0]; oh++) {
-        int64_t rows = 0;
-        for (int64_t kh = 0; kh < w->kernel[0]; kh++) {
-            int64_t ih = oh * w->stride[0] - w->pad_begin[0] + kh * w->dilation[0];
-            if (ih < 0 || ih >= w->in[0]) continue;
-            const float *src = image + ih * w->in[1] + (lo - left);
-            if (rows++ == 0)
-                memcpy(column_max + lo, src, sizeof(float) * (size_t)(hi - lo));
-            else
-                max_into(column_max + lo, src, hi - lo);
-        }
-        if (rows == 0) /* a window of padding rows only */
-            for (int64_t c = lo; c < hi; c++) column_max[c] = -INFINITY;
-        max_across(w, column_max, rounded_outputs(w), row);
-        memcpy(out + oh * ow_n, row, sizeof(float) * (size_t)ow_n);
+    int64_t rows = 0;
+    for (int64_t kh = 0; kh < w->kernel[0]; kh++) {
+        int64_t ih = oh * w->stride[0] - w->pad_begin[0] + kh * w->dilation[0];
+        if (ih < 0 || ih >= w->in[0]) continue;
+        const float *src = image + ih * w->in[1] + (lo - left);
+        if (rows++ == 0)
+            memcpy(column_max + lo, src, sizeof(float) * (size_t)(hi - lo));
+        else
+            max_into(column_max + lo, src, hi - lo);
     }
+    if (rows == 0) /* a window of padding rows only */
+        for (int64_t c = lo; c < hi; c++) column_max[c] = -INFINITY;
+    max_across(w, column_max, rounded_outputs(w), row);
+    memcpy(out + oh * ow_n, row, sizeof(float) * (size_t)ow_n);
+}
+
+/* Every output row of one plane: the direct rows where the window chose
+ * them (stax_max_pool_direct.c), and max_row for the rows they leave (those
+ * that met a NaN, listed in `redo`, out[0] entries), or for all. */
+static void max_plane(const stax_window *w, const float *image, int64_t padded_w, float *column_max,
+                      float *row, int64_t *redo, float *out) {
+    if (w->direct_rows) {
+        int64_t left = stax_max_pool_direct_plane(w, image, out, redo);
+        for (int64_t i = 0; i < left; i++)
+            max_row(w, image, padded_w, column_max, row, redo[i], out);
+        return;
+    }
+    for (int64_t oh = 0; oh < w->out[0]; oh++)
+        max_row(w, image, padded_w, column_max, row, oh, out);
 }
 
 STAX_POOL_CLONES static void average_plane(const stax_window *w, const float *padded,
@@ -137,19 +152,21 @@ STAX_POOL_CLONES static void average_plane(const stax_window *w, const float *pa
     }
 }
 
-/* Max pools: one column-max row (its padding columns -inf for good) and
- * one output row, rounded up; nothing per plane. */
+/* Max pools: one column-max row (its padding columns -inf for good), one
+ * output row, rounded up, and the list of rows the direct rows leave;
+ * nothing per plane. */
 static void max_pool_range(const pool_task *t, int64_t begin, int64_t end) {
     const stax_window *w = t->w;
     int64_t floats = column_max_floats(w, t->padded_w);
-    float *column_max = malloc(sizeof(float) * (size_t)(floats + rounded_outputs(w)));
-    if (!column_max) abort(); /* a few KiB per thread: there is no error path inside a run */
+    int64_t *redo = malloc(sizeof(int64_t) * (size_t)w->out[0] +
+                           sizeof(float) * (size_t)(floats + rounded_outputs(w)));
+    if (!redo) abort(); /* a few KiB per thread: there is no error path inside a run */
+    float *column_max = (float *)(void *)(redo + w->out[0]), *row = column_max + floats;
     for (int64_t c = 0; c < floats; c++) column_max[c] = -INFINITY;
-    float *row = column_max + floats;
     for (int64_t p = begin; p < end; p++)
-        max_plane(w, t->x + p * w->in[0] * w->in[1], t->padded_w, column_max, row,
+        max_plane(w, t->x + p * w->in[0] * w->in[1], t->padded_w, column_max, row, redo,
                   t->out + p * w->out[0] * w->out[1]);
-    free(column_max);
+    free(redo);
 }
 
 static void pool_range(void *context, int64_t begin, int64_t end) {
