@@ -34,14 +34,12 @@ static int64_t pool_out(const pool_case *c, int a) {
     return (c->in[a] + 2 * c->pad - c->kernel) / c->stride + 1;
 }
 
-static void check_pool(const pool_case *c, bool with_nan) {
-    int64_t shape[4] = {c->batch, c->channels, c->in[0], c->in[1]};
-    tp_tensor *x = stax_test_random(TP_F32, 4, shape, 31);
-    float *data = tp_tensor_data_mut(x);
-    mark(c, data, with_nan);
+/* The graph of one pool: x [batch, channels, in] -> y. */
+static tp_graph *pool_graph(const pool_case *c) {
     tp_graph *g = NULL;
     ck_assert_int_eq(tp_graph_create("pool_rows", &g), TP_OK);
     tp_type type = {.dtype = TP_F32, .ndim = 4};
+    int64_t shape[4] = {c->batch, c->channels, c->in[0], c->in[1]};
     memcpy(type.dims, shape, sizeof shape);
     tp_value_id in, y;
     ck_assert_int_eq(tp_graph_add_input(g, "x", &type, &in), TP_OK);
@@ -52,6 +50,15 @@ static void check_pool(const pool_case *c, bool with_nan) {
     ck_assert_int_eq(tp_graph_add_node(g, c->is_max ? "max_pool" : "avg_pool", &in, 1, &a, "y", &y),
                      TP_OK);
     ck_assert_int_eq(tp_graph_set_outputs(g, &y, 1), TP_OK);
+    return g;
+}
+
+static void check_pool(const pool_case *c, bool with_nan) {
+    int64_t shape[4] = {c->batch, c->channels, c->in[0], c->in[1]};
+    tp_tensor *x = stax_test_random(TP_F32, 4, shape, 31);
+    float *data = tp_tensor_data_mut(x);
+    mark(c, data, with_nan);
+    tp_graph *g = pool_graph(c);
     tp_tensor *got[1] = {NULL};
     ck_assert_int_eq(stax_test_run("stax", g, &x, 1, NULL, 0, got), TP_OK);
     int64_t oh_n = pool_out(c, 0), ow_n = pool_out(c, 1);
@@ -134,19 +141,10 @@ END_TEST
 
 START_TEST(an_unknown_pool_setting_is_an_error_that_names_it) {
     stax_test_cache_dir();
+    const pool_case c = {"max 2x2 stride 2", true, 1, 1, {6, 6}, 2, 2, 0};
     int64_t shape[4] = {1, 1, 6, 6};
     tp_tensor *x = stax_test_random(TP_F32, 4, shape, 5);
-    tp_graph *g = NULL;
-    ck_assert_int_eq(tp_graph_create("pool_setting", &g), TP_OK);
-    tp_type type = {.dtype = TP_F32, .ndim = 4};
-    memcpy(type.dims, shape, sizeof shape);
-    tp_value_id in, y;
-    ck_assert_int_eq(tp_graph_add_input(g, "x", &type, &in), TP_OK);
-    tp_attrs a = TP_ATTRS_INIT;
-    a.nkernel_shape = a.nstrides = 2;
-    a.kernel_shape[0] = a.kernel_shape[1] = 2, a.strides[0] = a.strides[1] = 2;
-    ck_assert_int_eq(tp_graph_add_node(g, "max_pool", &in, 1, &a, "y", &y), TP_OK);
-    ck_assert_int_eq(tp_graph_set_outputs(g, &y, 1), TP_OK);
+    tp_graph *g = pool_graph(&c);
     setenv("STAX_POOL_DIRECT", "sometimes", 1);
     tp_tensor *got[1] = {NULL};
     tp_status status = stax_test_run("stax", g, &x, 1, NULL, 0, got);
