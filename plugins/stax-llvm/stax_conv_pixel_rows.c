@@ -53,12 +53,21 @@ static stax_gemm pixel_rows_gemm(const stax_window *w, int64_t k) {
 }
 
 /* Panel columns wasted: the pixels of one image over nr-wide panels (the
- * usual product) against the output channels over them (this one). */
-static bool wastes_fewer_columns(const stax_window *w, const stax_gemm_family *family) {
+ * usual product) against the output channels over them (this one); true
+ * when the usual product wastes `margin` (a fraction of its columns) more. */
+static bool wastes_fewer_columns(const stax_window *w, const stax_gemm_family *family,
+                                 double margin) {
     int64_t pixels = output_pixels(w), channels = w->out_channels;
     double waste_now = 1.0 - (double)pixels / (double)padded_to(pixels, family->nr);
     double waste_here = 1.0 - (double)channels / (double)padded_to(channels, family->nr);
-    return waste_now >= waste_here + 0.1;
+    return waste_now >= waste_here + margin;
+}
+
+/* Whether a product of m pixel rows fits one chunk of the family's A (mc
+ * rows, whole tiles), so that each block it makes final holds whole output
+ * planes and the finish transposes them where they were computed. */
+static bool fits_one_a_chunk(int64_t m, int64_t mc, const stax_gemm_family *family) {
+    return m <= mc / family->mr * family->mr;
 }
 
 int32_t stax_conv_choose_pixel_rows(const tp_plugin_host *host, const stax_window *w,
@@ -85,7 +94,17 @@ int32_t stax_conv_choose_pixel_rows(const tp_plugin_host *host, const stax_windo
      * more channels keeps pixel rows (320 to 1280 at 7x7: 352 against 438) */
     if (w->method == STAX_WINDOW_GEMM_POINTWISE && w->out_channels <= w->in_channels)
         return TP_PLUGIN_OK;
-    *chosen = wastes_fewer_columns(w, family);
+    /* a 1x1 conv whose rows do not fit one chunk of A transposes its result
+     * in a pass of its own after the product; reading the input in place
+     * costs less there unless it wastes a fifth more columns (MobileNetV2-b8,
+     * 2 threads: 64 to 384 channels at 14x14 462 -> 364 us, 96 to 576 860 ->
+     * 735 us; its 7x7 maps, 23% wasted in place, keep pixel rows: 320 to
+     * 1280 1163 against 1347 us) */
+    int64_t kc, mc;
+    stax_gemm_family_blocking(host, family, &kc, &mc);
+    bool transposed_apart = !fits_one_a_chunk(w->batch * output_pixels(w), mc, family);
+    double margin = w->method == STAX_WINDOW_GEMM_POINTWISE && transposed_apart ? 0.2 : 0.1;
+    *chosen = wastes_fewer_columns(w, family, margin);
     return TP_PLUGIN_OK;
 }
 
@@ -244,7 +263,7 @@ static void transpose_planes(void *context, int64_t begin, int64_t end) {
  * plane made MobileNetV2-b8's 384-channel 14x14 convs 5-9% slower than the
  * transpose as a pass of its own after the product. */
 static bool finishes_whole_planes(const stax_gemm *gemm, const stax_gemm_kernels *kernels) {
-    return gemm->m <= kernels->mc / kernels->family->mr * kernels->family->mr;
+    return fits_one_a_chunk(gemm->m, kernels->mc, kernels->family);
 }
 
 /* Rows of im2col^T a unit of its packing takes: a multiple of mr (unit

@@ -605,6 +605,29 @@ START_TEST(pixel_rows_are_chosen_for_a_7x7_map_only) {
 }
 END_TEST
 
+/* A 1x1 expand whose pixel rows outgrow one chunk of A (the generic
+ * family's 256 rows: its result is transposed in a pass of its own) reads
+ * its input in place unless that wastes a fifth more panel columns: on 8-wide
+ * panels a 2x7 map wastes 2 of 16 columns (pixel rows at batch 1 only), a
+ * 1x5 map 3 of 8 (pixel rows at every batch). */
+START_TEST(pixel_rows_of_many_images_need_more_waste_in_place) {
+    stax_test_cache_dir();
+    setenv("STAX_GEMM_KERNEL", "generic", 1);
+    conv_case expand = {"1x1 expand", 1,      16,     64,           1,    {2, 7},
+                        {1, 1},       {1, 1}, {1, 1}, {0, 0, 0, 0}, true, false};
+    char name[256];
+    conv_kernel_of(&expand, name);
+    ck_assert_msg(strstr(name, "conv_pixel_rows_gemm_1x64x2x7"), "batch 1 ran as '%s'", name);
+    expand.batch = 20; /* 280 rows */
+    conv_kernel_of(&expand, name);
+    ck_assert_msg(strstr(name, "conv_pointwise_gemm_20x64x2x7"), "batch 20 ran as '%s'", name);
+    expand.in[0] = 1, expand.in[1] = 5, expand.batch = 60; /* 300 rows */
+    conv_kernel_of(&expand, name);
+    ck_assert_msg(strstr(name, "conv_pixel_rows_gemm_60x64x1x5"), "1x5 map ran as '%s'", name);
+    unsetenv("STAX_GEMM_KERNEL");
+}
+END_TEST
+
 /* Shifted taps where few computed columns are dropped: a 3x3 pad-1 conv on
  * a 28x28 map drops 26 + 30 of 864 (the padding's two on each row, the
  * last tile's rest), on 14x14 28 of 224 (12.5%, still taken at stride 1,
@@ -811,6 +834,7 @@ TP_TEST_SUITE(stax_conv_packed) {
     tcase_add_test(c, depthwise_conv_matches_a_direct_convolution);
     tcase_add_test(c, pixel_rows_conv_matches_a_direct_convolution_on_every_family);
     tcase_add_test(c, pixel_rows_are_chosen_for_a_7x7_map_only);
+    tcase_add_test(c, pixel_rows_of_many_images_need_more_waste_in_place);
     tcase_add_test(c, an_unknown_conv_setting_is_an_error_that_names_it);
     tcase_add_test(c, shifted_conv_matches_a_direct_convolution_on_every_family);
     tcase_add_test(c, shifted_conv_on_any_thread_count_matches_a_direct_convolution);
