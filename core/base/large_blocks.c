@@ -181,10 +181,6 @@ void tp_large_block_set_limit(size_t bytes) {
     free_all(victims, evicted);
 }
 
-size_t tp_large_block_limit(void) {
-    return current_limit();
-}
-
 size_t tp_large_block_cached_bytes(void) {
     pthread_mutex_lock(&lock);
     size_t bytes = cached_bytes;

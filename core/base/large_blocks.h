@@ -34,10 +34,9 @@ bool tp_large_block_release(void *pointer);
  * not a number of MiB); read once, at the first large allocation. */
 size_t tp_large_block_limit_from_environment(void);
 
-/* Testing and diagnostics: the cache's limit (a new, lower one evicts at
+/* Testing and diagnostics: a new limit for the cache (a lower one evicts at
  * once) and what the cache holds now. */
 void tp_large_block_set_limit(size_t bytes);
-size_t tp_large_block_limit(void);
 size_t tp_large_block_cached_bytes(void);
 size_t tp_large_block_cached_count(void);
 

@@ -120,12 +120,12 @@ typedef struct stax_window {
     bool packed;     /* gemm methods: on the micro-kernel family, im2col packed into B's panels */
     bool pixel_rows; /* packed, group 1: the output pixels of all images as the product's rows
                       * (stax_conv_pixel_rows.c; C^T into col_slot, packed_w_slot holds W^T) */
-    bool channels_last; /* depthwise: sixteen channels at a time, channels-last blocks */
-    bool direct_rows;   /* depthwise: rows read from the image itself (stax_depthwise_direct.c);
-                         * max pool: across the taps sixteen outputs a vector (stax_pool.c) */
-    bool shifted;       /* packed, group 1: one product over the padded input (phase planes at
-                         * stride > 1) read in place by the offset tile kernels
-                         * (stax_conv_shifted.c) */
+    bool channels_last;    /* depthwise: sixteen channels at a time, channels-last blocks */
+    bool direct_rows;      /* depthwise: rows read from the image itself (stax_depthwise_direct.c);
+                            * max pool: across the taps sixteen outputs a vector (stax_pool.c) */
+    bool shifted;          /* packed, group 1: one product over the padded input (phase planes at
+                            * stride > 1) read in place by the offset tile kernels
+                            * (stax_conv_shifted.c) */
     int32_t packed_w_slot; /* packed: constant weights packed at compile for k blocks of */
     int64_t packed_kc;     /* packed_kc (stax_gemm_pack_whole_a per group), or -1 */
     int32_t x_slot, w_slot, b_slot, out_slot, col_slot; /* -1: absent */

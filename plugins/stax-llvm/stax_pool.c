@@ -127,8 +127,8 @@ static void max_row(const stax_window *w, const float *image, int64_t padded_w, 
 static void max_plane(const stax_window *w, const float *image, int64_t padded_w, float *column_max,
                       float *row, int64_t *redo, float *out) {
     if (w->direct_rows) {
-        int64_t left = stax_max_pool_direct_plane(w, image, out, redo);
-        for (int64_t i = 0; i < left; i++)
+        int64_t met_nan = stax_max_pool_direct_plane(w, image, out, redo);
+        for (int64_t i = 0; i < met_nan; i++)
             max_row(w, image, padded_w, column_max, row, redo[i], out);
         return;
     }
