@@ -464,6 +464,39 @@ static const conv_case balanced_cases[] = {
      true},
 };
 
+/* Batches of at least as many images as threads run whole images, one
+ * per thread at a time, each padded into that thread's own buffer; the
+ * images past the last multiple of the thread count are split between the
+ * threads as one image is (5 images: 4 whole and 1 split on 2 and 4
+ * threads, 3 and 2 on 3). Stride 2 pads each image into phase planes.
+ * Both have k of 64 or more (below, images are always split). */
+static const conv_case batch_cases[] = {
+    {"batch 5, 14x14, 12 to 40 channels",
+     5,
+     12,
+     40,
+     1,
+     {14, 14},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1, 1, 1},
+     true,
+     true},
+    {"batch 4, stride 2, 15x13, 8 to 13 channels",
+     4,
+     8,
+     13,
+     1,
+     {15, 13},
+     {3, 3},
+     {2, 2},
+     {1, 1},
+     {1, 1, 1, 1},
+     true,
+     false},
+};
+
 /* Each case on 1 to 4 threads (threads=N: 3 and 4 take more than the pool
  * has; the slices are the same), on the host's family and the narrower
  * ones, the weights an input or a constant in turn, against the direct
@@ -482,6 +515,16 @@ START_TEST(shifted_conv_on_any_thread_count_matches_a_direct_convolution) {
     setenv("STAX_CONV_SHIFTED", "on", 1);
     setenv("STAX_CONV_PIXEL_ROWS", "off", 1);
     check_on_every_thread_count(balanced_cases, sizeof balanced_cases / sizeof *balanced_cases);
+    unsetenv("STAX_CONV_PIXEL_ROWS");
+    unsetenv("STAX_CONV_SHIFTED");
+}
+END_TEST
+
+START_TEST(shifted_conv_of_a_batch_matches_a_direct_convolution_on_any_thread_count) {
+    stax_test_cache_dir();
+    setenv("STAX_CONV_SHIFTED", "on", 1);
+    setenv("STAX_CONV_PIXEL_ROWS", "off", 1);
+    check_on_every_thread_count(batch_cases, sizeof batch_cases / sizeof *batch_cases);
     unsetenv("STAX_CONV_PIXEL_ROWS");
     unsetenv("STAX_CONV_SHIFTED");
 }
@@ -838,6 +881,7 @@ TP_TEST_SUITE(stax_conv_packed) {
     tcase_add_test(c, an_unknown_conv_setting_is_an_error_that_names_it);
     tcase_add_test(c, shifted_conv_matches_a_direct_convolution_on_every_family);
     tcase_add_test(c, shifted_conv_on_any_thread_count_matches_a_direct_convolution);
+    tcase_add_test(c, shifted_conv_of_a_batch_matches_a_direct_convolution_on_any_thread_count);
     tcase_add_test(c, shifted_taps_are_chosen_where_few_columns_are_dropped);
     tcase_add_test(c,
                    pointwise_conv_over_k_blocks_on_any_thread_count_matches_a_direct_convolution);
