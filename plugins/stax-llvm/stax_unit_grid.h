@@ -18,13 +18,22 @@ int64_t stax_most_slices(int64_t threads);
  * threads than the step takes). */
 bool stax_units_split_evenly(int64_t units, int64_t threads);
 
+/* How unevenly the grid's work falls on `threads` threads: the most work
+ * a thread gets over the least (1: even), a unit's work being its column
+ * items times its row groups, the units numbered column unit fastest and
+ * claimed in slices as stax_units_split_evenly counts them, slice s by
+ * thread s % threads. */
+double stax_grid_imbalance(int64_t columns, int64_t row_groups, int64_t column_units,
+                           int64_t row_units, int64_t threads);
+
 /* A grid of *column_units x *row_units over `columns` column items and
  * `row_groups` row items (unit (i, j) takes items [i * columns /
  * column_units, (i + 1) * columns / column_units), and so for rows: units
- * differ by at most one item). When the count does not split evenly on
- * `threads` threads: the fewest more row units (up to one per group, at
- * most twice as many plus eight), else the fewest more column units (up to
- * one per item, at most twice as many), that do; unchanged when none does.
+ * differ by at most one item). Of the grid as it is, more row units (up
+ * to one per group, at most twice as many plus eight), and more column
+ * units (up to one per item, at most twice as many), in that order: the
+ * one of least imbalance among those whose count splits evenly on
+ * `threads` threads (the first on a tie); unchanged when none does.
  * Returns whether the grid now splits evenly (always with one thread). */
 bool stax_balance_unit_grid(int64_t columns, int64_t row_groups, int64_t threads,
                             int64_t *column_units, int64_t *row_units);
