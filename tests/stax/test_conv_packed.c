@@ -510,23 +510,24 @@ static void check_on_every_thread_count(const conv_case *cases, size_t count) {
                 check_conv_with(&cases[i], families[f], (i + t) % 2 == 0, threads[t]);
 }
 
-START_TEST(shifted_conv_on_any_thread_count_matches_a_direct_convolution) {
+/* check_on_every_thread_count with the shifted taps forced (and pixel rows off). */
+static void check_shifted_on_every_thread_count(const conv_case *cases, size_t count) {
     stax_test_cache_dir();
     setenv("STAX_CONV_SHIFTED", "on", 1);
     setenv("STAX_CONV_PIXEL_ROWS", "off", 1);
-    check_on_every_thread_count(balanced_cases, sizeof balanced_cases / sizeof *balanced_cases);
+    check_on_every_thread_count(cases, count);
     unsetenv("STAX_CONV_PIXEL_ROWS");
     unsetenv("STAX_CONV_SHIFTED");
+}
+
+START_TEST(shifted_conv_on_any_thread_count_matches_a_direct_convolution) {
+    check_shifted_on_every_thread_count(balanced_cases,
+                                        sizeof balanced_cases / sizeof *balanced_cases);
 }
 END_TEST
 
 START_TEST(shifted_conv_of_a_batch_matches_a_direct_convolution_on_any_thread_count) {
-    stax_test_cache_dir();
-    setenv("STAX_CONV_SHIFTED", "on", 1);
-    setenv("STAX_CONV_PIXEL_ROWS", "off", 1);
-    check_on_every_thread_count(batch_cases, sizeof batch_cases / sizeof *batch_cases);
-    unsetenv("STAX_CONV_PIXEL_ROWS");
-    unsetenv("STAX_CONV_SHIFTED");
+    check_shifted_on_every_thread_count(batch_cases, sizeof batch_cases / sizeof *batch_cases);
 }
 END_TEST
 
