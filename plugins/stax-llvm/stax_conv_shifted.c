@@ -153,10 +153,11 @@ static int64_t whole_image_threads(const stax_window *w, int64_t threads) {
     return threads > 1 && w->batch >= threads && k >= 64 ? threads : 0;
 }
 
-/* A stage's floats in the workspace: room for either way of running. */
-static int64_t stage_stride(const stax_window *w, const stax_gemm_family *family, int64_t threads) {
-    shifted_geometry split = geometry_of(w, family, threads), whole = geometry_of(w, family, 1);
-    int64_t a = stage_floats(&split, family), b = stage_floats(&whole, family);
+/* A stage's floats in the workspace: room for either way of running (the
+ * split's geometry and the whole images'). */
+static int64_t stage_stride(const shifted_geometry *split, const shifted_geometry *whole,
+                            const stax_gemm_family *family) {
+    int64_t a = stage_floats(split, family), b = stage_floats(whole, family);
     return a > b ? a : b;
 }
 
@@ -166,11 +167,12 @@ size_t stax_conv_shifted_workspace_bytes(const stax_step *step, const stax_gemm_
                                          int64_t threads) {
     const stax_window *w = &step->window;
     shifted_geometry g = geometry_of(w, kernels->family, threads);
+    shifted_geometry whole = geometry_of(w, kernels->family, 1);
     int64_t images = whole_image_threads(w, threads), slices = stax_most_slices(threads);
     size_t floats =
         aligned_floats(weight_floats(w)) + aligned_floats(2 * g.k) +
         (size_t)(images > 1 ? images : 1) * aligned_floats(g.image_floats) +
-        (size_t)((slices > images ? slices : images) * stage_stride(w, kernels->family, threads));
+        (size_t)((slices > images ? slices : images) * stage_stride(&g, &whole, kernels->family));
     return floats * sizeof(float);
 }
 
@@ -320,7 +322,13 @@ static void run_slices(void *context, int64_t begin, int64_t end) {
     }
 }
 
-/* The padded images' nr floats past the image, which the last tile's
+/* The padded image of thread share p of the whole images (p = 0: also the
+ * split's), one after another in the workspace. */
+static float *padded_image(const shifted_task *t, int64_t p) {
+    return t->padded + p * (int64_t)aligned_floats(t->g.image_floats);
+}
+
+/* The padded image's nr floats past the image, which the last tile's
  * columns read: zeros, never stored. */
 static void clear_past_image(const shifted_task *t, float *padded) {
     memset(padded + t->w->in_channels * t->g.phases * t->g.plane, 0,
@@ -344,7 +352,7 @@ static void run_whole_images(void *context, int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; p++) {
         shifted_task t = *shared;
         t.g = shared->whole;
-        t.padded = shared->padded + p * (int64_t)aligned_floats(t.g.image_floats);
+        t.padded = padded_image(shared, p);
         float *stage = shared->stages + p * shared->stage_stride;
         int64_t units = t.g.column_units * t.g.row_units;
         int64_t n0 = p * t.whole_images / t.whole_threads;
@@ -365,9 +373,9 @@ void stax_conv_shifted_run(const tp_plugin_host *host, const stax_step *step, vo
                       .kernels = kernels,
                       .g = geometry_of(w, kernels->family, threads),
                       .whole = geometry_of(w, kernels->family, 1),
-                      .stage_stride = stage_stride(w, kernels->family, threads),
                       .slots = slots,
                       .epilogue = epilogue};
+    t.stage_stride = stage_stride(&t.g, &t.whole, kernels->family);
     bool pool = threads > 1 && host && host->parallel_for;
     t.whole_threads = pool ? whole_image_threads(w, threads) : 0;
     t.whole_images = t.whole_threads ? w->batch / t.whole_threads * t.whole_threads : 0;
@@ -375,7 +383,7 @@ void stax_conv_shifted_run(const tp_plugin_host *host, const stax_step *step, vo
     int64_t *offsets = (int64_t *)(packed + aligned_floats(weight_floats(w)));
     t.padded = (float *)offsets + aligned_floats(2 * t.g.k);
     int64_t padded_images = t.whole_threads > 1 ? t.whole_threads : 1;
-    t.stages = t.padded + padded_images * (int64_t)aligned_floats(t.g.image_floats);
+    t.stages = padded_image(&t, padded_images);
     if (w->packed_w_slot >= 0 && w->packed_kc == kernels->kc) {
         t.weights = slots[w->packed_w_slot];
     } else {
@@ -385,8 +393,7 @@ void stax_conv_shifted_run(const tp_plugin_host *host, const stax_step *step, vo
     fill_offsets(w, &t.g, offsets);
     t.rows = stax_gemm_split_rows(kernels->family, w->out_channels);
     t.offsets = offsets;
-    for (int64_t p = 0; p < padded_images; p++)
-        clear_past_image(&t, t.padded + p * (int64_t)aligned_floats(t.g.image_floats));
+    for (int64_t p = 0; p < padded_images; p++) clear_past_image(&t, padded_image(&t, p));
     t.bias = w->b_slot >= 0 ? (const float *)slots[w->b_slot] + w->b_offset : NULL;
     if (t.whole_images > 0) host->parallel_for(t.whole_threads, 1, run_whole_images, &t);
     if (t.whole_images == w->batch) return;
