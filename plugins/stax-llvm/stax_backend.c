@@ -352,9 +352,10 @@ static const char *step_name(const stax_program *prog, const stax_step *step, ch
                                               "direct", "direct"};
         const stax_window *w = &step->window;
         snprintf(buffer, size, "%s_%s_%lldx%lldx%lldx%lld%s%s", kinds[w->kind],
-                 w->pixel_rows ? "pixel_rows_gemm"
-                 : w->shifted  ? "shifted_gemm"
-                               : methods[w->method],
+                 w->pixel_rows     ? "pixel_rows_gemm"
+                 : w->shifted_rows ? "shifted_rows_gemm"
+                 : w->shifted      ? "shifted_gemm"
+                                   : methods[w->method],
                  (long long)w->batch, (long long)w->out_channels, (long long)w->out[0],
                  (long long)w->out[1], w->epilogue >= 0 ? "+" : "",
                  w->epilogue >= 0 ? readable_kernel_name(prog->kernel_names[w->epilogue]) : "");

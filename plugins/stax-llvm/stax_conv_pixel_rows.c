@@ -19,9 +19,6 @@
  * image at a time (4x4 SSE2 transposes), each such run going through the
  * fused epilogue while it is in L1. */
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "stax_internal.h"
 
@@ -168,37 +165,7 @@ static void pack_a_range(void *context, int64_t begin, int64_t end) {
 /* Output channels per unit of the transpose: a block of them is a run of
  * whole planes in the output, 16 * 49 floats (7x7) to 16 * 196 (14x14),
  * transposed in L1 and then through the epilogue while still there. */
-#define PIXEL_ROWS_CHANNEL_BLOCK 16
-
-/* dst[c * dst_stride + p] = src[p * ld + c] + bias[c] for c < channels (at
- * most PIXEL_ROWS_CHANNEL_BLOCK), p < pixels: 4x4 SSE2 transposes, the
- * edges one by one. */
-static void transpose_block(const float *src, int64_t ld, int64_t pixels, int64_t channels,
-                            const float *bias, float *dst, int64_t dst_stride) {
-    float b[PIXEL_ROWS_CHANNEL_BLOCK];
-    for (int64_t c = 0; c < channels; c++) b[c] = bias ? bias[c] : 0.0f;
-    int64_t p = 0;
-#if defined(__SSE2__)
-    for (; p + 4 <= pixels; p += 4) {
-        int64_t c = 0;
-        for (; c + 4 <= channels; c += 4) {
-            __m128 r0 = _mm_loadu_ps(src + p * ld + c), r1 = _mm_loadu_ps(src + (p + 1) * ld + c);
-            __m128 r2 = _mm_loadu_ps(src + (p + 2) * ld + c);
-            __m128 r3 = _mm_loadu_ps(src + (p + 3) * ld + c);
-            _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-            float *d = dst + c * dst_stride + p;
-            _mm_storeu_ps(d, _mm_add_ps(r0, _mm_set1_ps(b[c])));
-            _mm_storeu_ps(d + dst_stride, _mm_add_ps(r1, _mm_set1_ps(b[c + 1])));
-            _mm_storeu_ps(d + 2 * dst_stride, _mm_add_ps(r2, _mm_set1_ps(b[c + 2])));
-            _mm_storeu_ps(d + 3 * dst_stride, _mm_add_ps(r3, _mm_set1_ps(b[c + 3])));
-        }
-        for (; c < channels; c++)
-            for (int64_t q = p; q < p + 4; q++) dst[c * dst_stride + q] = src[q * ld + c] + b[c];
-    }
-#endif
-    for (; p < pixels; p++)
-        for (int64_t c = 0; c < channels; c++) dst[c * dst_stride + p] = src[p * ld + c] + b[c];
-}
+#define PIXEL_ROWS_CHANNEL_BLOCK STAX_TRANSPOSE_MAX_COLUMNS
 
 /* The driver's finish (stax_gemm_source.finish), on the thread that made
  * the block final while it is in cache: rows [r0, r1) of C^T (the pixels
@@ -223,8 +190,8 @@ static void finish_pixel_rows(const void *context, int64_t batch, int64_t r0, in
         for (int64_t c = c0; c < c1; c += PIXEL_ROWS_CHANNEL_BLOCK) {
             int64_t count = c1 - c < PIXEL_ROWS_CHANNEL_BLOCK ? c1 - c : PIXEL_ROWS_CHANNEL_BLOCK;
             int64_t first = (image * channels + c) * pixels;
-            transpose_block(t->result + row * channels + c, channels, p1 - p0, count,
-                            bias ? bias + c : NULL, out + first + p0, pixels);
+            stax_transpose_plus(t->result + row * channels + c, channels, p1 - p0, count,
+                                bias ? bias + c : NULL, out + first + p0, pixels);
             if (!t->epilogue) continue;
             if (p0 == 0 && p1 == pixels)
                 t->epilogue(t->slots, first, first + count * pixels);

@@ -1,19 +1,14 @@
 /* stax-llvm — a conv as one product over its zero-padded input read in
  * place, without im2col (window.shifted; for stax_window.c).
  *
- * Stride 1: with the input padded into planes of HP x WP (the padding made
- * real) and the output computed on the same grid, output pixel (oh, ow) is
- * flat column q = oh * WP + ow, and tap (i, j) of input channel c reads
- * padded element c * HP * WP + (i * WP + j) * dilation + q. So row k =
- * (c, i, j) of the im2col matrix, over the output's flat columns, is the
- * padded input read from offset[k] on: the B the family's offset tile
- * kernels read (B row k at b + offset[k], nr floats), and C = W x B is the
- * conv. Nothing is packed: the taps read the same few input rows at
- * shifted starts, which stay in L1 while the tiles of C read them.
- * Stride s: each channel is split into s x s phase planes (phase (p, r)
- * holds padded rows p, p + s, ... and columns r, r + s, ...), so that tap
- * (i, j) reads phase (i % s, j % s) at row i / s, column j / s (dilation
- * folded into i and j): a stride-1 read again, on planes of HP/s x WP/s.
+ * With the input padded (phase planes at stride > 1: stax_conv_padded_input.c)
+ * and the output computed on the same grid, output pixel (oh, ow) is flat
+ * column q = oh * WP + ow, and row k = (c, i, j) of the im2col matrix, over
+ * the output's flat columns, is the padded input read from offset[k] on:
+ * the B the family's offset tile kernels read (B row k at b + offset[k], nr
+ * floats), and C = W x B is the conv. Nothing is packed: the taps read the
+ * same few input rows at shifted starts, which stay in L1 while the tiles
+ * of C read them.
  *
  * The price: the columns at the end of each output row that fall in the
  * padding's width are computed and dropped, so a map must be wide enough
@@ -37,15 +32,12 @@
  * 8 * nr floats, shifted reads of a few input rows). */
 #define SHIFTED_STAGE_FLOATS 32768
 #define SHIFTED_MAX_TILES    8
-/* The largest stride taken (phase planes per channel: its square). */
-#define SHIFTED_MAX_STRIDE 4
 
 typedef struct shifted_geometry {
-    int64_t hp, wp, plane; /* a phase plane of the padded input (all of it at stride 1) */
-    int64_t phases;        /* phase planes per channel: stride[0] * stride[1] */
-    int64_t k;             /* C_in * KH * KW: the product's k */
-    int64_t q_cols;        /* flat output columns: (OH - 1) * WP + OW */
-    int64_t tiles;         /* nr-wide column tiles over them */
+    stax_padded_input pad;
+    int64_t k;      /* C_in * KH * KW: the product's k */
+    int64_t q_cols; /* flat output columns: (OH - 1) * WP + OW */
+    int64_t tiles;  /* nr-wide column tiles over them */
     int64_t taps;
     int64_t image_floats; /* one padded image, plus nr floats the last tile reads past it */
     int64_t row_groups;   /* mr-row groups of C_out (the last one may be short) */
@@ -73,15 +65,12 @@ static shifted_geometry geometry_of(const stax_window *w, const stax_gemm_family
                                     int64_t threads) {
     shifted_geometry g;
     int64_t nr = family->nr, mr = family->mr, cout = w->out_channels;
-    g.hp = ceil_div(stax_padded_extent(w, 0), w->stride[0]);
-    g.wp = ceil_div(stax_padded_extent(w, 1), w->stride[1]);
-    g.plane = g.hp * g.wp;
-    g.phases = w->stride[0] * w->stride[1];
-    g.q_cols = (w->out[0] - 1) * g.wp + w->out[1];
+    g.pad = stax_padded_input_of(w);
+    g.q_cols = (w->out[0] - 1) * g.pad.wp + w->out[1];
     g.tiles = ceil_div(g.q_cols, nr);
     g.taps = w->kernel[0] * w->kernel[1];
     g.k = w->in_channels * g.taps;
-    g.image_floats = w->in_channels * g.phases * g.plane + nr;
+    g.image_floats = g.pad.floats + nr;
     /* all output channels in a unit, as many tiles as the stage holds */
     int64_t rows = ceil_div(cout, mr) * mr;
     g.tiles_per_unit = SHIFTED_STAGE_FLOATS / (rows * nr);
@@ -117,8 +106,9 @@ int32_t stax_conv_choose_shifted(const tp_plugin_host *host, const stax_window *
     int32_t status = stax_switch_setting(host, "STAX_CONV_SHIFTED", &setting, error, error_size);
     if (status != TP_PLUGIN_OK) return status;
     bool possible = w->kind == STAX_WINDOW_CONV && w->method == STAX_WINDOW_GEMM_IM2COL &&
-                    w->packed && w->group == 1 && family && w->stride[0] <= SHIFTED_MAX_STRIDE &&
-                    w->stride[1] <= SHIFTED_MAX_STRIDE && w->kernel[0] * w->kernel[1] > 1;
+                    w->packed && w->group == 1 && family &&
+                    w->stride[0] <= STAX_PADDED_MAX_STRIDE &&
+                    w->stride[1] <= STAX_PADDED_MAX_STRIDE && w->kernel[0] * w->kernel[1] > 1;
     if (!possible || setting == STAX_SWITCH_OFF) return TP_PLUGIN_OK;
     if (setting == STAX_SWITCH_ON) {
         *chosen = true;
@@ -198,62 +188,16 @@ typedef struct shifted_task {
     stax_kernel_fn epilogue;
 } shifted_task;
 
-/* out[i][j] = padded[s0 * i + p][s1 * j + r] for phase (p, r) of a
- * channel's padded image (zero outside the image). */
-static void fill_phase_plane(const stax_window *w, const float *image, int64_t p, int64_t r,
-                             int64_t hp, int64_t wp, float *out) {
-    int64_t s0 = w->stride[0], s1 = w->stride[1], top = w->pad_begin[0], left = w->pad_begin[1];
-    /* columns j read image column s1 * j + r - left: inside for [lo, hi) */
-    int64_t lo = left > r ? (left - r + s1 - 1) / s1 : 0;
-    int64_t hi = w->in[1] - 1 + left - r < 0 ? 0 : (w->in[1] - 1 + left - r) / s1 + 1;
-    hi = hi < wp ? hi : wp;
-    lo = lo < hi ? lo : hi;
-    for (int64_t i = 0; i < hp; i++) {
-        float *dst = out + i * wp;
-        int64_t ih = s0 * i + p - top;
-        if (ih < 0 || ih >= w->in[0]) {
-            memset(dst, 0, sizeof(float) * (size_t)wp);
-            continue;
-        }
-        stax_copy_run(dst, image + ih * w->in[1] + r - left, s1, lo, hi, wp);
-    }
-}
-
 /* Planes [begin, end) of the padded image: channel * phases + phase. */
 static void pad_planes(void *context, int64_t begin, int64_t end) {
     const shifted_task *t = context;
-    const stax_window *w = t->w;
-    int64_t in_plane = w->in[0] * w->in[1];
-    for (int64_t plane = begin; plane < end; plane++) {
-        int64_t c = plane / t->g.phases, phase = plane % t->g.phases;
-        const float *image = t->image + c * in_plane;
-        float *out = t->padded + plane * t->g.plane;
-        if (t->g.phases == 1)
-            stax_fill_padded_plane(w, image, t->g.hp, t->g.wp, out);
-        else
-            fill_phase_plane(w, image, phase / w->stride[1], phase % w->stride[1], t->g.hp, t->g.wp,
-                             out);
-    }
-}
-
-/* offsets[k] for row k = (c, i, j) of the product's B: channel c's phase
- * plane of the tap's (dilated) row and column, from its row i / s, column
- * j / s on. */
-static void fill_offsets(const stax_window *w, const shifted_geometry *g, int64_t *offsets) {
-    int64_t s0 = w->stride[0], s1 = w->stride[1];
-    for (int64_t c = 0, k = 0; c < w->in_channels; c++)
-        for (int64_t i = 0; i < w->kernel[0]; i++)
-            for (int64_t j = 0; j < w->kernel[1]; j++, k++) {
-                int64_t row = i * w->dilation[0], column = j * w->dilation[1];
-                int64_t phase = row % s0 * s1 + column % s1;
-                offsets[k] = (c * g->phases + phase) * g->plane + row / s0 * g->wp + column / s1;
-            }
+    stax_pad_input_planes(t->w, &t->g.pad, t->image, begin, end, t->padded);
 }
 
 /* The output pixels before flat column q: the valid columns of the rows above, then of its own. */
 static int64_t pixels_before(const shifted_task *t, int64_t q) {
-    int64_t ow = q % t->g.wp;
-    return q / t->g.wp * t->w->out[1] + (ow < t->w->out[1] ? ow : t->w->out[1]);
+    int64_t ow = q % t->g.pad.wp;
+    return q / t->g.pad.wp * t->w->out[1] + (ow < t->w->out[1] ? ow : t->w->out[1]);
 }
 
 /* Rows [r0, r1) of the stage (`width` floats a row, flat columns [qa, qb)
@@ -262,7 +206,7 @@ static int64_t pixels_before(const shifted_task *t, int64_t q) {
 static void finish_unit(const shifted_task *t, const float *stage, int64_t width, int64_t r0,
                         int64_t r1, int64_t qa, int64_t qb) {
     const stax_window *w = t->w;
-    int64_t ow_n = w->out[1], pixels = w->out[0] * ow_n, wp = t->g.wp;
+    int64_t ow_n = w->out[1], pixels = w->out[0] * ow_n, wp = t->g.pad.wp;
     int64_t pa = pixels_before(t, qa), pb = pixels_before(t, qb);
     for (int64_t r = r0; r < r1; r++) {
         const float *src = stage + (r - r0) * width;
@@ -331,8 +275,7 @@ static float *padded_image(const shifted_task *t, int64_t p) {
 /* The padded image's nr floats past the image, which the last tile's
  * columns read: zeros, never stored. */
 static void clear_past_image(const shifted_task *t, float *padded) {
-    memset(padded + t->w->in_channels * t->g.phases * t->g.plane, 0,
-           sizeof(float) * (size_t)t->kernels->family->nr);
+    memset(padded + t->g.pad.floats, 0, sizeof(float) * (size_t)t->kernels->family->nr);
 }
 
 /* Sets the task on image n of the batch. */
@@ -359,7 +302,7 @@ static void run_whole_images(void *context, int64_t begin, int64_t end) {
         int64_t n1 = (p + 1) * t.whole_images / t.whole_threads;
         for (int64_t n = n0; n < n1; n++) {
             point_at_image(&t, t.slots, n);
-            pad_planes(&t, 0, t.w->in_channels * t.g.phases);
+            pad_planes(&t, 0, t.w->in_channels * t.g.pad.phases);
             for (int64_t u = 0; u < units; u++) run_unit(&t, u, stage);
         }
     }
@@ -390,7 +333,7 @@ void stax_conv_shifted_run(const tp_plugin_host *host, const stax_step *step, vo
         stax_window_pack_weights_now(host, step, slots, kernels, threads, packed);
         t.weights = packed;
     }
-    fill_offsets(w, &t.g, offsets);
+    stax_padded_tap_offsets(w, &t.g.pad, offsets);
     t.rows = stax_gemm_split_rows(kernels->family, w->out_channels);
     t.offsets = offsets;
     for (int64_t p = 0; p < padded_images; p++) clear_past_image(&t, padded_image(&t, p));
@@ -404,7 +347,7 @@ void stax_conv_shifted_run(const tp_plugin_host *host, const stax_step *step, vo
     int64_t slices = ceil_div(units, t.grain);
     for (int64_t n = t.whole_images; n < w->batch; n++) {
         point_at_image(&t, slots, n);
-        stax_parallel_range(host, w->in_channels * t.g.phases, 1, threads, pad_planes, &t);
+        stax_parallel_range(host, w->in_channels * t.g.pad.phases, 1, threads, pad_planes, &t);
         if (slices > 1 && pool)
             host->parallel_for(slices, 1, run_slices, &t);
         else

@@ -25,6 +25,11 @@
  * two tile calls gained almost nothing: it filled the line fill buffers
  * that the kernel's own loads need. The plain kernel does not prefetch: a
  * prefetch per k step of lines already in cache cost sgemm-1024 2-4%.)
+ * Apart from the twins, every height from 1 to mr has an offset-A kernel:
+ * B packed as usual, and A's h values of step k read at a + aoff[k] (h
+ * consecutive floats there): h consecutive output pixels of a conv row
+ * over its padded input, one tap per k (stax_conv_shifted_rows.c), so a
+ * row of any width is cut into tiles without a padded pixel.
  *
  * The IR is plain vector IR for the JIT's target (the host): <16 x float>
  * becomes zmm code where the host has AVX-512 and pairs of ymm operations
@@ -133,6 +138,11 @@ void stax_gemm_family_kernel_name(const stax_gemm_family *family, int32_t height
     snprintf(name, size, "STAXKEY_gemm_%s_h%d%s", family->name, (int)height, suffixes[twin]);
 }
 
+void stax_gemm_family_offset_a_kernel_name(const stax_gemm_family *family, int32_t height,
+                                           char *name, size_t size) {
+    snprintf(name, size, "STAXKEY_gemm_%s_h%d_offset_a", family->name, (int)height);
+}
+
 /* ---- IR ---- */
 
 typedef struct tile_shape {
@@ -141,6 +151,8 @@ typedef struct tile_shape {
     bool strided_b;   /* B rows ldb floats apart (an extra i64 %ldb), not nr */
     bool offset_b;    /* B row k at boff[k] floats (an extra ptr %boff to i64s), not k * nr */
     bool streaming_b; /* an extra ptr %pf: line k / 2 from there prefetched in step k */
+    bool offset_a;    /* A's k-th h values at aoff[k] floats (an extra ptr %aoff to i64s), not
+                       * k * h */
 } tile_shape;
 
 /* %TO{r}_{h} = %FROM{r}_{h} + A value r * B vector h (names of one k step
@@ -166,7 +178,13 @@ static void emit_accumulate(tpcommon_buf *m, const tile_shape *s, int r, int h, 
 static void emit_k_step(tpcommon_buf *m, const tile_shape *s, const char *k, const char *tag,
                         const char *from, const char *to) {
     int nr = s->width * s->vectors, w = s->width;
-    tpcommon_buf_printf(m, "  %%ak%s = mul i64 %%%s, %d\n", tag, k, s->height);
+    if (s->offset_a)
+        tpcommon_buf_printf(m,
+                            "  %%akp%s = getelementptr inbounds i64, ptr %%aoff, i64 %%%s\n"
+                            "  %%ak%s = load i64, ptr %%akp%s, align 8\n",
+                            tag, k, tag, tag);
+    else
+        tpcommon_buf_printf(m, "  %%ak%s = mul i64 %%%s, %d\n", tag, k, s->height);
     if (s->strided_b)
         tpcommon_buf_printf(m, "  %%bo%s = mul i64 %%%s, %%ldb\n", tag, k);
     else if (s->offset_b)
@@ -423,6 +441,7 @@ static void emit_tile_kernel(tpcommon_buf *m, const char *name, const tile_shape
                         s->strided_b     ? ", i64 %ldb"
                         : s->offset_b    ? ", ptr noalias %boff"
                         : s->streaming_b ? ", ptr %pf"
+                        : s->offset_a    ? ", ptr noalias %aoff"
                                          : "");
     emit_c_prefetch(m, s);
     tpcommon_buf_printf(m, "  br label %%loop\n");
@@ -458,16 +477,26 @@ void stax_emit_gemm_family_kernels(tpcommon_buf *m, const stax_gemm_family *fami
                         w, w, w, w, w, w, w);
     for (int32_t i = 0; i < family->num_heights; i++)
         for (int twin = 0; twin < STAX_GEMM_TWINS; twin++) {
-            tile_shape shape = {family->heights[i],
-                                w,
-                                family->nr / w,
-                                family->fma,
-                                twin == STAX_GEMM_STRIDED_B,
-                                twin == STAX_GEMM_OFFSET_B,
-                                twin == STAX_GEMM_STREAMING_B};
+            tile_shape shape = {.height = family->heights[i],
+                                .width = w,
+                                .vectors = family->nr / w,
+                                .fma = family->fma,
+                                .strided_b = twin == STAX_GEMM_STRIDED_B,
+                                .offset_b = twin == STAX_GEMM_OFFSET_B,
+                                .streaming_b = twin == STAX_GEMM_STREAMING_B};
             char name[96];
             stax_gemm_family_kernel_name(family, family->heights[i], (stax_gemm_twin)twin, name,
                                          sizeof name);
             emit_tile_kernel(m, name, &shape);
         }
+    for (int32_t height = 1; height <= family->mr; height++) {
+        tile_shape shape = {.height = height,
+                            .width = w,
+                            .vectors = family->nr / w,
+                            .fma = family->fma,
+                            .offset_a = true};
+        char name[96];
+        stax_gemm_family_offset_a_kernel_name(family, height, name, sizeof name);
+        emit_tile_kernel(m, name, &shape);
+    }
 }

@@ -73,8 +73,13 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
         graph && ((graph->dump_ir && *graph->dump_ir) || (graph->dump_asm && *graph->dump_asm));
     char tile_names[STAX_GEMM_MAX_HEIGHTS][STAX_GEMM_TWINS][96];
     char gemv_names[2 * STAX_GEMV_MAX_ROWS][96];
-    const char *names[2 + STAX_GEMM_TWINS * STAX_GEMM_MAX_HEIGHTS + 2 * STAX_GEMV_MAX_ROWS];
-    void *addresses[2 + STAX_GEMM_TWINS * STAX_GEMM_MAX_HEIGHTS + 2 * STAX_GEMV_MAX_ROWS] = {0};
+    char offset_a_names[STAX_GEMM_MAX_TILE_ROWS][96];
+    enum {
+        MOST_NAMES = 2 + STAX_GEMM_TWINS * STAX_GEMM_MAX_HEIGHTS + 2 * STAX_GEMV_MAX_ROWS +
+                     STAX_GEMM_MAX_TILE_ROWS
+    };
+    const char *names[MOST_NAMES];
+    void *addresses[MOST_NAMES] = {0};
     int32_t count = 0;
     if (legacy) {
         names[count++] = STAX_GEMM_KERNEL_NAME;
@@ -92,6 +97,11 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
         names[count++] = row_name;
         stax_gemv_dot_kernel_name(family, r + 1, dot_name, sizeof gemv_names[0]);
         names[count++] = dot_name;
+    }
+    for (int32_t h = 1; family && h <= family->mr; h++) {
+        stax_gemm_family_offset_a_kernel_name(family, h, offset_a_names[h - 1],
+                                              sizeof offset_a_names[0]);
+        names[count++] = offset_a_names[h - 1];
     }
     int cache_hit = 0;
     int32_t status = stax_gemm_prebuilt_load(host, legacy, family, dumping, names, count, addresses,
@@ -125,6 +135,8 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
         out->gemv[r] = (stax_gemv_fn)(uintptr_t)addresses[at++];
         out->gemv_dot[r] = (stax_gemv_fn)(uintptr_t)addresses[at++];
     }
+    for (int32_t h = 1; family && h <= family->mr; h++)
+        out->offset_a[h] = (stax_gemm_offset_a_tile_fn)(uintptr_t)addresses[at++];
     out->cache_hit = cache_hit;
     return TP_PLUGIN_OK;
 }
@@ -136,6 +148,7 @@ void stax_gemm_kernels_from_library(const tp_plugin_host *host, const stax_gemm_
     memcpy(out->strided, library->strided, sizeof out->strided);
     memcpy(out->offset, library->offset, sizeof out->offset);
     memcpy(out->streaming, library->streaming, sizeof out->streaming);
+    memcpy(out->offset_a, library->offset_a, sizeof out->offset_a);
     memcpy(out->gemv, library->gemv, sizeof out->gemv);
     memcpy(out->gemv_dot, library->gemv_dot, sizeof out->gemv_dot);
     stax_gemm_family_blocking(host, family, &out->kc, &out->mc);

@@ -126,6 +126,9 @@ typedef struct stax_window {
     bool shifted;          /* packed, group 1: one product over the padded input (phase planes at
                             * stride > 1) read in place by the offset tile kernels
                             * (stax_conv_shifted.c) */
+    bool shifted_rows;     /* packed, group 1: the output pixels as the product's rows, read in
+                            * place from the padded input by the offset-A tile kernels
+                            * (stax_conv_shifted_rows.c; packed_w_slot holds W^T) */
     int32_t packed_w_slot; /* packed: constant weights packed at compile for k blocks of */
     int64_t packed_kc;     /* packed_kc (stax_gemm_pack_whole_a per group), or -1 */
     int32_t x_slot, w_slot, b_slot, out_slot, col_slot; /* -1: absent */
@@ -383,6 +386,9 @@ typedef enum stax_gemm_twin {
 /* The name of the `twin` tile kernel of `height` rows. */
 void stax_gemm_family_kernel_name(const stax_gemm_family *family, int32_t height,
                                   stax_gemm_twin twin, char *name, size_t size);
+/* The name of the offset-A tile kernel of `height` rows (1 to mr). */
+void stax_gemm_family_offset_a_kernel_name(const stax_gemm_family *family, int32_t height,
+                                           char *name, size_t size);
 /* The family's tile kernels (and the intrinsics they need) into `module`. */
 void stax_emit_gemm_family_kernels(tpcommon_buf *module, const stax_gemm_family *family);
 
@@ -558,6 +564,12 @@ void stax_pool_run(const tp_plugin_host *host, const stax_window *w, void **slot
  * apart): vectorised for the host (stax_float_runs.c). */
 void stax_add_to_floats(float *x, float value, int64_t count);
 void stax_copy_floats_plus(float *dst, const float *src, float value, int64_t count);
+/* dst[c * dst_stride + p] = src[p * ld + c] + bias[c] (bias NULL: + 0) for
+ * c < columns (at most STAX_TRANSPOSE_MAX_COLUMNS), p < rows: a block of
+ * a result with its pixels as rows into NCHW (stax_float_runs.c). */
+#define STAX_TRANSPOSE_MAX_COLUMNS 16
+void stax_transpose_plus(const float *src, int64_t ld, int64_t rows, int64_t columns,
+                         const float *bias, float *dst, int64_t dst_stride);
 /* Whether stax_depthwise_direct_rows computes the depthwise conv `w`
  * (sets w->direct_rows): a 3x3 kernel at stride 1 or 2, dilation 1, on an
  * AVX-512 host, unless STAX_DEPTHWISE_DIRECT is off (on, or unset/auto:
@@ -631,6 +643,23 @@ size_t stax_conv_pixel_rows_workspace_bytes(const stax_step *step,
 void stax_conv_pixel_rows_run(const tp_plugin_host *host, const stax_step *step, void **slots,
                               float *workspace, const struct stax_gemm_kernels *kernels,
                               stax_kernel_fn epilogue, int64_t threads);
+/* A conv's input padded once and read in place, one offset per tap
+ * (stax_conv_padded_input.c): phase planes of hp x wp, `phases` per
+ * channel (stride[0] * stride[1]; 1 at stride 1), `floats` in all. */
+/* The largest stride the convs over it take (phase planes per channel: its square). */
+#define STAX_PADDED_MAX_STRIDE 4
+typedef struct stax_padded_input {
+    int64_t hp, wp, plane, phases, floats;
+} stax_padded_input;
+stax_padded_input stax_padded_input_of(const stax_window *w);
+/* Planes [begin, end) (channel * phases + phase) of `image` (NCHW, one
+ * image) into `padded`. */
+void stax_pad_input_planes(const stax_window *w, const stax_padded_input *p, const float *image,
+                           int64_t begin, int64_t end, float *padded);
+/* offsets[k] for tap k = (c, i, j) (the im2col's row order): the element
+ * of the padded image that output pixel (0, 0) reads; pixel (oh, ow) reads
+ * it oh * wp + ow further on. */
+void stax_padded_tap_offsets(const stax_window *w, const stax_padded_input *p, int64_t *offsets);
 /* A conv as one product over its zero-padded input (split into phase
  * planes at stride > 1) read in place by the offset tile kernels
  * (stax_conv_shifted.c). Whether `w` (planned packed) runs so: by
@@ -644,6 +673,22 @@ size_t stax_conv_shifted_workspace_bytes(const stax_step *step,
 void stax_conv_shifted_run(const tp_plugin_host *host, const stax_step *step, void **slots,
                            float *workspace, const struct stax_gemm_kernels *kernels,
                            stax_kernel_fn epilogue, int64_t threads);
+/* A conv with its output pixels as the product's rows read in place from
+ * its padded input by the offset-A tile kernels (stax_conv_shifted_rows.c).
+ * Whether `w` (planned packed) runs so: by STAX_CONV_SHIFTED_ROWS (on, off,
+ * or unset/auto); an error for any other value. Its weights are W^T, packed
+ * as the pixel-rows conv's (stax_conv_pixel_rows_pack_weights). */
+int32_t stax_conv_choose_shifted_rows(const tp_plugin_host *host, const stax_window *w,
+                                      const struct stax_gemm_family *family, bool *chosen,
+                                      char *error, size_t error_size);
+size_t stax_conv_shifted_rows_weight_floats(const stax_step *step,
+                                            const struct stax_gemm_family *family);
+size_t stax_conv_shifted_rows_workspace_bytes(const stax_step *step,
+                                              const struct stax_gemm_kernels *kernels,
+                                              int64_t threads);
+void stax_conv_shifted_rows_run(const tp_plugin_host *host, const stax_step *step, void **slots,
+                                float *workspace, const struct stax_gemm_kernels *kernels,
+                                stax_kernel_fn epilogue, int64_t threads);
 /* The workspace a window step on the micro-kernel family needs (window.packed). */
 size_t stax_window_packed_workspace_bytes(const stax_step *step,
                                           const struct stax_gemm_kernels *kernels, int64_t threads);
@@ -689,12 +734,20 @@ typedef void (*stax_gemm_offset_tile_fn)(const float *a, const float *b, float *
                                          int64_t kc, int64_t accumulate, int64_t cols,
                                          const int64_t *boff);
 
+/* As stax_gemm_tile_fn with A's h values of step k read in place at a +
+ * aoff[k] (h consecutive floats from there), B packed. */
+typedef void (*stax_gemm_offset_a_tile_fn)(const float *a, const float *b, float *c, int64_t ldc,
+                                           int64_t kc, int64_t accumulate, int64_t cols,
+                                           const int64_t *aoff);
+
 typedef struct stax_gemm_kernels {
     const stax_gemm_family *family;
     stax_gemm_tile_fn tile[STAX_GEMM_MAX_HEIGHTS];
     stax_gemm_strided_tile_fn strided[STAX_GEMM_MAX_HEIGHTS];
     stax_gemm_offset_tile_fn offset[STAX_GEMM_MAX_HEIGHTS];       /* B rows at a table's offsets */
     stax_gemm_streaming_tile_fn streaming[STAX_GEMM_MAX_HEIGHTS]; /* prefetching the next panel */
+    stax_gemm_offset_a_tile_fn
+        offset_a[STAX_GEMM_MAX_TILE_ROWS + 1]; /* [h]: h rows, A by offsets */
     int64_t kc, mc;
     stax_gemv_fn gemv[STAX_GEMV_MAX_ROWS];     /* gemv[r - 1]: r rows; NULL: none loaded */
     stax_gemv_fn gemv_dot[STAX_GEMV_MAX_ROWS]; /* the same with B read by columns (ldb: the
@@ -707,11 +760,12 @@ typedef struct stax_gemm_library {
     stax_module *module;                            /* NULL when the program has no matmul */
     stax_ukernel_fn ukernels[2];                    /* legacy: 6-row, 4-row */
     stax_gemm_tile_fn tiles[STAX_GEMM_MAX_HEIGHTS]; /* family->heights[i] rows */
-    stax_gemm_strided_tile_fn strided[STAX_GEMM_MAX_HEIGHTS];     /* their in-place-B twins */
-    stax_gemm_offset_tile_fn offset[STAX_GEMM_MAX_HEIGHTS];       /* their B-by-offsets twins */
-    stax_gemm_streaming_tile_fn streaming[STAX_GEMM_MAX_HEIGHTS]; /* their prefetching twins */
-    stax_gemv_fn gemv[STAX_GEMV_MAX_ROWS];                        /* gemv[r - 1]: r rows */
-    stax_gemv_fn gemv_dot[STAX_GEMV_MAX_ROWS];                    /* B read by columns */
+    stax_gemm_strided_tile_fn strided[STAX_GEMM_MAX_HEIGHTS];         /* their in-place-B twins */
+    stax_gemm_offset_tile_fn offset[STAX_GEMM_MAX_HEIGHTS];           /* their B-by-offsets twins */
+    stax_gemm_streaming_tile_fn streaming[STAX_GEMM_MAX_HEIGHTS];     /* their prefetching twins */
+    stax_gemm_offset_a_tile_fn offset_a[STAX_GEMM_MAX_TILE_ROWS + 1]; /* [h]: h rows (1..mr) */
+    stax_gemv_fn gemv[STAX_GEMV_MAX_ROWS];                            /* gemv[r - 1]: r rows */
+    stax_gemv_fn gemv_dot[STAX_GEMV_MAX_ROWS];                        /* B read by columns */
     int cache_hit; /* as stax_jit_load's, or 3: the prebuilt object beside the plugin */
 } stax_gemm_library;
 

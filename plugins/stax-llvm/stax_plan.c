@@ -991,6 +991,13 @@ static int32_t add_packed_constant(planner *p, const stax_gemm_family *family, s
     return add_slot_for(p, STAX_SLOT_CONST, -1, floats * sizeof(float), true);
 }
 
+/* Whether the environment variable `name` is "on" (a method asked for by name). */
+static bool switched_on(const planner *p, const char *name) {
+    const tp_plugin_host *host = p->program->host;
+    const char *value = host && host->getenv ? host->getenv(name) : NULL;
+    return value && !strcmp(value, "on");
+}
+
 /* A packed conv's weights that are a constant: packed now, into a constant
  * slot of their own, so that no call packs them again. */
 static int32_t pack_constant_weights(planner *p, int32_t s) {
@@ -998,14 +1005,16 @@ static int32_t pack_constant_weights(planner *p, int32_t s) {
     w->packed_w_slot = -1, w->packed_kc = -1;
     if (p->program->slots[w->w_slot].kind != STAX_SLOT_CONST) return TP_PLUGIN_OK;
     stax_gemm_kernels kernels;
-    size_t floats = w->pixel_rows
-                        ? stax_conv_pixel_rows_weight_floats(&p->program->steps[s], p->gemm_family)
-                        : (size_t)(w->out_channels * p->program->steps[s].gemm.k);
+    size_t floats =
+        w->pixel_rows ? stax_conv_pixel_rows_weight_floats(&p->program->steps[s], p->gemm_family)
+        : w->shifted_rows
+            ? stax_conv_shifted_rows_weight_floats(&p->program->steps[s], p->gemm_family)
+            : (size_t)(w->out_channels * p->program->steps[s].gemm.k);
     int32_t slot = add_packed_constant(p, p->gemm_family, floats, &kernels);
     if (slot < 0) return oom(p);
     const stax_step *step = &p->program->steps[s]; /* after add_slot: steps did not move */
     void *weights = p->program->slots[step->window.w_slot].data;
-    if (step->window.pixel_rows)
+    if (step->window.pixel_rows || step->window.shifted_rows)
         stax_conv_pixel_rows_pack_weights(p->program->host, step, &kernels, p->threads, weights,
                                           p->program->slots[slot].data);
     else
@@ -1099,15 +1108,22 @@ static int32_t plan_window_region(planner *p, int32_t r) {
     status = stax_depthwise_choose_channels_last(p->program->host, &w, p->error, p->error_size);
     if (status != TP_PLUGIN_OK) return status;
     /* both chosen: shifted, unless pixel rows were asked for by name */
-    const char *pixel_rows = p->program->host && p->program->host->getenv
-                                 ? p->program->host->getenv("STAX_CONV_PIXEL_ROWS")
-                                 : NULL;
+    bool pixel_rows_asked = switched_on(p, "STAX_CONV_PIXEL_ROWS");
     if (w.pixel_rows && w.shifted) {
-        if (pixel_rows && !strcmp(pixel_rows, "on"))
+        if (pixel_rows_asked)
             w.shifted = false;
         else
             w.pixel_rows = false;
     }
+    /* shifted rows, chosen, take the place of either, unless that one was
+     * asked for by name and they were not */
+    status = stax_conv_choose_shifted_rows(p->program->host, &w, p->gemm_family, &w.shifted_rows,
+                                           p->error, p->error_size);
+    if (status != TP_PLUGIN_OK) return status;
+    if (w.shifted_rows && !switched_on(p, "STAX_CONV_SHIFTED_ROWS") &&
+        ((w.pixel_rows && pixel_rows_asked) || (w.shifted && switched_on(p, "STAX_CONV_SHIFTED"))))
+        w.shifted_rows = false;
+    if (w.shifted_rows) w.pixel_rows = w.shifted = false;
     status = stax_conv_choose_staging(p->program->host, &w, p->gemm_family,
                                       epilogue >= 0 ? &p->program->kernel_slots[epilogue] : NULL,
                                       p->error, p->error_size);

@@ -20,6 +20,9 @@
  * - regular conv on a wide enough map (window.shifted): one product whose
  *   B rows are the zero-padded input (phase planes at stride > 1) read in
  *   place at each row's offset, stax_conv_shifted.c.
+ * - regular conv with its output channels in whole panels
+ *   (window.shifted_rows): the pixels as the product's rows, read in place
+ *   from the zero-padded input at each tap's offset, stax_conv_shifted_rows.c.
  * - depthwise conv (one input channel per group): stax_depthwise.c.
  * - conv_transpose: per output plane (no write conflicts between threads),
  *   each input element's taps add into that plane.
@@ -161,6 +164,8 @@ size_t stax_window_packed_workspace_bytes(const stax_step *step, const stax_gemm
     if (step->window.pixel_rows)
         return stax_conv_pixel_rows_workspace_bytes(step, kernels, threads);
     if (step->window.shifted) return stax_conv_shifted_workspace_bytes(step, kernels, threads);
+    if (step->window.shifted_rows)
+        return stax_conv_shifted_rows_workspace_bytes(step, kernels, threads);
     size_t weights = (size_t)(step->window.out_channels * step->gemm.k) * sizeof(float);
     size_t aligned = (weights + 63) / 64 * 64;
     size_t stage = step->window.stage_c ? stax_gemm_stage_bytes(threads) : 0;
@@ -337,6 +342,10 @@ void stax_window_run(const tp_plugin_host *host, const stax_step *step, void **s
     case STAX_WINDOW_GEMM_POINTWISE:
         if (w->pixel_rows) {
             stax_conv_pixel_rows_run(host, step, slots, workspace, kernels, epilogue, threads);
+            return;
+        }
+        if (w->shifted_rows) {
+            stax_conv_shifted_rows_run(host, step, slots, workspace, kernels, epilogue, threads);
             return;
         }
         if (w->shifted) {

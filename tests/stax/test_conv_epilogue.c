@@ -429,9 +429,18 @@ START_TEST(f32_conv_epilogues_match_on_one_thread) {
 }
 END_TEST
 
-/* STAX_CONV_PIXEL_ROWS=on: the group-1 cases with the output pixels as the
- * product's rows (stax_conv_pixel_rows.c): the bias added and the epilogue
- * run after C^T is transposed into the output, on the pool and one thread. */
+/* A conv of several units of columns or rows and of channels: blocks of
+ * the output that end and start inside an output row. */
+static const conv_case wide = {"3x3 pad 1, 40 channels at 30x41, batch 2",
+                               2,
+                               16,
+                               40,
+                               1,
+                               {30, 41},
+                               {3, 3},
+                               {1, 1},
+                               {1, 1, 1, 1}};
+
 /* STAX_CONV_SHIFTED=on: the stride-1 group-1 cases as one product per tap
  * over the padded input (stax_conv_shifted.c): the bias added as each
  * block is copied out, then the epilogue on each channel's finished
@@ -445,17 +454,7 @@ START_TEST(f32_conv_epilogues_match_with_shifted_taps) {
             check_case(&cases[i], kinds[k], TP_F32, NULL, k == 0);
             check_case_on(&cases[i], kinds[k], TP_F32, NULL, false, "threads=1");
         }
-    /* several units of column tiles and of channels: blocks that end and
-     * start inside an output row */
-    static const conv_case wide = {"3x3 pad 1, 40 channels at 30x41, batch 2",
-                                   2,
-                                   16,
-                                   40,
-                                   1,
-                                   {30, 41},
-                                   {3, 3},
-                                   {1, 1},
-                                   {1, 1, 1, 1}};
+    /* blocks that end and start inside an output row */
     for (size_t k = 0; k < NUM_KINDS; k++) {
         check_case(&wide, kinds[k], TP_F32, NULL, false);
         check_case_on(&wide, kinds[k], TP_F32, "avx2", false, "threads=1");
@@ -465,6 +464,9 @@ START_TEST(f32_conv_epilogues_match_with_shifted_taps) {
 }
 END_TEST
 
+/* STAX_CONV_PIXEL_ROWS=on: the group-1 cases with the output pixels as the
+ * product's rows (stax_conv_pixel_rows.c): the bias added and the epilogue
+ * run after C^T is transposed into the output, on the pool and one thread. */
 START_TEST(f32_conv_epilogues_match_with_pixel_rows) {
     stax_test_cache_dir();
     setenv("STAX_CONV_PIXEL_ROWS", "on", 1);
@@ -474,6 +476,27 @@ START_TEST(f32_conv_epilogues_match_with_pixel_rows) {
             check_case_on(&cases[i], kinds[k], TP_F32, NULL, false, "threads=1");
         }
     unsetenv("STAX_CONV_PIXEL_ROWS");
+}
+END_TEST
+
+/* STAX_CONV_SHIFTED_ROWS=on: the group-1 cases with the output pixels as
+ * the product's rows read in place (stax_conv_shifted_rows.c): each unit's
+ * stage transposed into the output with the bias, then the epilogue on
+ * its channels' runs, on the pool and one thread; units of a few rows
+ * (the epilogue a channel at a time) and of whole images. */
+START_TEST(f32_conv_epilogues_match_with_shifted_rows) {
+    stax_test_cache_dir();
+    setenv("STAX_CONV_SHIFTED_ROWS", "on", 1);
+    for (size_t i = 0; i < NUM_CASES; i++)
+        for (size_t k = 0; k < NUM_KINDS; k++) {
+            check_case(&cases[i], kinds[k], TP_F32, NULL, k == 0);
+            check_case_on(&cases[i], kinds[k], TP_F32, NULL, false, "threads=1");
+        }
+    for (size_t k = 0; k < NUM_KINDS; k++) {
+        check_case(&wide, kinds[k], TP_F32, NULL, false);
+        check_case_on(&wide, kinds[k], TP_F32, "avx2", false, "threads=1");
+    }
+    unsetenv("STAX_CONV_SHIFTED_ROWS");
 }
 END_TEST
 
@@ -753,6 +776,7 @@ TP_TEST_SUITE(stax_conv_epilogue) {
     tcase_add_test(c, f32_conv_epilogues_match_on_one_thread);
     tcase_add_test(c, f32_conv_epilogues_match_with_pixel_rows);
     tcase_add_test(c, f32_conv_epilogues_match_with_shifted_taps);
+    tcase_add_test(c, f32_conv_epilogues_match_with_shifted_rows);
     tcase_add_test(c, conv_epilogues_in_a_dynamic_build_match);
     tcase_add_test(c, f16_conv_epilogues_round_like_the_unfused_graph);
     tcase_add_test(c, activation_after_a_conv_is_not_a_kernel_of_its_own);

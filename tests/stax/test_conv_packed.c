@@ -624,6 +624,7 @@ static void conv_kernel_of(const conv_case *c, char name[256]) {
  * unless STAX_CONV_PIXEL_ROWS=off. */
 START_TEST(pixel_rows_are_chosen_for_a_7x7_map_only) {
     stax_test_cache_dir();
+    setenv("STAX_CONV_SHIFTED_ROWS", "off", 1); /* the choice between the other methods */
     conv_case small = {"7x7",  1,      32,     64,           1,    {7, 7},
                        {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, false};
     conv_case large = small;
@@ -646,6 +647,7 @@ START_TEST(pixel_rows_are_chosen_for_a_7x7_map_only) {
     ck_assert_msg(strstr(name, "conv_pixel_rows_gemm_1x64x7x7"), "16 -> 64 ran as '%s'", name);
     conv_kernel_of(&project, name);
     ck_assert_msg(strstr(name, "conv_pointwise_gemm_1x16x7x7"), "64 -> 16 ran as '%s'", name);
+    unsetenv("STAX_CONV_SHIFTED_ROWS");
 }
 END_TEST
 
@@ -680,6 +682,7 @@ END_TEST
  * never with STAX_CONV_SHIFTED=off; pixel rows asked for by name win. */
 START_TEST(shifted_taps_are_chosen_where_few_columns_are_dropped) {
     stax_test_cache_dir();
+    setenv("STAX_CONV_SHIFTED_ROWS", "off", 1); /* the choice between the other methods */
     conv_case c = {"3x3",  1,      16,     64,           1,    {28, 28},
                    {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, false};
     static const struct {
@@ -714,6 +717,7 @@ START_TEST(shifted_taps_are_chosen_where_few_columns_are_dropped) {
     unsetenv("STAX_CONV_PIXEL_ROWS");
     ck_assert_msg(strstr(name, "conv_pixel_rows_gemm_1x64x14x14"), "pixel rows on: ran as '%s'",
                   name);
+    unsetenv("STAX_CONV_SHIFTED_ROWS");
 }
 END_TEST
 
@@ -755,8 +759,161 @@ START_TEST(an_unknown_conv_setting_is_an_error_that_names_it) {
     stax_test_cache_dir();
     check_unknown_setting("STAX_CONV_PIXEL_ROWS");
     check_unknown_setting("STAX_CONV_SHIFTED");
+    check_unknown_setting("STAX_CONV_SHIFTED_ROWS");
     check_unknown_setting("STAX_DEPTHWISE_CHANNELS_LAST");
     check_unknown_setting("STAX_DEPTHWISE_DIRECT");
+}
+END_TEST
+
+/* STAX_CONV_SHIFTED_ROWS=on: every group-1 case with its output pixels as
+ * the product's rows read in place from the padded input
+ * (stax_conv_shifted_rows.c), on every family, with the weights as an
+ * input and as a constant (packed at compile). */
+START_TEST(shifted_rows_conv_matches_a_direct_convolution_on_every_family) {
+    stax_test_cache_dir();
+    static const char *const families[] = {NULL, "avx2", "generic", "avx512"};
+    setenv("STAX_CONV_SHIFTED_ROWS", "on", 1);
+    for (size_t f = 0; f < sizeof families / sizeof *families; f++) {
+        for (size_t i = 0; i < sizeof gemm_cases / sizeof *gemm_cases; i++)
+            check_conv(&gemm_cases[i], families[f], i % 2 == 0);
+        for (size_t i = 0; i < sizeof shifted_cases / sizeof *shifted_cases; i++)
+            check_conv(&shifted_cases[i], families[f], (i + f) % 2 == 0);
+    }
+    unsetenv("STAX_CONV_SHIFTED_ROWS");
+}
+END_TEST
+
+/* Output rows 1 to 13 pixels wide and 25 wide: one tile a row of every
+ * height up to avx512's mr of 12, then rows of two (7 + 6) and three
+ * tiles (9 + 8 + 8); on the narrower families rows of more tiles. 33
+ * output channels leave a last panel of one column on every family; at
+ * stride 3 with a dilation the taps read three phase planes' rows. */
+START_TEST(shifted_rows_conv_of_every_row_width_matches_a_direct_convolution) {
+    stax_test_cache_dir();
+    static const char *const families[] = {NULL, "avx2", "generic", "avx512"};
+    setenv("STAX_CONV_SHIFTED_ROWS", "on", 1);
+    conv_case c = {"row width", 1,      4,      33,           1,    {3, 1},
+                   {3, 3},      {1, 1}, {1, 1}, {1, 1, 1, 1}, true, true};
+    for (size_t f = 0; f < sizeof families / sizeof *families; f++) {
+        for (int64_t width = 1; width <= 13; width++) {
+            c.in[1] = width;
+            check_conv(&c, families[f], width % 2 == 0);
+        }
+        c.in[1] = 25;
+        check_conv(&c, families[f], true);
+        conv_case strided = {
+            "stride 3, dilation 2", 2,    5,    33, 1, {20, 23}, {3, 3}, {3, 3}, {2, 2},
+            {2, 1, 0, 2},           true, false};
+        check_conv(&strided, families[f], f % 2 == 0);
+    }
+    unsetenv("STAX_CONV_SHIFTED_ROWS");
+}
+END_TEST
+
+/* Units of rows and panels split between the threads: the rows first
+ * where the padded input outweighs the weights (56x56, 16 to 20
+ * channels), the panels first where the weights do (a 7x7 map, 64 to 200
+ * channels: a thread reads only its panels' weights), a unit's stage
+ * holding fewer panels than the conv has (a 60-wide row of 600 channels:
+ * 17 of avx512's 32-wide panels to 7 a unit), and a batch run whole. */
+static const conv_case rows_split_cases[] = {
+    {"56x56, 16 to 20 channels (rows split)",
+     1,
+     16,
+     20,
+     1,
+     {56, 56},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1, 1, 1},
+     true,
+     true},
+    {"7x7, 64 to 200 channels (panels split)",
+     1,
+     64,
+     200,
+     1,
+     {7, 7},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1, 1, 1},
+     true,
+     false},
+    {"2x60, 3 to 600 channels (a row's panels over several units)",
+     1,
+     3,
+     600,
+     1,
+     {2, 60},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1, 1, 1},
+     false,
+     true},
+};
+
+START_TEST(shifted_rows_conv_on_any_thread_count_matches_a_direct_convolution) {
+    stax_test_cache_dir();
+    setenv("STAX_CONV_SHIFTED_ROWS", "on", 1);
+    check_on_every_thread_count(rows_split_cases,
+                                sizeof rows_split_cases / sizeof *rows_split_cases);
+    check_on_every_thread_count(batch_cases, sizeof batch_cases / sizeof *batch_cases);
+    unsetenv("STAX_CONV_SHIFTED_ROWS");
+}
+END_TEST
+
+/* On the avx512 family (32-wide panels, 12-row tiles; forced, so on any
+ * host): shifted rows for 64 output channels at 28x28, 7x7 and stride 2,
+ * not for 40 (62% of two panels) nor on a 5-wide map (tiles of 5 rows,
+ * under half of 12); pixel rows or shifted taps asked for by name win
+ * over the automatic choice, not over shifted rows asked for by name. */
+START_TEST(shifted_rows_are_chosen_where_the_channels_fill_the_panels) {
+    stax_test_cache_dir();
+    setenv("STAX_GEMM_KERNEL", "avx512", 1);
+    conv_case c = {"3x3",  1,      16,     64,           1,    {28, 28},
+                   {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, false};
+    static const struct {
+        int64_t size, stride, channels;
+        bool shifted_rows;
+    } choices[] = {{28, 1, 64, true},
+                   {7, 1, 64, true},
+                   {56, 2, 64, true},
+                   {28, 1, 40, false},
+                   {5, 1, 64, false}};
+    char name[256];
+    for (size_t i = 0; i < sizeof choices / sizeof *choices; i++) {
+        c.in[0] = c.in[1] = choices[i].size;
+        c.stride[0] = c.stride[1] = choices[i].stride;
+        c.out_channels = choices[i].channels;
+        conv_kernel_of(&c, name);
+        ck_assert_msg(strstr(name, "conv_") &&
+                          (strstr(name, "shifted_rows") != NULL) == choices[i].shifted_rows,
+                      "%lldx%lld stride %lld to %lld channels ran as '%s'", (long long)c.in[0],
+                      (long long)c.in[1], (long long)c.stride[0], (long long)c.out_channels, name);
+    }
+    c.in[0] = c.in[1] = 14, c.stride[0] = c.stride[1] = 1, c.out_channels = 64;
+    setenv("STAX_CONV_PIXEL_ROWS", "on", 1);
+    conv_kernel_of(&c, name);
+    ck_assert_msg(strstr(name, "conv_pixel_rows_gemm_1x64x14x14"), "pixel rows on: ran as '%s'",
+                  name);
+    setenv("STAX_CONV_SHIFTED_ROWS", "on", 1);
+    conv_kernel_of(&c, name);
+    ck_assert_msg(strstr(name, "conv_shifted_rows_gemm_1x64x14x14"),
+                  "shifted rows and pixel rows on: ran as '%s'", name);
+    unsetenv("STAX_CONV_PIXEL_ROWS");
+    unsetenv("STAX_CONV_SHIFTED_ROWS");
+    setenv("STAX_CONV_SHIFTED", "on", 1);
+    conv_kernel_of(&c, name);
+    unsetenv("STAX_CONV_SHIFTED");
+    ck_assert_msg(strstr(name, "conv_shifted_gemm_1x64x14x14"), "shifted on: ran as '%s'", name);
+    setenv("STAX_CONV_SHIFTED_ROWS", "off", 1);
+    conv_kernel_of(&c, name);
+    unsetenv("STAX_CONV_SHIFTED_ROWS");
+    ck_assert_msg(!strstr(name, "shifted_rows"), "shifted rows off: ran as '%s'", name);
+    unsetenv("STAX_GEMM_KERNEL");
 }
 END_TEST
 
@@ -886,6 +1043,10 @@ TP_TEST_SUITE(stax_conv_packed) {
     tcase_add_test(c, shifted_taps_are_chosen_where_few_columns_are_dropped);
     tcase_add_test(c,
                    pointwise_conv_over_k_blocks_on_any_thread_count_matches_a_direct_convolution);
+    tcase_add_test(c, shifted_rows_conv_matches_a_direct_convolution_on_every_family);
+    tcase_add_test(c, shifted_rows_conv_of_every_row_width_matches_a_direct_convolution);
+    tcase_add_test(c, shifted_rows_conv_on_any_thread_count_matches_a_direct_convolution);
+    tcase_add_test(c, shifted_rows_are_chosen_where_the_channels_fill_the_panels);
     suite_add_tcase(s, c);
     return s;
 }

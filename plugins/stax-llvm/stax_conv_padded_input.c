@@ -1,0 +1,76 @@
+/* stax-llvm — a conv's input padded once, for the convs that read it in
+ * place instead of an im2col (stax_conv_shifted.c, stax_conv_shifted_rows.c).
+ *
+ * Stride 1: the input padded into planes of HP x WP (the padding made
+ * real), and tap (i, j) of input channel c for the output pixel at flat
+ * index q = oh * WP + ow reads padded element c * HP * WP + (i * WP + j) *
+ * dilation + q. Stride s: each channel is split into s x s phase planes
+ * (phase (p, r) holds padded rows p, p + s, ... and columns r, r + s, ...),
+ * so that tap (i, j) reads phase (i % s, j % s) at row i / s, column j / s
+ * (dilation folded into i and j): a stride-1 read again, on planes of
+ * HP/s x WP/s. Either way a tap is one offset from q, the same for every
+ * output pixel. */
+#include <string.h>
+
+#include "stax_internal.h"
+
+static int64_t ceil_div(int64_t a, int64_t b) {
+    return (a + b - 1) / b;
+}
+
+stax_padded_input stax_padded_input_of(const stax_window *w) {
+    stax_padded_input p;
+    p.hp = ceil_div(stax_padded_extent(w, 0), w->stride[0]);
+    p.wp = ceil_div(stax_padded_extent(w, 1), w->stride[1]);
+    p.plane = p.hp * p.wp;
+    p.phases = w->stride[0] * w->stride[1];
+    p.floats = w->in_channels * p.phases * p.plane;
+    return p;
+}
+
+/* out[i][j] = padded[s0 * i + p][s1 * j + r] for phase (p, r) of a
+ * channel's padded image (zero outside the image). */
+static void fill_phase_plane(const stax_window *w, const float *image, int64_t p, int64_t r,
+                             int64_t hp, int64_t wp, float *out) {
+    int64_t s0 = w->stride[0], s1 = w->stride[1], top = w->pad_begin[0], left = w->pad_begin[1];
+    /* columns j read image column s1 * j + r - left: inside for [lo, hi) */
+    int64_t lo = left > r ? (left - r + s1 - 1) / s1 : 0;
+    int64_t hi = w->in[1] - 1 + left - r < 0 ? 0 : (w->in[1] - 1 + left - r) / s1 + 1;
+    hi = hi < wp ? hi : wp;
+    lo = lo < hi ? lo : hi;
+    for (int64_t i = 0; i < hp; i++) {
+        float *dst = out + i * wp;
+        int64_t ih = s0 * i + p - top;
+        if (ih < 0 || ih >= w->in[0]) {
+            memset(dst, 0, sizeof(float) * (size_t)wp);
+            continue;
+        }
+        stax_copy_run(dst, image + ih * w->in[1] + r - left, s1, lo, hi, wp);
+    }
+}
+
+void stax_pad_input_planes(const stax_window *w, const stax_padded_input *p, const float *image,
+                           int64_t begin, int64_t end, float *padded) {
+    int64_t in_plane = w->in[0] * w->in[1];
+    for (int64_t plane = begin; plane < end; plane++) {
+        int64_t c = plane / p->phases, phase = plane % p->phases;
+        const float *channel = image + c * in_plane;
+        float *out = padded + plane * p->plane;
+        if (p->phases == 1)
+            stax_fill_padded_plane(w, channel, p->hp, p->wp, out);
+        else
+            fill_phase_plane(w, channel, phase / w->stride[1], phase % w->stride[1], p->hp, p->wp,
+                             out);
+    }
+}
+
+void stax_padded_tap_offsets(const stax_window *w, const stax_padded_input *p, int64_t *offsets) {
+    int64_t s0 = w->stride[0], s1 = w->stride[1];
+    for (int64_t c = 0, k = 0; c < w->in_channels; c++)
+        for (int64_t i = 0; i < w->kernel[0]; i++)
+            for (int64_t j = 0; j < w->kernel[1]; j++, k++) {
+                int64_t row = i * w->dilation[0], column = j * w->dilation[1];
+                int64_t phase = row % s0 * s1 + column % s1;
+                offsets[k] = (c * p->phases + phase) * p->plane + row / s0 * p->wp + column / s1;
+            }
+}
