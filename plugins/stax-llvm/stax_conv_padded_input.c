@@ -74,3 +74,9 @@ void stax_padded_tap_offsets(const stax_window *w, const stax_padded_input *p, i
                 offsets[k] = (c * p->phases + phase) * p->plane + row / s0 * p->wp + column / s1;
             }
 }
+
+bool stax_conv_can_read_padded_input(const stax_window *w, const stax_gemm_family *family) {
+    return w->kind == STAX_WINDOW_CONV && w->method == STAX_WINDOW_GEMM_IM2COL && w->packed &&
+           w->group == 1 && family && w->stride[0] <= STAX_PADDED_MAX_STRIDE &&
+           w->stride[1] <= STAX_PADDED_MAX_STRIDE && w->kernel[0] * w->kernel[1] > 1;
+}

@@ -20,11 +20,9 @@
  * with the bias and sends each channel's finished range (its valid pixels
  * are consecutive in NCHW) through the fused epilogue. The weights are the
  * implicit GEMM's (stax_window_pack_weights; at compile when constants).
- * A batch of at least as many images as threads runs whole images instead,
- * one per thread at a time, each padded into the thread's own buffer: one
- * job for the batch (ResNet-18-b8's 3x3 convs 0.90-0.95x the split). */
-#include <string.h>
-
+ * The batch is shared between threads by stax_conv_padded_run.c: whole
+ * images a thread at a batch of at least as many images as threads, else
+ * an image at a time split into slices of units. */
 #include "stax_internal.h"
 
 /* Floats a unit's stage holds at most (128 KiB of f32, in L2), and the
@@ -105,10 +103,7 @@ int32_t stax_conv_choose_shifted(const tp_plugin_host *host, const stax_window *
     *chosen = false;
     int32_t status = stax_switch_setting(host, "STAX_CONV_SHIFTED", &setting, error, error_size);
     if (status != TP_PLUGIN_OK) return status;
-    bool possible = w->kind == STAX_WINDOW_CONV && w->method == STAX_WINDOW_GEMM_IM2COL &&
-                    w->packed && w->group == 1 && family &&
-                    w->stride[0] <= STAX_PADDED_MAX_STRIDE &&
-                    w->stride[1] <= STAX_PADDED_MAX_STRIDE && w->kernel[0] * w->kernel[1] > 1;
+    bool possible = stax_conv_can_read_padded_input(w, family);
     if (!possible || setting == STAX_SWITCH_OFF) return TP_PLUGIN_OK;
     if (setting == STAX_SWITCH_ON) {
         *chosen = true;
@@ -130,87 +125,65 @@ static int64_t weight_floats(const stax_window *w) {
     return w->out_channels * w->in_channels * w->kernel[0] * w->kernel[1];
 }
 
-/* Images a batch runs whole at once, one per thread (0: none; each image
- * is split between the threads instead). With at least as many images as
- * threads, a thread taking whole images works as it does alone: no split
- * of an image's units (whose shares are rarely equal: a 14x14 map's 12
- * units left one thread 8% longer), one job for the batch instead of two
- * per image, and its padded image stays in its own core's cache. Not for
- * a product of short k (an RGB stem's 27), bound by its stores rather
- * than its multiplies: MobileNetV2-b8's stem measured 6% slower whole. */
-static int64_t whole_image_threads(const stax_window *w, int64_t threads) {
-    int64_t k = w->in_channels * w->kernel[0] * w->kernel[1];
-    return threads > 1 && w->batch >= threads && k >= 64 ? threads : 0;
-}
-
-/* A stage's floats in the workspace: room for either way of running (the
- * split's geometry and the whole images'). */
-static int64_t stage_stride(const shifted_geometry *split, const shifted_geometry *whole,
-                            const stax_gemm_family *family) {
-    int64_t a = stage_floats(split, family), b = stage_floats(whole, family);
-    return a > b ? a : b;
-}
-
-/* The weights (when not packed at compile), the offsets, a padded image
- * per thread that runs whole images (one at least), a stage per slice. */
-size_t stax_conv_shifted_workspace_bytes(const stax_step *step, const stax_gemm_kernels *kernels,
-                                         int64_t threads) {
-    const stax_window *w = &step->window;
-    shifted_geometry g = geometry_of(w, kernels->family, threads);
-    shifted_geometry whole = geometry_of(w, kernels->family, 1);
-    int64_t images = whole_image_threads(w, threads), slices = stax_most_slices(threads);
-    size_t floats =
-        aligned_floats(weight_floats(w)) + aligned_floats(2 * g.k) +
-        (size_t)(images > 1 ? images : 1) * aligned_floats(g.image_floats) +
-        (size_t)((slices > images ? slices : images) * stage_stride(&g, &whole, kernels->family));
-    return floats * sizeof(float);
-}
-
 typedef struct shifted_task {
     const stax_window *w;
     const stax_gemm_kernels *kernels;
-    shifted_geometry g;
+    shifted_geometry split, whole; /* an image split between the threads; run whole by one */
     void **slots;
     const float *weights;     /* the implicit GEMM's packed weights (C_out x K, k blocks of kc) */
     const int64_t *offsets;   /* row k of B: the padded image from this float on */
     stax_gemm_row_tiles rows; /* of C_out */
-    const float *image;       /* this image's input, NCHW */
-    float *padded;            /* this image, padded */
-    float *stages;            /* one per slice, stage_stride floats apart */
-    int64_t stage_stride;
-    shifted_geometry whole; /* the geometry of a thread running whole images */
-    int64_t whole_threads;  /* threads running whole images (0: none) */
-    int64_t whole_images;   /* the batch's first images, run whole */
-    const float *bias;      /* or NULL */
-    float *out;             /* this image's output */
-    int64_t first;          /* the flat index of this image's first output element */
-    int64_t grain;          /* units per slice */
+    const float *bias;        /* or NULL */
     stax_kernel_fn epilogue;
 } shifted_task;
 
-/* Planes [begin, end) of the padded image: channel * phases + phase. */
-static void pad_planes(void *context, int64_t begin, int64_t end) {
-    const shifted_task *t = context;
-    stax_pad_input_planes(t->w, &t->g.pad, t->image, begin, end, t->padded);
+/* The runner (stax_conv_padded_run.c) of the task's geometries: a padded
+ * image holds nr floats past the image, which the last tile's columns read. */
+static stax_padded_runner runner_of(const shifted_task *t, stax_padded_unit_fn run_unit) {
+    const stax_gemm_family *family = t->kernels->family;
+    return (stax_padded_runner){.w = t->w,
+                                .pad = &t->split.pad,
+                                .image_floats = t->split.image_floats,
+                                .split_units = t->split.column_units * t->split.row_units,
+                                .whole_units = t->whole.column_units * t->whole.row_units,
+                                .split_stage = stage_floats(&t->split, family),
+                                .whole_stage = stage_floats(&t->whole, family),
+                                .run_unit = run_unit,
+                                .method = t};
+}
+
+/* The weights (when not packed at compile), the offsets, the runner's
+ * padded images and stages. */
+size_t stax_conv_shifted_workspace_bytes(const stax_step *step, const stax_gemm_kernels *kernels,
+                                         int64_t threads) {
+    const stax_window *w = &step->window;
+    shifted_task t = {.w = w,
+                      .kernels = kernels,
+                      .split = geometry_of(w, kernels->family, threads),
+                      .whole = geometry_of(w, kernels->family, 1)};
+    stax_padded_runner runner = runner_of(&t, NULL);
+    size_t floats = aligned_floats(weight_floats(w)) + aligned_floats(2 * t.split.k) +
+                    stax_padded_run_floats(&runner, threads);
+    return floats * sizeof(float);
 }
 
 /* The output pixels before flat column q: the valid columns of the rows above, then of its own. */
 static int64_t pixels_before(const shifted_task *t, int64_t q) {
-    int64_t ow = q % t->g.pad.wp;
-    return q / t->g.pad.wp * t->w->out[1] + (ow < t->w->out[1] ? ow : t->w->out[1]);
+    int64_t ow = q % t->split.pad.wp;
+    return q / t->split.pad.wp * t->w->out[1] + (ow < t->w->out[1] ? ow : t->w->out[1]);
 }
 
 /* Rows [r0, r1) of the stage (`width` floats a row, flat columns [qa, qb)
  * from its first) into the output: each output row's valid run plus the
  * bias, then the channel's finished pixels through the epilogue. */
-static void finish_unit(const shifted_task *t, const float *stage, int64_t width, int64_t r0,
-                        int64_t r1, int64_t qa, int64_t qb) {
+static void finish_unit(const shifted_task *t, const stax_padded_image *image, const float *stage,
+                        int64_t width, int64_t r0, int64_t r1, int64_t qa, int64_t qb) {
     const stax_window *w = t->w;
-    int64_t ow_n = w->out[1], pixels = w->out[0] * ow_n, wp = t->g.pad.wp;
+    int64_t ow_n = w->out[1], pixels = w->out[0] * ow_n, wp = t->split.pad.wp;
     int64_t pa = pixels_before(t, qa), pb = pixels_before(t, qb);
     for (int64_t r = r0; r < r1; r++) {
         const float *src = stage + (r - r0) * width;
-        float *dst = t->out + r * pixels, bias = t->bias ? t->bias[r] : 0.0f;
+        float *dst = image->out + r * pixels, bias = t->bias ? t->bias[r] : 0.0f;
         for (int64_t row_start = qa / wp * wp; row_start < qb; row_start += wp) {
             int64_t q0 = row_start > qa ? row_start : qa;
             int64_t q1 = row_start + ow_n < qb ? row_start + ow_n : qb;
@@ -218,15 +191,17 @@ static void finish_unit(const shifted_task *t, const float *stage, int64_t width
             stax_copy_floats_plus(to, src + (q0 - qa), bias, q1 - q0);
         }
         if (t->epilogue && pb > pa)
-            t->epilogue(t->slots, t->first + r * pixels + pa, t->first + r * pixels + pb);
+            t->epilogue(t->slots, image->first + r * pixels + pa, image->first + r * pixels + pb);
     }
 }
 
-static void run_unit(const shifted_task *t, int64_t unit, float *stage) {
+static void run_unit(const void *method, const stax_padded_image *image, bool whole, int64_t unit,
+                     float *stage) {
+    const shifted_task *t = method;
     const stax_window *w = t->w;
     const stax_gemm_kernels *kernels = t->kernels;
     const stax_gemm_family *family = kernels->family;
-    const shifted_geometry *g = &t->g;
+    const shifted_geometry *g = whole ? &t->whole : &t->split;
     int64_t nr = family->nr, cout = w->out_channels;
     int64_t column_unit = unit % g->column_units, row_unit = unit / g->column_units;
     int64_t c0 = column_unit * g->tiles / g->column_units;
@@ -246,66 +221,14 @@ static void run_unit(const shifted_task *t, int64_t unit, float *stage) {
             for (int64_t tile = r0 / family->mr, row = r0; row < r1;
                  row = stax_gemm_tile_row(&t->rows, ++tile)) {
                 int32_t kernel = stax_gemm_tile_kernel(&t->rows, tile);
-                kernels->offset[kernel](a_block + row * kc, t->padded + q,
+                kernels->offset[kernel](a_block + row * kc, image->padded + q,
                                         c_tile + (row - r0) * width, width, kc, pc > 0, cols,
                                         t->offsets + pc);
             }
         }
     }
     int64_t qa = c0 * nr, qb = c1 * nr < g->q_cols ? c1 * nr : g->q_cols;
-    finish_unit(t, stage, width, r0, r1, qa, qb);
-}
-
-static void run_slices(void *context, int64_t begin, int64_t end) {
-    const shifted_task *t = context;
-    int64_t units = t->g.column_units * t->g.row_units;
-    for (int64_t s = begin; s < end; s++) {
-        float *stage = t->stages + s * t->stage_stride;
-        int64_t u1 = (s + 1) * t->grain < units ? (s + 1) * t->grain : units;
-        for (int64_t u = s * t->grain; u < u1; u++) run_unit(t, u, stage);
-    }
-}
-
-/* The padded image of thread share p of the whole images (p = 0: also the
- * split's), one after another in the workspace. */
-static float *padded_image(const shifted_task *t, int64_t p) {
-    return t->padded + p * (int64_t)aligned_floats(t->g.image_floats);
-}
-
-/* The padded image's nr floats past the image, which the last tile's
- * columns read: zeros, never stored. */
-static void clear_past_image(const shifted_task *t, float *padded) {
-    memset(padded + t->g.pad.floats, 0, sizeof(float) * (size_t)t->kernels->family->nr);
-}
-
-/* Sets the task on image n of the batch. */
-static void point_at_image(shifted_task *t, void **slots, int64_t n) {
-    const stax_window *w = t->w;
-    int64_t in_image = w->in_channels * w->in[0] * w->in[1];
-    int64_t out_image = w->out_channels * w->out[0] * w->out[1];
-    t->image = (const float *)slots[w->x_slot] + w->x_offset + n * in_image;
-    t->out = (float *)slots[w->out_slot] + w->out_offset + n * out_image;
-    t->first = n * out_image;
-}
-
-/* Thread share p of the whole images: its images one after another, each
- * padded into the share's own image and run unit by unit in its stage. */
-static void run_whole_images(void *context, int64_t begin, int64_t end) {
-    const shifted_task *shared = context;
-    for (int64_t p = begin; p < end; p++) {
-        shifted_task t = *shared;
-        t.g = shared->whole;
-        t.padded = padded_image(shared, p);
-        float *stage = shared->stages + p * shared->stage_stride;
-        int64_t units = t.g.column_units * t.g.row_units;
-        int64_t n0 = p * t.whole_images / t.whole_threads;
-        int64_t n1 = (p + 1) * t.whole_images / t.whole_threads;
-        for (int64_t n = n0; n < n1; n++) {
-            point_at_image(&t, t.slots, n);
-            pad_planes(&t, 0, t.w->in_channels * t.g.pad.phases);
-            for (int64_t u = 0; u < units; u++) run_unit(&t, u, stage);
-        }
-    }
+    finish_unit(t, image, stage, width, r0, r1, qa, qb);
 }
 
 void stax_conv_shifted_run(const tp_plugin_host *host, const stax_step *step, void **slots,
@@ -314,43 +237,23 @@ void stax_conv_shifted_run(const tp_plugin_host *host, const stax_step *step, vo
     const stax_window *w = &step->window;
     shifted_task t = {.w = w,
                       .kernels = kernels,
-                      .g = geometry_of(w, kernels->family, threads),
+                      .split = geometry_of(w, kernels->family, threads),
                       .whole = geometry_of(w, kernels->family, 1),
                       .slots = slots,
                       .epilogue = epilogue};
-    t.stage_stride = stage_stride(&t.g, &t.whole, kernels->family);
-    bool pool = threads > 1 && host && host->parallel_for;
-    t.whole_threads = pool ? whole_image_threads(w, threads) : 0;
-    t.whole_images = t.whole_threads ? w->batch / t.whole_threads * t.whole_threads : 0;
     float *packed = workspace;
     int64_t *offsets = (int64_t *)(packed + aligned_floats(weight_floats(w)));
-    t.padded = (float *)offsets + aligned_floats(2 * t.g.k);
-    int64_t padded_images = t.whole_threads > 1 ? t.whole_threads : 1;
-    t.stages = padded_image(&t, padded_images);
+    float *space = (float *)offsets + aligned_floats(2 * t.split.k);
     if (w->packed_w_slot >= 0 && w->packed_kc == kernels->kc) {
         t.weights = slots[w->packed_w_slot];
     } else {
         stax_window_pack_weights_now(host, step, slots, kernels, threads, packed);
         t.weights = packed;
     }
-    stax_padded_tap_offsets(w, &t.g.pad, offsets);
+    stax_padded_tap_offsets(w, &t.split.pad, offsets);
     t.rows = stax_gemm_split_rows(kernels->family, w->out_channels);
     t.offsets = offsets;
-    for (int64_t p = 0; p < padded_images; p++) clear_past_image(&t, padded_image(&t, p));
     t.bias = w->b_slot >= 0 ? (const float *)slots[w->b_slot] + w->b_offset : NULL;
-    if (t.whole_images > 0) host->parallel_for(t.whole_threads, 1, run_whole_images, &t);
-    if (t.whole_images == w->batch) return;
-    int64_t units = t.g.column_units * t.g.row_units;
-    t.grain = stax_grain(host, units, 1, threads);
-    if (t.grain < ceil_div(units, stax_most_slices(threads)))
-        t.grain = ceil_div(units, stax_most_slices(threads));
-    int64_t slices = ceil_div(units, t.grain);
-    for (int64_t n = t.whole_images; n < w->batch; n++) {
-        point_at_image(&t, slots, n);
-        stax_parallel_range(host, w->in_channels * t.g.pad.phases, 1, threads, pad_planes, &t);
-        if (slices > 1 && pool)
-            host->parallel_for(slices, 1, run_slices, &t);
-        else
-            run_slices(&t, 0, slices);
-    }
+    stax_padded_runner runner = runner_of(&t, run_unit);
+    stax_padded_run(host, &runner, slots, space, threads);
 }

@@ -20,11 +20,8 @@
  * of W^T's panels (nr output channels each). A unit accumulates every k
  * block into its stage in cache (pixels x channels), then transposes it
  * into the NCHW output with the bias and sends each channel's run through
- * the fused epilogue. A batch of at least as many images as threads runs
- * whole images, one per thread at a time, each padded into the thread's
- * own buffer (as the shifted conv does). */
-#include <string.h>
-
+ * the fused epilogue. The batch is shared between threads as the shifted
+ * conv's is (stax_conv_padded_run.c). */
 #include "stax_internal.h"
 
 /* Floats a unit's stage holds at most (128 KiB of f32, in L2). */
@@ -100,10 +97,7 @@ int32_t stax_conv_choose_shifted_rows(const tp_plugin_host *host, const stax_win
     int32_t status =
         stax_switch_setting(host, "STAX_CONV_SHIFTED_ROWS", &setting, error, error_size);
     if (status != TP_PLUGIN_OK) return status;
-    bool possible = w->kind == STAX_WINDOW_CONV && w->method == STAX_WINDOW_GEMM_IM2COL &&
-                    w->packed && w->group == 1 && family &&
-                    w->stride[0] <= STAX_PADDED_MAX_STRIDE &&
-                    w->stride[1] <= STAX_PADDED_MAX_STRIDE && w->kernel[0] * w->kernel[1] > 1;
+    bool possible = stax_conv_can_read_padded_input(w, family);
     if (!possible || setting == STAX_SWITCH_OFF) return TP_PLUGIN_OK;
     if (setting == STAX_SWITCH_ON) {
         *chosen = true;
@@ -125,58 +119,43 @@ size_t stax_conv_shifted_rows_weight_floats(const stax_step *step, const stax_ge
     return (size_t)weight_floats(&step->window, family);
 }
 
-/* As the shifted conv's: the threads that run whole images (0: none). */
-static int64_t whole_image_threads(const stax_window *w, int64_t threads) {
-    int64_t k = w->in_channels * w->kernel[0] * w->kernel[1];
-    return threads > 1 && w->batch >= threads && k >= 64 ? threads : 0;
-}
-
-/* A stage's floats in the workspace: room for either way of running. */
-static int64_t stage_stride(const rows_geometry *split, const rows_geometry *whole,
-                            const stax_window *w, const stax_gemm_family *family) {
-    int64_t a = stage_floats(split, w, family), b = stage_floats(whole, w, family);
-    return a > b ? a : b;
-}
-
-/* W^T (when not packed at compile), the offsets, a padded image per thread
- * that runs whole images (one at least), a stage per slice. */
-size_t stax_conv_shifted_rows_workspace_bytes(const stax_step *step,
-                                              const stax_gemm_kernels *kernels, int64_t threads) {
-    const stax_window *w = &step->window;
-    rows_geometry g = geometry_of(w, kernels->family, threads);
-    rows_geometry whole = geometry_of(w, kernels->family, 1);
-    int64_t images = whole_image_threads(w, threads), slices = stax_most_slices(threads);
-    size_t floats = aligned_floats(weight_floats(w, kernels->family)) + aligned_floats(2 * g.k) +
-                    (size_t)(images > 1 ? images : 1) * aligned_floats(g.pad.floats) +
-                    (size_t)((slices > images ? slices : images) *
-                             stage_stride(&g, &whole, w, kernels->family));
-    return floats * sizeof(float);
-}
-
 typedef struct rows_task {
     const stax_window *w;
     const stax_gemm_kernels *kernels;
-    rows_geometry g;
+    rows_geometry split, whole; /* an image split between the threads; run whole by one */
     void **slots;
     const float *weights;   /* W^T packed whole: k blocks of panels of kc x nr */
     const int64_t *offsets; /* tap k: the padded image from this float on */
-    const float *image;     /* this image's input, NCHW */
-    float *padded;          /* this image, padded */
-    float *stages;          /* one per slice, stage_stride floats apart */
-    int64_t stage_stride;
-    rows_geometry whole;   /* the geometry of a thread running whole images */
-    int64_t whole_threads; /* threads running whole images (0: none) */
-    int64_t whole_images;  /* the batch's first images, run whole */
-    const float *bias;     /* or NULL */
-    float *out;            /* this image's output */
-    int64_t first;         /* the flat index of this image's first output element */
-    int64_t grain;         /* units per slice */
+    const float *bias;      /* or NULL */
     stax_kernel_fn epilogue;
 } rows_task;
 
-static void pad_planes(void *context, int64_t begin, int64_t end) {
-    const rows_task *t = context;
-    stax_pad_input_planes(t->w, &t->g.pad, t->image, begin, end, t->padded);
+static stax_padded_runner runner_of(const rows_task *t, stax_padded_unit_fn run_unit) {
+    const stax_gemm_family *family = t->kernels->family;
+    return (stax_padded_runner){.w = t->w,
+                                .pad = &t->split.pad,
+                                .image_floats = t->split.pad.floats,
+                                .split_units = t->split.row_units * t->split.panel_units,
+                                .whole_units = t->whole.row_units * t->whole.panel_units,
+                                .split_stage = stage_floats(&t->split, t->w, family),
+                                .whole_stage = stage_floats(&t->whole, t->w, family),
+                                .run_unit = run_unit,
+                                .method = t};
+}
+
+/* W^T (when not packed at compile), the offsets, the runner's padded
+ * images and stages. */
+size_t stax_conv_shifted_rows_workspace_bytes(const stax_step *step,
+                                              const stax_gemm_kernels *kernels, int64_t threads) {
+    const stax_window *w = &step->window;
+    rows_task t = {.w = w,
+                   .kernels = kernels,
+                   .split = geometry_of(w, kernels->family, threads),
+                   .whole = geometry_of(w, kernels->family, 1)};
+    stax_padded_runner runner = runner_of(&t, NULL);
+    size_t floats = aligned_floats(weight_floats(w, kernels->family)) +
+                    aligned_floats(2 * t.split.k) + stax_padded_run_floats(&runner, threads);
+    return floats * sizeof(float);
 }
 
 /* Unit u's output rows [*r0, *r1) and panels [*p0, *p1). */
@@ -191,19 +170,19 @@ static void unit_extent(const rows_geometry *g, const stax_window *w, int64_t u,
 }
 
 /* The stage (pixels of rows [r0, r1) x channels [c0, c1), ldc floats a
- * pixel) into the output with the bias, STAX_TRANSPOSE_MAX_COLUMNS
+ * pixel) into the image's output with the bias, STAX_TRANSPOSE_MAX_COLUMNS
  * channels at a time, each block then through the fused epilogue while it
  * is in L1: one call for whole planes, else one per channel's run. */
-static void finish_unit(const rows_task *t, const float *stage, int64_t ldc, int64_t r0, int64_t r1,
-                        int64_t c0, int64_t c1) {
+static void finish_unit(const rows_task *t, const stax_padded_image *image, const float *stage,
+                        int64_t ldc, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     int64_t ow = t->w->out[1], pixels = t->w->out[0] * ow;
     int64_t q0 = r0 * ow, q1 = r1 * ow;
     for (int64_t c = c0; c < c1; c += STAX_TRANSPOSE_MAX_COLUMNS) {
         int64_t count = c1 - c < STAX_TRANSPOSE_MAX_COLUMNS ? c1 - c : STAX_TRANSPOSE_MAX_COLUMNS;
         stax_transpose_plus(stage + (c - c0), ldc, q1 - q0, count, t->bias ? t->bias + c : NULL,
-                            t->out + c * pixels + q0, pixels);
+                            image->out + c * pixels + q0, pixels);
         if (!t->epilogue) continue;
-        int64_t first = t->first + c * pixels;
+        int64_t first = image->first + c * pixels;
         if (q0 == 0 && q1 == pixels)
             t->epilogue(t->slots, first, first + count * pixels);
         else
@@ -215,10 +194,12 @@ static void finish_unit(const rows_task *t, const float *stage, int64_t ldc, int
 /* Every k block of unit u into `stage`: per block and panel, every tile
  * of the unit's rows, so the panel's kc x nr floats of W^T stay in L1
  * while the tiles read their taps. */
-static void run_unit(const rows_task *t, int64_t u, float *stage) {
+static void run_unit(const void *method, const stax_padded_image *image, bool whole, int64_t u,
+                     float *stage) {
+    const rows_task *t = method;
     const stax_window *w = t->w;
     const stax_gemm_kernels *kernels = t->kernels;
-    const rows_geometry *g = &t->g;
+    const rows_geometry *g = whole ? &t->whole : &t->split;
     int64_t nr = kernels->family->nr, cout = w->out_channels, ow = w->out[1];
     int64_t r0, r1, p0, p1;
     unit_extent(g, w, u, &r0, &r1, &p0, &p1);
@@ -233,59 +214,13 @@ static void run_unit(const rows_task *t, int64_t u, float *stage) {
                 for (int64_t s = 0; s < g->segments; s++) {
                     int64_t ow0 = s * ow / g->segments, ow1 = (s + 1) * ow / g->segments;
                     float *c = stage + ((oh - r0) * ow + ow0) * ldc + (panel - p0) * nr;
-                    kernels->offset_a[ow1 - ow0](t->padded + oh * g->pad.wp + ow0, b, c, ldc, kc,
-                                                 pc > 0, cols, t->offsets + pc);
+                    kernels->offset_a[ow1 - ow0](image->padded + oh * g->pad.wp + ow0, b, c, ldc,
+                                                 kc, pc > 0, cols, t->offsets + pc);
                 }
         }
     }
     int64_t c1 = p1 * nr < cout ? p1 * nr : cout;
-    finish_unit(t, stage, ldc, r0, r1, p0 * nr, c1);
-}
-
-static void run_slices(void *context, int64_t begin, int64_t end) {
-    const rows_task *t = context;
-    int64_t units = t->g.row_units * t->g.panel_units;
-    for (int64_t s = begin; s < end; s++) {
-        float *stage = t->stages + s * t->stage_stride;
-        int64_t u1 = (s + 1) * t->grain < units ? (s + 1) * t->grain : units;
-        for (int64_t u = s * t->grain; u < u1; u++) run_unit(t, u, stage);
-    }
-}
-
-/* The padded image of thread share p of the whole images (p = 0: also the
- * split's), one after another in the workspace. */
-static float *padded_image(const rows_task *t, int64_t p) {
-    return t->padded + p * (int64_t)aligned_floats(t->g.pad.floats);
-}
-
-/* Sets the task on image n of the batch. */
-static void point_at_image(rows_task *t, int64_t n) {
-    const stax_window *w = t->w;
-    int64_t in_image = w->in_channels * w->in[0] * w->in[1];
-    int64_t out_image = w->out_channels * w->out[0] * w->out[1];
-    t->image = (const float *)t->slots[w->x_slot] + w->x_offset + n * in_image;
-    t->out = (float *)t->slots[w->out_slot] + w->out_offset + n * out_image;
-    t->first = n * out_image;
-}
-
-/* Thread share p of the whole images: its images one after another, each
- * padded into the share's own image and run unit by unit in its stage. */
-static void run_whole_images(void *context, int64_t begin, int64_t end) {
-    const rows_task *shared = context;
-    for (int64_t p = begin; p < end; p++) {
-        rows_task t = *shared;
-        t.g = shared->whole;
-        t.padded = padded_image(shared, p);
-        float *stage = shared->stages + p * shared->stage_stride;
-        int64_t units = t.g.row_units * t.g.panel_units;
-        int64_t n0 = p * t.whole_images / t.whole_threads;
-        int64_t n1 = (p + 1) * t.whole_images / t.whole_threads;
-        for (int64_t n = n0; n < n1; n++) {
-            point_at_image(&t, n);
-            pad_planes(&t, 0, t.w->in_channels * t.g.pad.phases);
-            for (int64_t u = 0; u < units; u++) run_unit(&t, u, stage);
-        }
-    }
+    finish_unit(t, image, stage, ldc, r0, r1, p0 * nr, c1);
 }
 
 void stax_conv_shifted_rows_run(const tp_plugin_host *host, const stax_step *step, void **slots,
@@ -295,41 +230,22 @@ void stax_conv_shifted_rows_run(const tp_plugin_host *host, const stax_step *ste
     const stax_gemm_family *family = kernels->family;
     rows_task t = {.w = w,
                    .kernels = kernels,
-                   .g = geometry_of(w, family, threads),
+                   .split = geometry_of(w, family, threads),
                    .whole = geometry_of(w, family, 1),
                    .slots = slots,
                    .epilogue = epilogue};
-    t.stage_stride = stage_stride(&t.g, &t.whole, w, family);
-    bool pool = threads > 1 && host && host->parallel_for;
-    t.whole_threads = pool ? whole_image_threads(w, threads) : 0;
-    t.whole_images = t.whole_threads ? w->batch / t.whole_threads * t.whole_threads : 0;
     float *packed = workspace;
     int64_t *offsets = (int64_t *)(packed + aligned_floats(weight_floats(w, family)));
-    t.padded = (float *)offsets + aligned_floats(2 * t.g.k);
-    int64_t padded_images = t.whole_threads > 1 ? t.whole_threads : 1;
-    t.stages = padded_image(&t, padded_images);
+    float *space = (float *)offsets + aligned_floats(2 * t.split.k);
     if (w->packed_w_slot >= 0 && w->packed_kc == kernels->kc) {
         t.weights = slots[w->packed_w_slot];
     } else {
         stax_conv_pixel_rows_pack_weights(host, step, kernels, threads, slots[w->w_slot], packed);
         t.weights = packed;
     }
-    stax_padded_tap_offsets(w, &t.g.pad, offsets);
+    stax_padded_tap_offsets(w, &t.split.pad, offsets);
     t.offsets = offsets;
     t.bias = w->b_slot >= 0 ? (const float *)slots[w->b_slot] + w->b_offset : NULL;
-    if (t.whole_images > 0) host->parallel_for(t.whole_threads, 1, run_whole_images, &t);
-    if (t.whole_images == w->batch) return;
-    int64_t units = t.g.row_units * t.g.panel_units;
-    t.grain = stax_grain(host, units, 1, threads);
-    if (t.grain < ceil_div(units, stax_most_slices(threads)))
-        t.grain = ceil_div(units, stax_most_slices(threads));
-    int64_t slices = ceil_div(units, t.grain);
-    for (int64_t n = t.whole_images; n < w->batch; n++) {
-        point_at_image(&t, n);
-        stax_parallel_range(host, w->in_channels * t.g.pad.phases, 1, threads, pad_planes, &t);
-        if (slices > 1 && pool)
-            host->parallel_for(slices, 1, run_slices, &t);
-        else
-            run_slices(&t, 0, slices);
-    }
+    stax_padded_runner runner = runner_of(&t, run_unit);
+    stax_padded_run(host, &runner, slots, space, threads);
 }

@@ -652,6 +652,10 @@ typedef struct stax_padded_input {
     int64_t hp, wp, plane, phases, floats;
 } stax_padded_input;
 stax_padded_input stax_padded_input_of(const stax_window *w);
+/* Whether the conv `w` (planned packed on `family`) can run over its
+ * padded input: one group, a kernel larger than 1x1, stride at most
+ * STAX_PADDED_MAX_STRIDE. */
+bool stax_conv_can_read_padded_input(const stax_window *w, const struct stax_gemm_family *family);
 /* Planes [begin, end) (channel * phases + phase) of `image` (NCHW, one
  * image) into `padded`. */
 void stax_pad_input_planes(const stax_window *w, const stax_padded_input *p, const float *image,
@@ -660,6 +664,38 @@ void stax_pad_input_planes(const stax_window *w, const stax_padded_input *p, con
  * of the padded image that output pixel (0, 0) reads; pixel (oh, ow) reads
  * it oh * wp + ow further on. */
 void stax_padded_tap_offsets(const stax_window *w, const stax_padded_input *p, int64_t *offsets);
+
+/* How a conv over its padded input shares a batch between threads
+ * (stax_conv_padded_run.c): whole images, one per thread at a time, or an
+ * image at a time with its units claimed in slices. */
+typedef struct stax_padded_image {
+    float *padded; /* the image, padded */
+    float *out;    /* its output, NCHW */
+    int64_t first; /* the flat index of its first output element */
+} stax_padded_image;
+/* Computes unit `unit` of `image` in `stage`: of an image split between
+ * the threads, or (whole) of one that a thread runs whole. */
+typedef void (*stax_padded_unit_fn)(const void *method, const stax_padded_image *image, bool whole,
+                                    int64_t unit, float *stage);
+typedef struct stax_padded_runner {
+    const stax_window *w;
+    const stax_padded_input *pad;
+    int64_t image_floats;             /* a padded image and what the method reads past it (zeros) */
+    int64_t split_units, whole_units; /* an image's units either way */
+    int64_t split_stage, whole_stage; /* a unit's stage floats either way */
+    stax_padded_unit_fn run_unit;
+    const void *method;
+} stax_padded_runner;
+/* The threads that run whole images of `w` (0: each image is split):
+ * all, with at least as many images as threads and k of 64 or more. */
+int64_t stax_padded_whole_image_threads(const stax_window *w, int64_t threads);
+/* The workspace floats of the padded images and the stages (a multiple of 16). */
+size_t stax_padded_run_floats(const stax_padded_runner *r, int64_t threads);
+/* Padded image p in that workspace (p = 0: the split image's). */
+float *stax_padded_run_image(const stax_padded_runner *r, float *space, int64_t p);
+/* Runs every image of the batch, `space` holding stax_padded_run_floats. */
+void stax_padded_run(const tp_plugin_host *host, const stax_padded_runner *r, void **slots,
+                     float *space, int64_t threads);
 /* A conv as one product over its zero-padded input (split into phase
  * planes at stride > 1) read in place by the offset tile kernels
  * (stax_conv_shifted.c). Whether `w` (planned packed) runs so: by

@@ -441,6 +441,20 @@ static const conv_case wide = {"3x3 pad 1, 40 channels at 30x41, batch 2",
                                {1, 1},
                                {1, 1, 1, 1}};
 
+/* Every case in f32 on the pool and on one thread, and `and_wide`: the
+ * wide conv too (on the host's family and on avx2's narrower tiles). */
+static void check_f32_cases_on_the_pool_and_one_thread(bool and_wide) {
+    for (size_t i = 0; i < NUM_CASES; i++)
+        for (size_t k = 0; k < NUM_KINDS; k++) {
+            check_case(&cases[i], kinds[k], TP_F32, NULL, k == 0);
+            check_case_on(&cases[i], kinds[k], TP_F32, NULL, false, "threads=1");
+        }
+    for (size_t k = 0; and_wide && k < NUM_KINDS; k++) {
+        check_case(&wide, kinds[k], TP_F32, NULL, false);
+        check_case_on(&wide, kinds[k], TP_F32, "avx2", false, "threads=1");
+    }
+}
+
 /* STAX_CONV_SHIFTED=on: the stride-1 group-1 cases as one product per tap
  * over the padded input (stax_conv_shifted.c): the bias added as each
  * block is copied out, then the epilogue on each channel's finished
@@ -449,16 +463,7 @@ START_TEST(f32_conv_epilogues_match_with_shifted_taps) {
     stax_test_cache_dir();
     setenv("STAX_CONV_SHIFTED", "on", 1);
     setenv("STAX_CONV_PIXEL_ROWS", "off", 1);
-    for (size_t i = 0; i < NUM_CASES; i++)
-        for (size_t k = 0; k < NUM_KINDS; k++) {
-            check_case(&cases[i], kinds[k], TP_F32, NULL, k == 0);
-            check_case_on(&cases[i], kinds[k], TP_F32, NULL, false, "threads=1");
-        }
-    /* blocks that end and start inside an output row */
-    for (size_t k = 0; k < NUM_KINDS; k++) {
-        check_case(&wide, kinds[k], TP_F32, NULL, false);
-        check_case_on(&wide, kinds[k], TP_F32, "avx2", false, "threads=1");
-    }
+    check_f32_cases_on_the_pool_and_one_thread(true);
     unsetenv("STAX_CONV_PIXEL_ROWS");
     unsetenv("STAX_CONV_SHIFTED");
 }
@@ -470,11 +475,7 @@ END_TEST
 START_TEST(f32_conv_epilogues_match_with_pixel_rows) {
     stax_test_cache_dir();
     setenv("STAX_CONV_PIXEL_ROWS", "on", 1);
-    for (size_t i = 0; i < NUM_CASES; i++)
-        for (size_t k = 0; k < NUM_KINDS; k++) {
-            check_case(&cases[i], kinds[k], TP_F32, NULL, k == 0);
-            check_case_on(&cases[i], kinds[k], TP_F32, NULL, false, "threads=1");
-        }
+    check_f32_cases_on_the_pool_and_one_thread(false);
     unsetenv("STAX_CONV_PIXEL_ROWS");
 }
 END_TEST
@@ -487,15 +488,7 @@ END_TEST
 START_TEST(f32_conv_epilogues_match_with_shifted_rows) {
     stax_test_cache_dir();
     setenv("STAX_CONV_SHIFTED_ROWS", "on", 1);
-    for (size_t i = 0; i < NUM_CASES; i++)
-        for (size_t k = 0; k < NUM_KINDS; k++) {
-            check_case(&cases[i], kinds[k], TP_F32, NULL, k == 0);
-            check_case_on(&cases[i], kinds[k], TP_F32, NULL, false, "threads=1");
-        }
-    for (size_t k = 0; k < NUM_KINDS; k++) {
-        check_case(&wide, kinds[k], TP_F32, NULL, false);
-        check_case_on(&wide, kinds[k], TP_F32, "avx2", false, "threads=1");
-    }
+    check_f32_cases_on_the_pool_and_one_thread(true);
     unsetenv("STAX_CONV_SHIFTED_ROWS");
 }
 END_TEST
