@@ -51,11 +51,19 @@ static int64_t weight_floats(const stax_window *w, const stax_gemm_family *famil
            family->nr;
 }
 
-/* Units as few as the stage allows, then split for `threads` threads into
- * an even grid (stax_unit_grid.c), growing first the dimension whose
- * split saves reading: the panels where the weights outweigh the padded
- * input (a thread then reads only its panels' weights: ResNet's 7x7 maps,
- * 9.4 MB of them against 166 KB), else the rows. */
+/* The most of `count` items of `floats` each that the stage holds (one at least). */
+static int64_t fitting(int64_t count, int64_t floats) {
+    int64_t fit = ROWS_STAGE_FLOATS / floats;
+    return fit < 1 ? 1 : fit < count ? fit : count;
+}
+
+/* Units as few as the stage allows, cut along the dimension whose split
+ * saves reading, then split for `threads` threads into an even grid
+ * (stax_unit_grid.c) growing that dimension first: the panels where the
+ * weights outweigh the padded input (a unit, and a thread, then reads only
+ * its panels' weights: ResNet's 7x7 maps, 9.4 MB of them against 166 KB;
+ * cut by rows, both threads read all 1.2 MB of its stride-2 conv to
+ * 14x14), else the rows (a unit reads its rows' part of the input). */
 static rows_geometry geometry_of(const stax_window *w, const stax_gemm_family *family,
                                  int64_t threads) {
     rows_geometry g;
@@ -64,13 +72,17 @@ static rows_geometry geometry_of(const stax_window *w, const stax_gemm_family *f
     g.k = w->in_channels * w->kernel[0] * w->kernel[1];
     g.panels = ceil_div(w->out_channels, nr);
     g.segments = ceil_div(ow, family->mr);
-    int64_t panels_fit = ROWS_STAGE_FLOATS / (ow * nr);
-    int64_t panels = panels_fit < 1 ? 1 : panels_fit < g.panels ? panels_fit : g.panels;
-    int64_t rows = ROWS_STAGE_FLOATS / (ow * panels * nr);
-    rows = rows < 1 ? 1 : rows < oh ? rows : oh;
+    g.rows_split_first = weight_floats(w, family) <= g.pad.floats;
+    int64_t rows, panels;
+    if (g.rows_split_first) {
+        panels = fitting(g.panels, ow * nr);
+        rows = fitting(oh, ow * panels * nr);
+    } else {
+        rows = fitting(oh, ow * nr);
+        panels = fitting(g.panels, rows * ow * nr);
+    }
     g.row_units = ceil_div(oh, rows);
     g.panel_units = ceil_div(g.panels, panels);
-    g.rows_split_first = weight_floats(w, family) <= g.pad.floats;
     if (g.rows_split_first)
         stax_balance_unit_grid(g.panels, oh, threads, &g.panel_units, &g.row_units);
     else
