@@ -69,6 +69,10 @@ static void copy_even(float *restrict dst, const float *restrict src, int64_t co
     for (; o < count; o++) dst[o] = src[2 * o];
 }
 
+void stax_copy_floats(float *dst, const float *src, int64_t count) {
+    copy_contiguous(dst, src, count);
+}
+
 void stax_copy_run(float *dst, const float *src, int64_t stride, int64_t lo, int64_t hi,
                    int64_t length) {
     for (int64_t o = 0; o < lo; o++) dst[o] = 0.0f;

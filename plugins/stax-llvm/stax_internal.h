@@ -527,6 +527,9 @@ void stax_fill_padded_plane(const stax_window *w, const float *image, int64_t pa
  * (stax_im2col.c). src is only read at those indices. */
 void stax_copy_run(float *dst, const float *src, int64_t stride, int64_t lo, int64_t hi,
                    int64_t length);
+/* dst[0..count) = src[0..count) (apart) without a call for a short run:
+ * vector moves of eight and four floats, then the rest (stax_im2col.c). */
+void stax_copy_floats(float *dst, const float *src, int64_t count);
 /* The columns [*lo, *hi) of a padded row (padded_w wide) that come from the
  * image: image column c - pad_left for each. */
 void stax_image_columns(const stax_window *w, int64_t padded_w, int64_t *lo, int64_t *hi);
