@@ -28,50 +28,54 @@ stax_padded_input stax_padded_input_of(const stax_window *w) {
     return p;
 }
 
-/* out[i][j] = padded[s0 * i + p][s1 * j + r] for phase (p, r) of a
- * channel's padded image (zero outside the image). */
-static void fill_phase_plane(const stax_window *w, const float *image, int64_t p, int64_t r,
-                             int64_t hp, int64_t wp, float *out) {
+/* Rows [row0, row0 + rows) of planes [begin, end) (channel * phases +
+ * phase) of the padded image into `out`, `rows` rows of wp floats a plane
+ * (plane q at out + q * rows * wp): row i of phase (p, r) of channel c is
+ * padded row s0 * i + p, columns r, r + s1, ... of the channel; zeros
+ * outside the image and past the plane's hp rows. */
+static void pad_plane_rows(const stax_window *w, const stax_padded_input *pad, const float *image,
+                           int64_t begin, int64_t end, int64_t row0, int64_t rows, float *out) {
     int64_t s0 = w->stride[0], s1 = w->stride[1], top = w->pad_begin[0], left = w->pad_begin[1];
-    /* columns j read image column s1 * j + r - left: inside for [lo, hi) */
-    int64_t lo = left > r ? (left - r + s1 - 1) / s1 : 0;
-    int64_t hi = w->in[1] - 1 + left - r < 0 ? 0 : (w->in[1] - 1 + left - r) / s1 + 1;
-    hi = hi < wp ? hi : wp;
-    lo = lo < hi ? lo : hi;
-    for (int64_t i = 0; i < hp; i++) {
-        float *dst = out + i * wp;
-        int64_t ih = s0 * i + p - top;
-        if (ih < 0 || ih >= w->in[0]) {
-            memset(dst, 0, sizeof(float) * (size_t)wp);
-            continue;
+    int64_t in_plane = w->in[0] * w->in[1], wp = pad->wp;
+    for (int64_t plane = begin; plane < end; plane++) {
+        int64_t c = plane / pad->phases, phase = plane % pad->phases;
+        int64_t p = phase / s1, r = phase % s1;
+        const float *channel = image + c * in_plane;
+        /* columns j read image column s1 * j + r - left: inside for [lo, hi) */
+        int64_t lo = left > r ? (left - r + s1 - 1) / s1 : 0;
+        int64_t hi = w->in[1] - 1 + left - r < 0 ? 0 : (w->in[1] - 1 + left - r) / s1 + 1;
+        hi = hi < wp ? hi : wp;
+        lo = lo < hi ? lo : hi;
+        for (int64_t i = row0; i < row0 + rows; i++) {
+            float *dst = out + (plane * rows + i - row0) * wp;
+            int64_t ih = s0 * i + p - top;
+            if (i >= pad->hp || ih < 0 || ih >= w->in[0])
+                memset(dst, 0, sizeof(float) * (size_t)wp);
+            else
+                stax_copy_run(dst, channel + ih * w->in[1] + r - left, s1, lo, hi, wp);
         }
-        stax_copy_run(dst, image + ih * w->in[1] + r - left, s1, lo, hi, wp);
     }
 }
 
 void stax_pad_input_planes(const stax_window *w, const stax_padded_input *p, const float *image,
                            int64_t begin, int64_t end, float *padded) {
-    int64_t in_plane = w->in[0] * w->in[1];
-    for (int64_t plane = begin; plane < end; plane++) {
-        int64_t c = plane / p->phases, phase = plane % p->phases;
-        const float *channel = image + c * in_plane;
-        float *out = padded + plane * p->plane;
-        if (p->phases == 1)
-            stax_fill_padded_plane(w, channel, p->hp, p->wp, out);
-        else
-            fill_phase_plane(w, channel, phase / w->stride[1], phase % w->stride[1], p->hp, p->wp,
-                             out);
-    }
+    pad_plane_rows(w, p, image, begin, end, 0, p->hp, padded);
 }
 
-void stax_padded_tap_offsets(const stax_window *w, const stax_padded_input *p, int64_t *offsets) {
-    int64_t s0 = w->stride[0], s1 = w->stride[1];
+void stax_pad_input_band(const stax_window *w, const stax_padded_input *p, const float *image,
+                         int64_t row0, int64_t rows, float *band) {
+    pad_plane_rows(w, p, image, 0, w->in_channels * p->phases, row0, rows, band);
+}
+
+void stax_padded_tap_offsets(const stax_window *w, const stax_padded_input *p, int64_t rows,
+                             int64_t *offsets) {
+    int64_t s0 = w->stride[0], s1 = w->stride[1], plane = rows * p->wp;
     for (int64_t c = 0, k = 0; c < w->in_channels; c++)
         for (int64_t i = 0; i < w->kernel[0]; i++)
             for (int64_t j = 0; j < w->kernel[1]; j++, k++) {
                 int64_t row = i * w->dilation[0], column = j * w->dilation[1];
                 int64_t phase = row % s0 * s1 + column % s1;
-                offsets[k] = (c * p->phases + phase) * p->plane + row / s0 * p->wp + column / s1;
+                offsets[k] = (c * p->phases + phase) * plane + row / s0 * p->wp + column / s1;
             }
 }
 

@@ -11,9 +11,10 @@
  * (ResNet-18-b8's 3x3 convs 0.90-0.95x the split). Not for a product of
  * short k (an RGB stem's 27), bound by its stores rather than its
  * multiplies: MobileNetV2-b8's stem measured 6% slower whole. The rest of
- * the batch (and any batch below the thread count) runs an image at a time,
- * padded by all threads, its units claimed in slices, each slice with a
- * stage of its own. */
+ * the batch (and any batch below the thread count) runs an image at a time:
+ * in shares, one a thread, where the method pads each share's part itself
+ * (run_share), else padded by all threads and its units claimed in slices,
+ * each slice with a stage of its own. */
 #include <string.h>
 
 #include "stax_internal.h"
@@ -31,11 +32,18 @@ int64_t stax_padded_whole_image_threads(const stax_window *w, int64_t threads) {
     return threads > 1 && w->batch >= threads && k >= 64 ? threads : 0;
 }
 
+int64_t stax_padded_shares(const tp_plugin_host *host, int64_t threads) {
+    return threads > 1 && host && host->parallel_for ? threads : 1;
+}
+
 /* The padded images in the workspace: one per thread that runs whole
- * images, one at least. */
+ * images, and per share of a split image that pads its own, one at least
+ * (sized for a pool: with none, fewer are used). The stages: as many, and
+ * one per slice (stax_most_slices: at least one per share). */
 static int64_t padded_images(const stax_padded_runner *r, int64_t threads) {
     int64_t whole = stax_padded_whole_image_threads(r->w, threads);
-    return whole > 1 ? whole : 1;
+    int64_t shares = r->run_share && !r->shared_padding && threads > 1 ? threads : 1;
+    return whole > shares ? whole : shares;
 }
 
 /* A stage's floats: room for a unit of either way of running. */
@@ -60,6 +68,7 @@ typedef struct padded_task {
     float *stages; /* after the padded images, stage_stride floats apart */
     int64_t whole_threads, whole_images;
     int64_t grain;         /* the split's units per slice */
+    int64_t shares;        /* or its shares */
     const float *input;    /* the split image's input */
     stax_padded_image now; /* the split image */
 } padded_task;
@@ -99,6 +108,17 @@ static void pad_planes(void *context, int64_t begin, int64_t end) {
     stax_pad_input_planes(t->r->w, t->r->pad, t->input, begin, end, t->now.padded);
 }
 
+/* Shares [begin, end) of the split image, each on its own padded buffer and stage. */
+static void run_shares(void *context, int64_t begin, int64_t end) {
+    const padded_task *t = context;
+    const stax_padded_runner *r = t->r;
+    for (int64_t s = begin; s < end; s++) {
+        stax_padded_image image = t->now;
+        if (!r->shared_padding) image.padded = stax_padded_run_image(r, t->space, s);
+        r->run_share(r->method, t->input, &image, s, t->shares, t->stages + s * stage_stride(r));
+    }
+}
+
 static void run_slices(void *context, int64_t begin, int64_t end) {
     const padded_task *t = context;
     const stax_padded_runner *r = t->r;
@@ -125,6 +145,21 @@ void stax_padded_run(const tp_plugin_host *host, const stax_padded_runner *r, vo
     t.whole_images = t.whole_threads ? w->batch / t.whole_threads * t.whole_threads : 0;
     if (t.whole_images > 0) host->parallel_for(t.whole_threads, 1, run_whole_images, &t);
     if (t.whole_images == w->batch) return;
+    if (r->run_share) {
+        t.shares = stax_padded_shares(host, threads);
+        t.now.padded = stax_padded_run_image(r, space, 0);
+        for (int64_t n = t.whole_images; n < w->batch; n++) {
+            t.input = point_at_image(&t, n, &t.now);
+            if (r->shared_padding)
+                stax_parallel_range(host, w->in_channels * r->pad->phases, 1, threads, pad_planes,
+                                    &t);
+            if (t.shares > 1)
+                host->parallel_for(t.shares, 1, run_shares, &t);
+            else
+                run_shares(&t, 0, 1);
+        }
+        return;
+    }
     t.grain = stax_grain(host, r->split_units, 1, threads);
     if (t.grain < ceil_div(r->split_units, stax_most_slices(threads)))
         t.grain = ceil_div(r->split_units, stax_most_slices(threads));

@@ -250,7 +250,7 @@ void stax_conv_shifted_run(const tp_plugin_host *host, const stax_step *step, vo
         stax_window_pack_weights_now(host, step, slots, kernels, threads, packed);
         t.weights = packed;
     }
-    stax_padded_tap_offsets(w, &t.split.pad, offsets);
+    stax_padded_tap_offsets(w, &t.split.pad, t.split.pad.hp, offsets);
     t.rows = stax_gemm_split_rows(kernels->family, w->out_channels);
     t.offsets = offsets;
     t.bias = w->b_slot >= 0 ? (const float *)slots[w->b_slot] + w->b_offset : NULL;

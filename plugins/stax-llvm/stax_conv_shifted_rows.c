@@ -20,10 +20,22 @@
  * of W^T's panels (nr output channels each). A unit accumulates every k
  * block into its stage in cache (pixels x channels), then transposes it
  * into the NCHW output with the bias and sends each channel's run through
- * the fused epilogue. The batch is shared between threads as the shifted
- * conv's is (stax_conv_padded_run.c). */
+ * the fused epilogue.
+ *
+ * Threads: a batch of at least as many images as threads runs whole
+ * images, a thread each (stax_conv_padded_run.c). An image split between
+ * the threads is cut into one share a thread: where the padded input
+ * outweighs the weights, a run of output rows, whose share pads the rows
+ * its taps read into its own buffer (padded once by all threads and read
+ * in units claimed in turn, a 56x56 conv spent 3% of its time in the
+ * padding's copies, 1.3% on one thread, half its rows coming from the
+ * other core's cache, and 2-3% waiting between the two passes: 0.95x);
+ * else a run of panels, over the image padded by all threads first (a
+ * thread then reads only its panels' weights: ResNet's 7x7 maps, 9.4 MB
+ * of them against 166 KB; each padding all of it took 4% longer). */
 #include "stax_internal.h"
 
+/* Floats a unit's stage holds at most (128 KiB of f32, in L2). */
 /* Floats a unit's stage holds at most (128 KiB of f32, in L2). */
 #define ROWS_STAGE_FLOATS 32768
 
@@ -32,14 +44,13 @@ typedef struct rows_geometry {
     int64_t k;        /* C_in * KH * KW: the product's k */
     int64_t panels;   /* nr-wide panels of C_out */
     int64_t segments; /* tiles per output row, of near-equal heights (at most mr) */
-    /* The unit grid: row unit i takes output rows [i * OH / row_units,
-     * (i + 1) * OH / row_units), panel units likewise. rows_split_first:
-     * the rows were split first for threads, and unit u is (row unit u /
-     * panel_units, panel unit u % panel_units); else the panels were, and
-     * the row unit is the fastest. */
-    int64_t row_units, panel_units;
-    bool rows_split_first;
-    int64_t rows_per_unit, panels_per_unit; /* the most a unit takes (its stage's size) */
+    int64_t reach;    /* phase-plane rows the taps read below an output row's own */
+    /* split_rows: the weights weigh no more than the padded input, so the
+     * threads' shares and the units take runs of rows with every panel;
+     * else runs of panels with every row. A unit takes at most
+     * rows_per_unit rows and panels_per_unit panels (its stage's size). */
+    bool split_rows;
+    int64_t rows_per_unit, panels_per_unit;
 } rows_geometry;
 
 static int64_t ceil_div(int64_t a, int64_t b) {
@@ -57,44 +68,41 @@ static int64_t fitting(int64_t count, int64_t floats) {
     return fit < 1 ? 1 : fit < count ? fit : count;
 }
 
-/* Units as few as the stage allows, cut along the dimension whose split
- * saves reading, then split for `threads` threads into an even grid
- * (stax_unit_grid.c) growing that dimension first: the panels where the
- * weights outweigh the padded input (a unit, and a thread, then reads only
- * its panels' weights: ResNet's 7x7 maps, 9.4 MB of them against 166 KB;
- * cut by rows, both threads read all 1.2 MB of its stride-2 conv to
- * 14x14), else the rows (a unit reads its rows' part of the input). */
-static rows_geometry geometry_of(const stax_window *w, const stax_gemm_family *family,
-                                 int64_t threads) {
+static rows_geometry geometry_of(const stax_window *w, const stax_gemm_family *family) {
     rows_geometry g;
     int64_t nr = family->nr, ow = w->out[1], oh = w->out[0];
     g.pad = stax_padded_input_of(w);
     g.k = w->in_channels * w->kernel[0] * w->kernel[1];
     g.panels = ceil_div(w->out_channels, nr);
     g.segments = ceil_div(ow, family->mr);
-    g.rows_split_first = weight_floats(w, family) <= g.pad.floats;
-    int64_t rows, panels;
-    if (g.rows_split_first) {
-        panels = fitting(g.panels, ow * nr);
-        rows = fitting(oh, ow * panels * nr);
+    g.reach = (w->kernel[0] - 1) * w->dilation[0] / w->stride[0];
+    g.split_rows = weight_floats(w, family) <= g.pad.floats;
+    if (g.split_rows) {
+        g.panels_per_unit = g.panels;
+        g.rows_per_unit = fitting(oh, ow * g.panels * nr);
     } else {
-        rows = fitting(oh, ow * nr);
-        panels = fitting(g.panels, rows * ow * nr);
+        g.rows_per_unit = oh;
+        g.panels_per_unit = fitting(g.panels, oh * ow * nr);
     }
-    g.row_units = ceil_div(oh, rows);
-    g.panel_units = ceil_div(g.panels, panels);
-    if (g.rows_split_first)
-        stax_balance_unit_grid(g.panels, oh, threads, &g.panel_units, &g.row_units);
-    else
-        stax_balance_unit_grid(oh, g.panels, threads, &g.row_units, &g.panel_units);
-    g.rows_per_unit = ceil_div(oh, g.row_units);
-    g.panels_per_unit = ceil_div(g.panels, g.panel_units);
     return g;
 }
 
 static int64_t stage_floats(const rows_geometry *g, const stax_window *w,
                             const stax_gemm_family *family) {
     return g->rows_per_unit * w->out[1] * g->panels_per_unit * family->nr;
+}
+
+/* The units of a run of `count` rows (or panels) of at most `most` each:
+ * ceil(count / most), of near-equal sizes. */
+static int64_t units_of(int64_t count, int64_t most) {
+    return ceil_div(count, most);
+}
+
+/* The phase-plane rows a share of rows pads into its band: its output
+ * rows (at most ceil(OH / shares)) and the rows their taps reach below. */
+static int64_t band_rows(const rows_geometry *g, const stax_window *w, int64_t shares) {
+    int64_t rows = ceil_div(w->out[0], shares) + g->reach;
+    return rows < g->pad.hp ? rows : g->pad.hp;
 }
 
 static size_t aligned_floats(int64_t floats) {
@@ -134,59 +142,38 @@ size_t stax_conv_shifted_rows_weight_floats(const stax_step *step, const stax_ge
 typedef struct rows_task {
     const stax_window *w;
     const stax_gemm_kernels *kernels;
-    rows_geometry split, whole; /* an image split between the threads; run whole by one */
+    rows_geometry g;
     void **slots;
-    const float *weights;   /* W^T packed whole: k blocks of panels of kc x nr */
-    const int64_t *offsets; /* tap k: the padded image from this float on */
-    const float *bias;      /* or NULL */
+    const float *weights;        /* W^T packed whole: k blocks of panels of kc x nr */
+    const int64_t *offsets;      /* tap k: the padded image from this float on */
+    const int64_t *band_offsets; /* the same in a share's band */
+    const float *bias;           /* or NULL */
     stax_kernel_fn epilogue;
 } rows_task;
 
-static stax_padded_runner runner_of(const rows_task *t, stax_padded_unit_fn run_unit) {
+static stax_padded_runner runner_of(const rows_task *t, stax_padded_unit_fn run_unit,
+                                    stax_padded_share_fn run_share) {
     const stax_gemm_family *family = t->kernels->family;
+    const rows_geometry *g = &t->g;
+    int64_t stage = stage_floats(g, t->w, family);
     return (stax_padded_runner){.w = t->w,
-                                .pad = &t->split.pad,
-                                .image_floats = t->split.pad.floats,
-                                .split_units = t->split.row_units * t->split.panel_units,
-                                .whole_units = t->whole.row_units * t->whole.panel_units,
-                                .split_stage = stage_floats(&t->split, t->w, family),
-                                .whole_stage = stage_floats(&t->whole, t->w, family),
+                                .pad = &g->pad,
+                                .image_floats = g->pad.floats,
+                                .whole_units = 1, /* run_whole computes every unit */
+                                .split_stage = stage,
+                                .whole_stage = stage,
                                 .run_unit = run_unit,
+                                .run_share = run_share,
+                                .shared_padding = !g->split_rows,
                                 .method = t};
-}
-
-/* W^T (when not packed at compile), the offsets, the runner's padded
- * images and stages. */
-size_t stax_conv_shifted_rows_workspace_bytes(const stax_step *step,
-                                              const stax_gemm_kernels *kernels, int64_t threads) {
-    const stax_window *w = &step->window;
-    rows_task t = {.w = w,
-                   .kernels = kernels,
-                   .split = geometry_of(w, kernels->family, threads),
-                   .whole = geometry_of(w, kernels->family, 1)};
-    stax_padded_runner runner = runner_of(&t, NULL);
-    size_t floats = aligned_floats(weight_floats(w, kernels->family)) +
-                    aligned_floats(2 * t.split.k) + stax_padded_run_floats(&runner, threads);
-    return floats * sizeof(float);
-}
-
-/* Unit u's output rows [*r0, *r1) and panels [*p0, *p1). */
-static void unit_extent(const rows_geometry *g, const stax_window *w, int64_t u, int64_t *r0,
-                        int64_t *r1, int64_t *p0, int64_t *p1) {
-    int64_t row_unit = g->rows_split_first ? u / g->panel_units : u % g->row_units;
-    int64_t panel_unit = g->rows_split_first ? u % g->panel_units : u / g->row_units;
-    *r0 = row_unit * w->out[0] / g->row_units;
-    *r1 = (row_unit + 1) * w->out[0] / g->row_units;
-    *p0 = panel_unit * g->panels / g->panel_units;
-    *p1 = (panel_unit + 1) * g->panels / g->panel_units;
 }
 
 /* The stage (pixels of rows [r0, r1) x channels [c0, c1), ldc floats a
  * pixel) into the image's output with the bias, STAX_TRANSPOSE_MAX_COLUMNS
  * channels at a time, each block then through the fused epilogue while it
  * is in L1: one call for whole planes, else one per channel's run. */
-static void finish_unit(const rows_task *t, const stax_padded_image *image, const float *stage,
-                        int64_t ldc, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+static void finish_block(const rows_task *t, const stax_padded_image *image, const float *stage,
+                         int64_t ldc, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     int64_t ow = t->w->out[1], pixels = t->w->out[0] * ow;
     int64_t q0 = r0 * ow, q1 = r1 * ow;
     for (int64_t c = c0; c < c1; c += STAX_TRANSPOSE_MAX_COLUMNS) {
@@ -203,18 +190,18 @@ static void finish_unit(const rows_task *t, const stax_padded_image *image, cons
     }
 }
 
-/* Every k block of unit u into `stage`: per block and panel, every tile
- * of the unit's rows, so the panel's kc x nr floats of W^T stay in L1
- * while the tiles read their taps. */
-static void run_unit(const void *method, const stax_padded_image *image, bool whole, int64_t u,
-                     float *stage) {
-    const rows_task *t = method;
+/* Output rows [r0, r1) x panels [p0, p1) from `padded` (the image's padded
+ * rows from row `row0` on, `offsets` for its layout): every k block into
+ * `stage`, per block and panel every tile of the rows, so the panel's kc x
+ * nr floats of W^T stay in L1 while the tiles read their taps; then the
+ * stage into the output. */
+static void compute_block(const rows_task *t, const stax_padded_image *image, const float *padded,
+                          int64_t row0, const int64_t *offsets, int64_t r0, int64_t r1, int64_t p0,
+                          int64_t p1, float *stage) {
     const stax_window *w = t->w;
     const stax_gemm_kernels *kernels = t->kernels;
-    const rows_geometry *g = whole ? &t->whole : &t->split;
+    const rows_geometry *g = &t->g;
     int64_t nr = kernels->family->nr, cout = w->out_channels, ow = w->out[1];
-    int64_t r0, r1, p0, p1;
-    unit_extent(g, w, u, &r0, &r1, &p0, &p1);
     int64_t ldc = (p1 - p0) * nr;
     for (int64_t pc = 0; pc < g->k; pc += kernels->kc) {
         int64_t kc = g->k - pc < kernels->kc ? g->k - pc : kernels->kc;
@@ -226,13 +213,60 @@ static void run_unit(const void *method, const stax_padded_image *image, bool wh
                 for (int64_t s = 0; s < g->segments; s++) {
                     int64_t ow0 = s * ow / g->segments, ow1 = (s + 1) * ow / g->segments;
                     float *c = stage + ((oh - r0) * ow + ow0) * ldc + (panel - p0) * nr;
-                    kernels->offset_a[ow1 - ow0](image->padded + oh * g->pad.wp + ow0, b, c, ldc,
-                                                 kc, pc > 0, cols, t->offsets + pc);
+                    kernels->offset_a[ow1 - ow0](padded + (oh - row0) * g->pad.wp + ow0, b, c, ldc,
+                                                 kc, pc > 0, cols, offsets + pc);
                 }
         }
     }
     int64_t c1 = p1 * nr < cout ? p1 * nr : cout;
-    finish_unit(t, image, stage, ldc, r0, r1, p0 * nr, c1);
+    finish_block(t, image, stage, ldc, r0, r1, p0 * nr, c1);
+}
+
+/* Rows [r0, r1) x panels [p0, p1) unit by unit (near-equal runs of the
+ * geometry's split dimension, the stage's size at most). */
+static void compute_units(const rows_task *t, const stax_padded_image *image, const float *padded,
+                          int64_t row0, const int64_t *offsets, int64_t r0, int64_t r1, int64_t p0,
+                          int64_t p1, float *stage) {
+    const rows_geometry *g = &t->g;
+    int64_t count = g->split_rows ? r1 - r0 : p1 - p0;
+    int64_t units = units_of(count, g->split_rows ? g->rows_per_unit : g->panels_per_unit);
+    for (int64_t u = 0; u < units; u++) {
+        int64_t a = u * count / units, b = (u + 1) * count / units;
+        if (g->split_rows)
+            compute_block(t, image, padded, row0, offsets, r0 + a, r0 + b, p0, p1, stage);
+        else
+            compute_block(t, image, padded, row0, offsets, r0, r1, p0 + a, p0 + b, stage);
+    }
+}
+
+/* An image that one thread runs whole: its only unit (for the runner)
+ * is all of it, in compute_units' units. */
+static void run_whole(const void *method, const stax_padded_image *image, bool whole, int64_t unit,
+                      float *stage) {
+    (void)whole, (void)unit;
+    const rows_task *t = method;
+    compute_units(t, image, image->padded, 0, t->offsets, 0, t->w->out[0], 0, t->g.panels, stage);
+}
+
+/* Share `share` of `shares` of an image: its rows (with every panel) or
+ * its panels (with every row), from its own band of the padded image. */
+static void run_share(const void *method, const float *input, const stax_padded_image *image,
+                      int64_t share, int64_t shares, float *stage) {
+    const rows_task *t = method;
+    const rows_geometry *g = &t->g;
+    int64_t oh = t->w->out[0];
+    int64_t r0 = 0, r1 = oh, p0 = 0, p1 = g->panels;
+    if (g->split_rows)
+        r0 = share * oh / shares, r1 = (share + 1) * oh / shares;
+    else
+        p0 = share * g->panels / shares, p1 = (share + 1) * g->panels / shares;
+    if (r0 == r1 || p0 == p1) return;
+    if (!g->split_rows) { /* the image, padded by all threads (the runner's shared_padding) */
+        compute_units(t, image, image->padded, 0, t->offsets, r0, r1, p0, p1, stage);
+        return;
+    }
+    stax_pad_input_band(t->w, &g->pad, input, r0, band_rows(g, t->w, shares), image->padded);
+    compute_units(t, image, image->padded, r0, t->band_offsets, r0, r1, p0, p1, stage);
 }
 
 void stax_conv_shifted_rows_run(const tp_plugin_host *host, const stax_step *step, void **slots,
@@ -242,22 +276,39 @@ void stax_conv_shifted_rows_run(const tp_plugin_host *host, const stax_step *ste
     const stax_gemm_family *family = kernels->family;
     rows_task t = {.w = w,
                    .kernels = kernels,
-                   .split = geometry_of(w, family, threads),
-                   .whole = geometry_of(w, family, 1),
+                   .g = geometry_of(w, family),
                    .slots = slots,
                    .epilogue = epilogue};
     float *packed = workspace;
     int64_t *offsets = (int64_t *)(packed + aligned_floats(weight_floats(w, family)));
-    float *space = (float *)offsets + aligned_floats(2 * t.split.k);
+    float *space = (float *)offsets + aligned_floats(2 * t.g.k);
+    stax_padded_runner runner = runner_of(&t, run_whole, run_share);
+    int64_t *band_offsets = (int64_t *)(space + stax_padded_run_floats(&runner, threads));
     if (w->packed_w_slot >= 0 && w->packed_kc == kernels->kc) {
         t.weights = slots[w->packed_w_slot];
     } else {
         stax_conv_pixel_rows_pack_weights(host, step, kernels, threads, slots[w->w_slot], packed);
         t.weights = packed;
     }
-    stax_padded_tap_offsets(w, &t.split.pad, offsets);
-    t.offsets = offsets;
+    stax_padded_tap_offsets(w, &t.g.pad, t.g.pad.hp, offsets);
+    t.offsets = offsets, t.band_offsets = offsets;
+    int64_t shares = stax_padded_shares(host, threads);
+    if (t.g.split_rows && shares > 1) { /* shares of rows read their bands */
+        stax_padded_tap_offsets(w, &t.g.pad, band_rows(&t.g, w, shares), band_offsets);
+        t.band_offsets = band_offsets;
+    }
     t.bias = w->b_slot >= 0 ? (const float *)slots[w->b_slot] + w->b_offset : NULL;
-    stax_padded_runner runner = runner_of(&t, run_unit);
     stax_padded_run(host, &runner, slots, space, threads);
+}
+
+/* W^T (when not packed at compile), the offsets (in the image and in a
+ * band), the runner's padded images and stages. */
+size_t stax_conv_shifted_rows_workspace_bytes(const stax_step *step,
+                                              const stax_gemm_kernels *kernels, int64_t threads) {
+    const stax_window *w = &step->window;
+    rows_task t = {.w = w, .kernels = kernels, .g = geometry_of(w, kernels->family)};
+    stax_padded_runner runner = runner_of(&t, run_whole, run_share);
+    size_t floats = aligned_floats(weight_floats(w, kernels->family)) +
+                    2 * aligned_floats(2 * t.g.k) + stax_padded_run_floats(&runner, threads);
+    return floats * sizeof(float);
 }

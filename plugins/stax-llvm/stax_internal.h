@@ -527,9 +527,6 @@ void stax_fill_padded_plane(const stax_window *w, const float *image, int64_t pa
  * (stax_im2col.c). src is only read at those indices. */
 void stax_copy_run(float *dst, const float *src, int64_t stride, int64_t lo, int64_t hi,
                    int64_t length);
-/* dst[0..count) = src[0..count) (apart) without a call for a short run:
- * vector moves of eight and four floats, then the rest (stax_im2col.c). */
-void stax_copy_floats(float *dst, const float *src, int64_t count);
 /* The columns [*lo, *hi) of a padded row (padded_w wide) that come from the
  * image: image column c - pad_left for each. */
 void stax_image_columns(const stax_window *w, int64_t padded_w, int64_t *lo, int64_t *hi);
@@ -663,10 +660,18 @@ bool stax_conv_can_read_padded_input(const stax_window *w, const struct stax_gem
  * image) into `padded`. */
 void stax_pad_input_planes(const stax_window *w, const stax_padded_input *p, const float *image,
                            int64_t begin, int64_t end, float *padded);
-/* offsets[k] for tap k = (c, i, j) (the im2col's row order): the element
- * of the padded image that output pixel (0, 0) reads; pixel (oh, ow) reads
- * it oh * wp + ow further on. */
-void stax_padded_tap_offsets(const stax_window *w, const stax_padded_input *p, int64_t *offsets);
+/* Rows [row0, row0 + rows) of every phase plane of `image` into `band`,
+ * `rows` rows a plane (zeros past the plane's hp rows): the part of the
+ * padded image that output rows [row0, row0 + rows - (rows the taps reach
+ * below)) read. */
+void stax_pad_input_band(const stax_window *w, const stax_padded_input *p, const float *image,
+                         int64_t row0, int64_t rows, float *band);
+/* offsets[k] for tap k = (c, i, j) (the im2col's row order) in a padded
+ * image (or band) of `rows` rows a plane: the element that output pixel
+ * (0, 0) (of the band's first row) reads; pixel (oh, ow) reads it
+ * oh * wp + ow further on. */
+void stax_padded_tap_offsets(const stax_window *w, const stax_padded_input *p, int64_t rows,
+                             int64_t *offsets);
 
 /* How a conv over its padded input shares a batch between threads
  * (stax_conv_padded_run.c): whole images, one per thread at a time, or an
@@ -680,6 +685,13 @@ typedef struct stax_padded_image {
  * the threads, or (whole) of one that a thread runs whole. */
 typedef void (*stax_padded_unit_fn)(const void *method, const stax_padded_image *image, bool whole,
                                     int64_t unit, float *stage);
+/* Computes share `share` of `shares` of an image split between the
+ * threads (one a thread) in `stage`: padding what it reads of `input`
+ * itself into image->padded (the share's own buffer), or, with the
+ * runner's shared_padding, reading the image padded there by all threads. */
+typedef void (*stax_padded_share_fn)(const void *method, const float *input,
+                                     const stax_padded_image *image, int64_t share, int64_t shares,
+                                     float *stage);
 typedef struct stax_padded_runner {
     const stax_window *w;
     const stax_padded_input *pad;
@@ -687,8 +699,16 @@ typedef struct stax_padded_runner {
     int64_t split_units, whole_units; /* an image's units either way */
     int64_t split_stage, whole_stage; /* a unit's stage floats either way */
     stax_padded_unit_fn run_unit;
+    /* or NULL: where set, an image split between the threads runs in
+     * shares (split_units unused) instead of padded by all threads and
+     * computed in units claimed in turn */
+    stax_padded_share_fn run_share;
+    bool shared_padding; /* run_share: the split image padded by all threads first */
     const void *method;
 } stax_padded_runner;
+/* The shares of an image split between `threads` threads of host's pool:
+ * one a thread (1 without a pool). */
+int64_t stax_padded_shares(const tp_plugin_host *host, int64_t threads);
 /* The threads that run whole images of `w` (0: each image is split):
  * all, with at least as many images as threads and k of 64 or more. */
 int64_t stax_padded_whole_image_threads(const stax_window *w, int64_t threads);
