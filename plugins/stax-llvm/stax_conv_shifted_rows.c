@@ -36,7 +36,6 @@
 #include "stax_internal.h"
 
 /* Floats a unit's stage holds at most (128 KiB of f32, in L2). */
-/* Floats a unit's stage holds at most (128 KiB of f32, in L2). */
 #define ROWS_STAGE_FLOATS 32768
 
 typedef struct rows_geometry {
@@ -90,12 +89,6 @@ static rows_geometry geometry_of(const stax_window *w, const stax_gemm_family *f
 static int64_t stage_floats(const rows_geometry *g, const stax_window *w,
                             const stax_gemm_family *family) {
     return g->rows_per_unit * w->out[1] * g->panels_per_unit * family->nr;
-}
-
-/* The units of a run of `count` rows (or panels) of at most `most` each:
- * ceil(count / most), of near-equal sizes. */
-static int64_t units_of(int64_t count, int64_t most) {
-    return ceil_div(count, most);
 }
 
 /* The phase-plane rows a share of rows pads into its band: its output
@@ -229,7 +222,7 @@ static void compute_units(const rows_task *t, const stax_padded_image *image, co
                           int64_t p1, float *stage) {
     const rows_geometry *g = &t->g;
     int64_t count = g->split_rows ? r1 - r0 : p1 - p0;
-    int64_t units = units_of(count, g->split_rows ? g->rows_per_unit : g->panels_per_unit);
+    int64_t units = ceil_div(count, g->split_rows ? g->rows_per_unit : g->panels_per_unit);
     for (int64_t u = 0; u < units; u++) {
         int64_t a = u * count / units, b = (u + 1) * count / units;
         if (g->split_rows)
@@ -291,10 +284,11 @@ void stax_conv_shifted_rows_run(const tp_plugin_host *host, const stax_step *ste
         t.weights = packed;
     }
     stax_padded_tap_offsets(w, &t.g.pad, t.g.pad.hp, offsets);
+    /* shares of rows read bands of fewer rows than the image's (one share: all of them) */
+    int64_t band = band_rows(&t.g, w, stax_padded_shares(host, threads));
     t.offsets = offsets, t.band_offsets = offsets;
-    int64_t shares = stax_padded_shares(host, threads);
-    if (t.g.split_rows && shares > 1) { /* shares of rows read their bands */
-        stax_padded_tap_offsets(w, &t.g.pad, band_rows(&t.g, w, shares), band_offsets);
+    if (t.g.split_rows && band < t.g.pad.hp) {
+        stax_padded_tap_offsets(w, &t.g.pad, band, band_offsets);
         t.band_offsets = band_offsets;
     }
     t.bias = w->b_slot >= 0 ? (const float *)slots[w->b_slot] + w->b_offset : NULL;

@@ -991,11 +991,14 @@ static int32_t add_packed_constant(planner *p, const stax_gemm_family *family, s
     return add_slot_for(p, STAX_SLOT_CONST, -1, floats * sizeof(float), true);
 }
 
-/* Whether the environment variable `name` is "on" (a method asked for by name). */
+/* Whether the method switch `name` is "on" (asked for by name; a bad
+ * value was refused by the method's choose function already). */
 static bool switched_on(const planner *p, const char *name) {
-    const tp_plugin_host *host = p->program->host;
-    const char *value = host && host->getenv ? host->getenv(name) : NULL;
-    return value && !strcmp(value, "on");
+    stax_switch setting;
+    char ignored[1];
+    return stax_switch_setting(p->program->host, name, &setting, ignored, sizeof ignored) ==
+               TP_PLUGIN_OK &&
+           setting == STAX_SWITCH_ON;
 }
 
 /* A packed conv's weights that are a constant: packed now, into a constant
