@@ -121,6 +121,19 @@ int32_t stax_emit_pointwise(stax_emit_graph *g, const char *name, int32_t root,
         return status;
     }
     int64_t inner = f.dims[f.ndim - 1];
+    if (f.flat) {
+        /* the flat index is the element's: one loop over [begin, end), with
+         * no size in its text (the size only tells whether it is short
+         * enough to unroll), so that the same expression over tensors of
+         * other sizes is one body (stax_kernel_bodies.c) */
+        int loop = loop_open_at_most(&f, "%begin", "%end", inner, f.idx[0]);
+        ir_val value = copy ? lower_value(&f, v) : lower_compute(&f, v);
+        store_view(&f, target, conv(&f, value, dtype));
+        loop_close(&f, loop);
+        int32_t status = fn_finish(&f, name);
+        fn_free(&f);
+        return status;
+    }
     ir_val iv = var_new(&f, TP_PLUGIN_I64, (ir_val){.s = "%begin", .t = TP_PLUGIN_I64});
     int head = f.next_label++;
     emit(&f, "  br label %%oh%d", head);

@@ -1,7 +1,7 @@
 /* stax-llvm — identical kernels compiled once. Kernels of different regions
- * often have the same code: every clip epilogue of a MobileNetV2 conv with
- * the same output size, every residual add of a ResNet stage (45 kernels,
- * 16 distinct bodies in MobileNetV2). Each kernel is a wrapper that loads
+ * often have the same code: every clip epilogue of a MobileNetV2 conv,
+ * every residual add of a ResNet (a flat loop's text holds no size: 45
+ * kernels, 2 distinct bodies in MobileNetV2). Each kernel is a wrapper that loads
  * its slot pointers and calls its body with them (stax_emit_core.c's
  * fn_finish), so two kernels whose bodies are equal once their slot
  * pointers are numbered by position can call one body: LLVM then optimises

@@ -72,6 +72,47 @@ START_TEST(equal_kernels_share_one_body_and_compute_their_own_slots) {
 }
 END_TEST
 
+/* The same expression over tensors of different sizes (each above the
+ * emitter's unroll threshold: the flat loop carries no size) is one body:
+ * MobileNetV2's clip epilogues on its ten output sizes compile once. */
+START_TEST(one_expression_over_different_sizes_shares_one_body) {
+    stax_test_cache_dir();
+    const int64_t sizes[3] = {1000, 3001, 777};
+    tp_graph *g = NULL;
+    ck_assert_int_eq(tp_graph_create("sizes", &g), TP_OK);
+    tp_value_id outputs[3];
+    tp_tensor *inputs[3];
+    for (int i = 0; i < 3; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "x%d", i);
+        tp_value_id x = stax_test_input(g, name, TP_F32, 1, &sizes[i]);
+        tp_value_id square = stax_test_node(g, "mul", (tp_value_id[]){x, x}, 2, NULL);
+        outputs[i] = stax_test_node(g, "add", (tp_value_id[]){square, x}, 2, NULL);
+        inputs[i] = stax_test_random(TP_F32, 1, &sizes[i], 60 + (uint64_t)i);
+    }
+    ck_assert_int_eq(tp_graph_set_outputs(g, outputs, 3), TP_OK);
+    char ir[4300], option[4400];
+    snprintf(ir, sizeof ir, "%s/sizes.ll", tp_test_temp_dir());
+    snprintf(option, sizeof option, "dump_ir=%s", ir);
+    const char *options[] = {option};
+    tp_tensor *results[3] = {0};
+    tp_status status = stax_test_run("stax", g, inputs, 3, options, 1, results);
+    ck_assert_msg(status == TP_OK, "%s", tp_last_error());
+    ck_assert_int_eq(count_definitions(ir, "_body"), 1);
+    for (int i = 0; i < 3; i++) {
+        const float *x = tp_tensor_data(inputs[i]), *got = tp_tensor_data(results[i]);
+        for (int64_t j = 0; j < sizes[i]; j++) {
+            double want = (double)x[j] * x[j] + x[j];
+            ck_assert_msg(fabs(got[j] - want) <= 1e-6 * fabs(want) + 1e-7,
+                          "output %d element %lld: %.9g, want %.9g", i, (long long)j, got[j], want);
+        }
+        tp_tensor_release(inputs[i]);
+        tp_tensor_release(results[i]);
+    }
+    tp_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(a_body_called_once_is_inlined) {
     stax_test_cache_dir();
     const int64_t n = 64;
@@ -102,6 +143,7 @@ TP_TEST_SUITE(stax_shared_bodies) {
     tcase_set_timeout(c, 120);
     tcase_add_test(c, a_body_called_once_is_inlined);
     tcase_add_test(c, equal_kernels_share_one_body_and_compute_their_own_slots);
+    tcase_add_test(c, one_expression_over_different_sizes_shares_one_body);
     suite_add_tcase(s, c);
     return s;
 }
