@@ -380,7 +380,7 @@ static void define_own_body(fn_ctx *f, const char *name) {
 
 /* The body handed to the shared table (stax_kernel_bodies.c): the name of
  * the body the kernel calls, an equal earlier one's when there is one. */
-static bool share_body(fn_ctx *f, char *body_name, size_t size) {
+static bool share_body(fn_ctx *f, char *body_name, size_t size, int32_t *order) {
     tpcommon_buf text;
     tpcommon_buf_init(&text);
     tpcommon_buf_append(&text, "entry:\n" STAX_PARAMS_MARKER "\n");
@@ -389,7 +389,8 @@ static bool share_body(fn_ctx *f, char *body_name, size_t size) {
     tpcommon_buf_append(&text, "  ret void\n");
     char *body = tpcommon_buf_take(&text);
     int32_t index =
-        body ? stax_kernel_bodies_add(f->g->bodies, body, f->slot_used, f->g->num_slots) : -1;
+        body ? stax_kernel_bodies_add(f->g->bodies, body, f->slot_used, f->g->num_slots, order)
+             : -1;
     free(body);
     if (index < 0) return false;
     stax_kernel_body_name(index, body_name, size);
@@ -400,8 +401,14 @@ int32_t fn_finish(fn_ctx *f, const char *name) {
     tpcommon_buf *m = f->g->module;
     record_slots(f);
     char body_name[200];
-    if (f->g->bodies) {
-        if (!share_body(f, body_name, sizeof body_name)) f->failed = true;
+    /* the slots in the order the body takes them: by first use in a shared
+     * body (stax_kernel_bodies_add), else by number */
+    int32_t *order = malloc(sizeof *order * ((size_t)f->g->num_slots + 1)), count = 0;
+    if (!order) f->failed = true;
+    for (int32_t s = 0; order && s < f->g->num_slots; s++)
+        if (f->slot_used[s]) order[count++] = s;
+    if (order && f->g->bodies) {
+        if (!share_body(f, body_name, sizeof body_name, order)) f->failed = true;
     } else {
         define_own_body(f, name);
         snprintf(body_name, sizeof body_name, "%s_body", name);
@@ -417,9 +424,9 @@ int32_t fn_finish(fn_ctx *f, const char *name) {
     tpcommon_buf_printf(m, "  %%pa = getelementptr ptr, ptr %%slots, i64 -1\n");
     tpcommon_buf_printf(m, "  %%params = load ptr, ptr %%pa\n");
     tpcommon_buf_printf(m, "  call void @%s(", body_name);
-    for (int32_t s = 0; s < f->g->num_slots; s++)
-        if (f->slot_used[s]) tpcommon_buf_printf(m, "ptr %%s%d, ", s);
+    for (int32_t k = 0; order && k < count; k++) tpcommon_buf_printf(m, "ptr %%s%d, ", order[k]);
     tpcommon_buf_printf(m, "ptr %%params, i64 %%begin, i64 %%end)\n  ret void\n}\n\n");
+    free(order);
     bool failed = f->failed || f->body.failed || f->allocas.failed || m->failed;
     return failed ? tpcommon_error(f->g->error, f->g->error_size, "stax: out of memory emitting %s",
                                    name)

@@ -27,36 +27,57 @@ static bool is_identifier_char(char c) {
     return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '$' || c == '-';
 }
 
-/* `text` with each %sN of a used slot N written as %argK, K its position
- * among the used slots (caller frees; NULL when out of memory). One pass,
- * into a buffer sized for the worst case (K <= N: "%argK" is at most two
- * characters longer than "%sN"). */
-static char *positional(const char *text, const bool *used, int32_t num_slots, int32_t *count) {
+/* The slot number of a slot pointer "%sN" at p (N < num_slots, used),
+ * *after set past it; -1 when p starts no such name. */
+static long slot_name_at(const char *p, const bool *used, int32_t num_slots, const char **after) {
+    if (p[0] != '%' || p[1] != 's' || !isdigit((unsigned char)p[2])) return -1;
+    char *end;
+    long slot = strtol(p + 2, &end, 10);
+    if (is_identifier_char(*end) || slot >= num_slots || !used[slot]) return -1;
+    *after = end;
+    return slot;
+}
+
+/* `text` with each %sN of a used slot N written as %argK, K the order in
+ * which N first appears in the text (caller frees; NULL when out of
+ * memory); order[K] = N. Numbered by first use, not by N, so that two
+ * kernels doing the same with their operands in slots numbered the other
+ * way round (a layer's norm reading its input from a later slot than its
+ * weights, the next layer's from an earlier one) have one text. One pass,
+ * into a buffer sized for the worst case ("%argK" for "%s0": at most
+ * eleven characters more for an int32 K). */
+static char *positional(const char *text, const bool *used, int32_t num_slots, int32_t *order,
+                        int32_t *count) {
     size_t length = strlen(text), pointers = 0;
     for (const char *p = strstr(text, "%s"); p; p = strstr(p + 2, "%s")) pointers++;
     int32_t *position = malloc(sizeof *position * ((size_t)num_slots + 1));
-    char *out = malloc(length + 2 * pointers + 1);
+    char *out = malloc(length + 11 * pointers + 1);
     if (!position || !out) {
         free(position);
         free(out);
         return NULL;
     }
     *count = 0;
-    for (int32_t s = 0; s < num_slots; s++) position[s] = used[s] ? (*count)++ : -1;
+    for (int32_t s = 0; s < num_slots; s++) position[s] = -1;
     char *w = out;
     for (const char *p = text; *p;) {
-        if (p[0] == '%' && p[1] == 's' && isdigit((unsigned char)p[2])) {
-            char *end;
-            long slot = strtol(p + 2, &end, 10);
-            if (!is_identifier_char(*end) && slot < num_slots && position[slot] >= 0) {
-                w += sprintf(w, "%%arg%d", (int)position[slot]);
-                p = end;
-                continue;
-            }
+        const char *after;
+        long slot = slot_name_at(p, used, num_slots, &after);
+        if (slot < 0) {
+            *w++ = *p++;
+            continue;
         }
-        *w++ = *p++;
+        if (position[slot] < 0) {
+            order[*count] = (int32_t)slot;
+            position[slot] = (*count)++;
+        }
+        w += sprintf(w, "%%arg%d", (int)position[slot]);
+        p = after;
     }
     *w = '\0';
+    /* a used slot the text never names (none today) still gets its argument */
+    for (int32_t s = 0; s < num_slots; s++)
+        if (used[s] && position[s] < 0) order[(*count)++] = s;
     free(position);
     return out;
 }
@@ -78,9 +99,9 @@ static bool grow(stax_kernel_bodies *b) {
 }
 
 int32_t stax_kernel_bodies_add(stax_kernel_bodies *b, const char *text, const bool *used,
-                               int32_t num_slots) {
+                               int32_t num_slots, int32_t *order) {
     int32_t num_args = 0;
-    char *canonical = positional(text, used, num_slots, &num_args);
+    char *canonical = positional(text, used, num_slots, order, &num_args);
     if (!canonical) return -1;
     uint64_t hash = hash_text(canonical);
     for (int32_t i = 0; i < b->count; i++)

@@ -16,11 +16,12 @@ typedef struct stax_kernel_bodies {
     int32_t *uses; /* kernels calling body i */
 } stax_kernel_bodies;
 
-/* The body `text` (slot pointers %sN of the slots `used` marks, renamed in
- * slot order to %arg0, %arg1, ...): the index of an equal body found before,
- * or of a new one; -1 when out of memory. */
+/* The body `text` (slot pointers %sN of the slots `used` marks, renamed
+ * %arg0, %arg1, ... in the order they first appear): the index of an equal
+ * body found before, or of a new one; -1 when out of memory. order[K] is
+ * the slot the kernel passes as %argK (room for every used slot). */
 int32_t stax_kernel_bodies_add(stax_kernel_bodies *bodies, const char *text, const bool *used,
-                               int32_t num_slots);
+                               int32_t num_slots, int32_t *order);
 
 /* The name of body `index` ("STAXKEY_body7"). */
 void stax_kernel_body_name(int32_t index, char *out, size_t size);

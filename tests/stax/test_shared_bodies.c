@@ -4,6 +4,55 @@
 #include <sys/stat.h>
 
 #include "stax_harness.h"
+#include "stax_kernel_bodies.h"
+
+/* ---- the table, on hand-made body text ---- */
+
+/* A body reading `in` and writing `out` (slot pointers named %sN). */
+static void copy_body(char *text, size_t size, int in, int out, const char *op) {
+    snprintf(text, size,
+             "  %%v = load float, ptr %%s%d\n  %%w = %s float %%v, %%v\n"
+             "  store float %%w, ptr %%s%d\n",
+             in, op, out);
+}
+
+START_TEST(bodies_name_slots_by_first_use_whatever_their_numbers) {
+    stax_kernel_bodies table = {0};
+    bool used[8] = {false};
+    int32_t order[8];
+    char text[256];
+    /* reads slot 5, writes slot 2: the arguments are (5, 2) */
+    used[2] = used[5] = true;
+    copy_body(text, sizeof text, 5, 2, "fmul");
+    ck_assert_int_eq(stax_kernel_bodies_add(&table, text, used, 8, order), 0);
+    ck_assert_int_eq(order[0], 5);
+    ck_assert_int_eq(order[1], 2);
+    /* the same code reading slot 1 and writing slot 6 (numbered the other
+     * way round) is the same body, its arguments (1, 6) */
+    memset(used, 0, sizeof used);
+    used[1] = used[6] = true;
+    copy_body(text, sizeof text, 1, 6, "fmul");
+    ck_assert_int_eq(stax_kernel_bodies_add(&table, text, used, 8, order), 0);
+    ck_assert_int_eq(order[0], 1);
+    ck_assert_int_eq(order[1], 6);
+    ck_assert_int_eq(table.uses[0], 2);
+    /* other code is another body, its slots renamed the same way */
+    copy_body(text, sizeof text, 1, 6, "fadd");
+    ck_assert_int_eq(stax_kernel_bodies_add(&table, text, used, 8, order), 1);
+    ck_assert_ptr_nonnull(strstr(table.texts[1], "%arg0"));
+    ck_assert_ptr_null(strstr(table.texts[1], "%s1"));
+    /* a used slot the text never names still gets an argument, last */
+    used[3] = true;
+    ck_assert_int_eq(stax_kernel_bodies_add(&table, text, used, 8, order), 2);
+    ck_assert_int_eq(order[0], 1);
+    ck_assert_int_eq(order[1], 6);
+    ck_assert_int_eq(order[2], 3);
+    ck_assert_int_eq(table.num_args[2], 3);
+    stax_kernel_bodies_free(&table);
+}
+END_TEST
+
+/* ---- kernels of a graph ---- */
 
 /* x*x + x of each of `count` inputs of `n` floats (one kernel each: the
  * outputs share no value), then x0 - x1 (a kernel of its own body). */
@@ -141,6 +190,7 @@ TP_TEST_SUITE(stax_shared_bodies) {
     Suite *s = suite_create("stax_shared_bodies");
     TCase *c = tcase_create("shared_bodies");
     tcase_set_timeout(c, 120);
+    tcase_add_test(c, bodies_name_slots_by_first_use_whatever_their_numbers);
     tcase_add_test(c, a_body_called_once_is_inlined);
     tcase_add_test(c, equal_kernels_share_one_body_and_compute_their_own_slots);
     tcase_add_test(c, one_expression_over_different_sizes_shares_one_body);
