@@ -389,6 +389,30 @@ static bool write_parts(ir_split *s, int32_t parts, const char *const *names, in
     return true;
 }
 
+/* One part of every kernel and the internal functions they reach: a
+ * function nothing calls (a math routine no kernel uses, 12 KB of the
+ * 20 KB a one-matmul graph's module was) is left out, as a split leaves
+ * it out of every part. */
+static bool reachable_part(ir_split *s, int32_t num_names, stax_ir_parts *out) {
+    const ir_reader *r = &s->reader;
+    bool *members = calloc((size_t)r->count + 1, sizeof *members);
+    out->parts = calloc(1, sizeof *out->parts);
+    out->part_of_name = calloc((size_t)num_names + 1, sizeof *out->part_of_name);
+    bool ok = members && out->parts && out->part_of_name;
+    for (int32_t k = 0; ok && k < s->num_roots; k++) {
+        const ir_root *root = &s->roots[k];
+        members[root->item] = true;
+        for (int32_t c = 0; c < root->closure_count; c++)
+            members[s->closures[root->closure + (size_t)c]] = true;
+    }
+    if (ok) out->parts[0].ir = part_text(r, members, &out->parts[0].weight);
+    free(members);
+    if (!ok || !out->parts[0].ir) return false;
+    out->count = 1;
+    out->parts[0].first_name = num_names > 0 ? 0 : -1;
+    return true;
+}
+
 int32_t stax_ir_split(const char *ir, const char *const *names, int32_t num_names,
                       int32_t max_parts, stax_ir_parts *out) {
     memset(out, 0, sizeof *out);
@@ -396,11 +420,11 @@ int32_t stax_ir_split(const char *ir, const char *const *names, int32_t num_name
     memset(&s, 0, sizeof s);
     s.reader.ir = ir;
     size_t total = strlen(ir);
-    if (max_parts > 1) read_items(&s.reader);
-    if (max_parts > 1 && !s.reader.failed && !s.reader.unsupported) read_calls(&s.reader);
-    bool ok = !s.reader.failed;
+    read_items(&s.reader);
+    if (!s.reader.failed && !s.reader.unsupported) read_calls(&s.reader);
+    bool ok = !s.reader.failed, divisible = ok && !s.reader.unsupported;
     int32_t parts = 1;
-    if (ok && max_parts > 1 && !s.reader.unsupported) {
+    if (divisible) {
         ok = find_roots(&s, &total);
         size_t by_size = total / STAX_IR_SPLIT_MIN_PART_BYTES;
         parts = by_size < (size_t)max_parts ? (int32_t)by_size : max_parts;
@@ -409,6 +433,11 @@ int32_t stax_ir_split(const char *ir, const char *const *names, int32_t num_name
     int32_t status = 0;
     if (!ok) {
         status = -1;
+    } else if (parts <= 1 && divisible) {
+        if (!reachable_part(&s, num_names, out)) {
+            stax_ir_parts_free(out);
+            status = -1;
+        }
     } else if (parts <= 1) {
         status = single_part(ir, num_names, total, out);
     } else if (!place_roots(&s, parts, total / (size_t)parts + total / (size_t)parts / 10) ||

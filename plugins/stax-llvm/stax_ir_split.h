@@ -30,9 +30,11 @@ typedef struct stax_ir_parts {
  * bytes of function text each compiles. Every function not `internal` (a
  * kernel) is in exactly one part; an internal one is in every part whose
  * kernels call it, directly or not. The same text and `max_parts` give the
- * same parts. One part (a copy of `ir`) when max_parts <= 1, when the text
- * is small, or when it holds something the split does not know how to
- * divide (a global variable, a kernel calling another kernel). Each of
+ * same parts. One part when max_parts <= 1 or the text is small: every
+ * kernel and the internal functions they reach (`ir` without the functions
+ * nothing calls); a copy of `ir` when it holds something the split does
+ * not know how to divide (a global variable, a kernel calling another
+ * kernel). Each of
  * `names` (kernels of `ir`) gets its part in part_of_name; a name `ir` does
  * not define is put in part 0. 0 on success, -1 when out of memory. */
 int32_t stax_ir_split(const char *ir, const char *const *names, int32_t num_names,

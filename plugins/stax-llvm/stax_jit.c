@@ -591,12 +591,12 @@ int32_t stax_jit_load_graph(const char *ir, const stax_jit_options *options, int
         (options->dump_ir && *options->dump_ir) || (options->dump_asm && *options->dump_asm);
     if (threads > STAX_JIT_MAX_COMPILE_THREADS) threads = STAX_JIT_MAX_COMPILE_THREADS;
     stax_ir_parts split = {0};
-    if (threads > 1 && !dumping && stax_ir_split(ir, names, num_names, threads, &split) != 0)
+    if (stax_ir_split(ir, names, num_names, dumping ? 1 : threads, &split) != 0)
         return tpcommon_error(error, error_size, "stax: out of memory splitting the kernels");
-    if (split.count <= 1) { /* one module, as it always was */
-        stax_ir_parts_free(&split);
-        int32_t status = stax_jit_load(ir, options, names, num_names, addresses, out,
+    if (split.count <= 1) { /* one module: what the kernels reach of it */
+        int32_t status = stax_jit_load(split.parts[0].ir, options, names, num_names, addresses, out,
                                        &report->cache_hit, error, error_size);
+        stax_ir_parts_free(&split);
         if (report->cache_hit) report->threads = report->compiled = 0;
         return status;
     }

@@ -155,6 +155,33 @@ START_TEST(a_small_module_or_one_thread_is_one_part_as_given) {
 }
 END_TEST
 
+START_TEST(one_part_leaves_out_what_no_kernel_calls) {
+    enum { count = 2 };
+    char names[count][32];
+    const char *pointers[count];
+    kernel_names(count, names, pointers);
+    /* k0 and k1 call the body and through it the helper; an internal
+     * function nothing calls is put first */
+    char *ir = hand_module(count, 10);
+    size_t length = strlen(ir);
+    const char *unused = "define internal float @stax_unused(float %x) #1 {\n"
+                         "  ret float %x\n}\n";
+    char *with_unused = malloc(length + strlen(unused) + 1);
+    snprintf(with_unused, length + strlen(unused) + 1, "%s%s", unused, ir);
+    for (int threads = 1; threads <= 4; threads *= 4) {
+        stax_ir_parts parts;
+        ck_assert_int_eq(stax_ir_split(with_unused, pointers, count, threads, &parts), 0);
+        ck_assert_int_eq(parts.count, 1);
+        ck_assert_str_eq(parts.parts[0].ir, ir); /* all of it but the unused function */
+        ck_assert(!defines(parts.parts[0].ir, "stax_unused"));
+        ck_assert(defines(parts.parts[0].ir, "stax_helper"));
+        stax_ir_parts_free(&parts);
+    }
+    free(with_unused);
+    free(ir);
+}
+END_TEST
+
 START_TEST(a_global_variable_or_a_kernel_calling_a_kernel_keeps_one_part) {
     enum { count = 6 };
     char names[count][32];
@@ -477,6 +504,7 @@ TP_TEST_SUITE(stax_compile_parts) {
     tcase_add_test(split, each_kernel_is_in_one_part_with_what_it_calls);
     tcase_add_test(split, the_same_module_splits_the_same_way);
     tcase_add_test(split, a_small_module_or_one_thread_is_one_part_as_given);
+    tcase_add_test(split, one_part_leaves_out_what_no_kernel_calls);
     tcase_add_test(split, a_global_variable_or_a_kernel_calling_a_kernel_keeps_one_part);
     suite_add_tcase(s, split);
     TCase *c = tcase_create("compile_parts");
