@@ -106,7 +106,6 @@ static void touch_step(const stax_program *prog, stax_live_range *ranges, int32_
         const stax_attention *at = &step->attention;
         for (int i = 0; i < 5; i++) touch(prog, ranges, at->slot[i], s);
         for (int32_t i = 0; i < at->num_scales; i++) touch(prog, ranges, at->scale_slot[i], s);
-        touch_kernel(prog, ranges, at->rows_kernel, s);
         break;
     }
     }

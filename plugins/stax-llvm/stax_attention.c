@@ -13,7 +13,8 @@
  * and finally out = O / sum. The rows kernel is LLVM IR emitted here (the
  * loop vectorizer turns its element loops into vector code with the mathlib's
  * exp inlined), so both the matmuls and the softmax run as vector code of the
- * host's width.
+ * family's width; every size is its argument, so it is compiled once into
+ * the micro-kernel library (stax_gemm_library.c), not into each graph.
  *
  * A row whose every logit is -inf (a fully masked row) has sum 0: its output
  * is 0/0 = NaN, as the unfused softmax gives. */
@@ -350,21 +351,21 @@ static float read_scale(const stax_attention *at, void **slots) {
 }
 
 void stax_attention_run(const tp_plugin_host *host, const stax_attention *at, void **slots,
-                        float *workspace, const stax_gemm_kernels *kernels, void *rows,
-                        int64_t threads) {
+                        float *workspace, const stax_gemm_kernels *kernels, int64_t threads) {
     /* the planner fuses only non-empty shapes */
     if (at->batch <= 0 || at->queries <= 0 || at->keys <= 0 || at->head_dim <= 0 ||
         at->value_dim <= 0)
         return;
-    attention_call call = {.host = host,
-                           .at = at,
-                           .kernels = kernels,
-                           .rows_fn = (attention_rows_fn)(uintptr_t)rows,
-                           .scale = read_scale(at, slots),
-                           .nr = kernels->family->nr,
-                           .query_block = (int64_t)kernels->family->mr * ATTENTION_TILES_PER_BLOCK,
-                           .threads = threads > 1 && host && host->parallel_for ? threads : 1,
-                           .workspace = workspace};
+    attention_call call = {
+        .host = host,
+        .at = at,
+        .kernels = kernels,
+        .rows_fn = (attention_rows_fn)(uintptr_t)kernels->attention_rows[at->slot[3] >= 0],
+        .scale = read_scale(at, slots),
+        .nr = kernels->family->nr,
+        .query_block = (int64_t)kernels->family->mr * ATTENTION_TILES_PER_BLOCK,
+        .threads = threads > 1 && host && host->parallel_for ? threads : 1,
+        .workspace = workspace};
     call.blocks_per_batch = (at->queries + call.query_block - 1) / call.query_block;
     call.units = at->batch * call.blocks_per_batch;
     call.key_panels = (at->keys + call.nr - 1) / call.nr;

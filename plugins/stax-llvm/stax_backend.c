@@ -730,7 +730,7 @@ static int32_t run_step(tp_plugin_executable *exe, const stax_step *step, int64_
     }
     if (step->kind == STAX_STEP_ATTENTION) {
         stax_attention_run(exe->host, &step->attention, exe->slot_data, exe->workspace,
-                           &exe->gemm_kernels, exe->kernels[step->attention.rows_kernel], threads);
+                           &exe->gemm_kernels, threads);
         return TP_PLUGIN_OK;
     }
     if (step->kind == STAX_STEP_GEMM || step->kind == STAX_STEP_PACKED_GEMM) {

@@ -1,9 +1,12 @@
 /* stax-llvm — the matmul micro-kernels as a library module of their own.
  *
- * The tile kernels of a family (and the legacy 6x16 pair) are the same for
- * every graph, and the matmul driver calls them through pointers, never
- * inlined. Compiling them into each graph's module made every compile of a
- * graph with a matmul pay for optimising and emitting them again. They are
+ * The tile kernels of a family (and the legacy 6x16 pair), its gemv
+ * kernels and the fused attention's softmax update (stax_attention.c: every
+ * size an argument, with the float math routines it calls) are the same for
+ * every graph, and the drivers call them through pointers, never inlined.
+ * Compiling them into each graph's module made every compile of a graph
+ * with a matmul (or an attention) pay for optimising and emitting them
+ * again. They are
  * compiled here once per process and family instead (the JIT's memory cache
  * then hands every executable the same module, and its disk cache keeps the
  * object across processes), always at O3: a graph compiled with opt_level=0
@@ -16,6 +19,7 @@
 #include <string.h>
 
 #include "stax_gemv.h"
+#include "stax_kernel_bodies.h"
 #include "stax_internal.h"
 
 char *stax_gemm_library_ir(bool legacy, const stax_gemm_family *family, const char *cpu,
@@ -28,10 +32,25 @@ char *stax_gemm_library_ir(bool legacy, const stax_gemm_family *family, const ch
     if (legacy) stax_emit_gemm_microkernel(&m);
     if (family) stax_emit_gemm_family_kernels(&m, family);
     if (family) stax_emit_gemv_kernels(&m, family);
+    if (family) { /* the fused attention's softmax update, with the math it calls */
+        tpcommon_buf_append(&m, "declare float @llvm.maxnum.f32(float, float)\n"
+                                "declare double @llvm.floor.f64(double)\n");
+        tpcommon_buf_append(&m, stax_mathlib_ir);
+        stax_emit_attention_rows(&m, STAX_ATTENTION_ROWS_NAME, false);
+        stax_emit_attention_rows(&m, STAX_ATTENTION_ROWS_MASKED_NAME, true);
+    }
+    /* #1: the math routines, inlined; STAX_ATTRS_WIDE: the attention rows'
+     * loops, 512-bit vectors where the target has them (their exp pays) */
+    bool wide = stax_features_enable(features, "avx512f");
     tpcommon_buf_printf(&m,
                         "attributes #0 = { nounwind \"target-cpu\"=\"%s\" "
-                        "\"target-features\"=\"%s\" }\n",
-                        cpu, features);
+                        "\"target-features\"=\"%s\" }\n"
+                        "attributes #1 = { alwaysinline nounwind \"target-cpu\"=\"%s\" "
+                        "\"target-features\"=\"%s\" }\n"
+                        "attributes #%d = { nounwind \"target-cpu\"=\"%s\" "
+                        "\"target-features\"=\"%s\" %s}\n",
+                        cpu, features, cpu, features, STAX_ATTRS_WIDE, cpu, features,
+                        wide ? "\"prefer-vector-width\"=\"512\" " : "");
     return tpcommon_buf_take(&m);
 }
 
@@ -76,7 +95,7 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
     char offset_a_names[STAX_GEMM_MAX_TILE_ROWS][96];
     enum {
         MOST_NAMES = 2 + STAX_GEMM_TWINS * STAX_GEMM_MAX_HEIGHTS + 2 * STAX_GEMV_MAX_ROWS +
-                     STAX_GEMM_MAX_TILE_ROWS
+                     STAX_GEMM_MAX_TILE_ROWS + 2
     };
     const char *names[MOST_NAMES];
     void *addresses[MOST_NAMES] = {0};
@@ -102,6 +121,10 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
         stax_gemm_family_offset_a_kernel_name(family, h, offset_a_names[h - 1],
                                               sizeof offset_a_names[0]);
         names[count++] = offset_a_names[h - 1];
+    }
+    if (family) {
+        names[count++] = STAX_ATTENTION_ROWS_NAME;
+        names[count++] = STAX_ATTENTION_ROWS_MASKED_NAME;
     }
     int cache_hit = 0;
     int32_t status = stax_gemm_prebuilt_load(host, legacy, family, dumping, names, count, addresses,
@@ -137,6 +160,8 @@ int32_t stax_gemm_library_load(const tp_plugin_host *host, bool legacy,
     }
     for (int32_t h = 1; family && h <= family->mr; h++)
         out->offset_a[h] = (stax_gemm_offset_a_tile_fn)(uintptr_t)addresses[at++];
+    for (int masked = 0; family && masked < 2; masked++)
+        out->attention_rows[masked] = addresses[at++];
     out->cache_hit = cache_hit;
     return TP_PLUGIN_OK;
 }
@@ -151,5 +176,6 @@ void stax_gemm_kernels_from_library(const tp_plugin_host *host, const stax_gemm_
     memcpy(out->offset_a, library->offset_a, sizeof out->offset_a);
     memcpy(out->gemv, library->gemv, sizeof out->gemv);
     memcpy(out->gemv_dot, library->gemv_dot, sizeof out->gemv_dot);
+    memcpy(out->attention_rows, library->attention_rows, sizeof out->attention_rows);
     stax_gemm_family_blocking(host, family, &out->kc, &out->mc);
 }

@@ -166,7 +166,6 @@ typedef struct stax_attention {
     int32_t scale_slot[STAX_ATTENTION_MAX_SCALES];
     int64_t scale_offset[STAX_ATTENTION_MAX_SCALES];
     bool scale_divides[STAX_ATTENTION_MAX_SCALES];
-    int32_t rows_kernel; /* the softmax-update kernel (stax_emit_attention_rows) */
 } stax_attention;
 
 /* A kernel step that reads run-time indices (gather, gather_elements): the
@@ -811,6 +810,7 @@ typedef struct stax_gemm_kernels {
     stax_gemv_fn gemv[STAX_GEMV_MAX_ROWS];     /* gemv[r - 1]: r rows; NULL: none loaded */
     stax_gemv_fn gemv_dot[STAX_GEMV_MAX_ROWS]; /* the same with B read by columns (ldb: the
                                                 * column stride; A rows contiguous) */
+    void *attention_rows[2];                   /* [masked]: the fused attention's softmax update */
 } stax_gemm_kernels;
 
 /* The matmul micro-kernels of a program, compiled once per process and
@@ -825,7 +825,8 @@ typedef struct stax_gemm_library {
     stax_gemm_offset_a_tile_fn offset_a[STAX_GEMM_MAX_TILE_ROWS + 1]; /* [h]: h rows (1..mr) */
     stax_gemv_fn gemv[STAX_GEMV_MAX_ROWS];                            /* gemv[r - 1]: r rows */
     stax_gemv_fn gemv_dot[STAX_GEMV_MAX_ROWS];                        /* B read by columns */
-    int cache_hit; /* as stax_jit_load's, or 3: the prebuilt object beside the plugin */
+    void *attention_rows[2]; /* [masked]: stax_emit_attention_rows's kernel */
+    int cache_hit;           /* as stax_jit_load's, or 3: the prebuilt object beside the plugin */
 } stax_gemm_library;
 
 /* A family's kernels as the drivers take them: the library's tile kernels,
@@ -886,15 +887,20 @@ typedef struct stax_attention_match {
  * of memory. */
 int32_t stax_attention_find(const tp_plugin_graph *graph, const tpcommon_fusion *fusion,
                             const stax_value *values, stax_attention_match **matches);
-/* The softmax-update kernel for a block of scores (stax_attention.c). */
+/* The softmax-update kernel for a block of scores (stax_attention.c): every
+ * size is an argument, so it is the same for every graph and lives in the
+ * micro-kernel library (stax_gemm_library.c), once with a mask and once
+ * without. Its IR calls the float math routines (stax_mathlib_ir) and uses
+ * attribute group STAX_ATTRS_WIDE. */
+#define STAX_ATTENTION_ROWS_NAME        "STAXKEY_attention_rows"
+#define STAX_ATTENTION_ROWS_MASKED_NAME "STAXKEY_attention_rows_masked"
 void stax_emit_attention_rows(tpcommon_buf *module, const char *name, bool has_mask);
 size_t stax_attention_workspace_bytes(const stax_attention *attention,
                                       const stax_gemm_kernels *kernels, int64_t threads);
-/* Runs a STAX_STEP_ATTENTION step on at most `threads` threads of the pool;
- * `rows` is the step's loaded rows_kernel. */
+/* Runs a STAX_STEP_ATTENTION step on at most `threads` threads of the pool,
+ * with the family's tile kernels and softmax-update kernel from `kernels`. */
 void stax_attention_run(const tp_plugin_host *host, const stax_attention *attention, void **slots,
-                        float *workspace, const stax_gemm_kernels *kernels, void *rows,
-                        int64_t threads);
+                        float *workspace, const stax_gemm_kernels *kernels, int64_t threads);
 
 /* How the packed matmul cuts its work between slices (see stax_gemm_packed.c);
  * AUTO lets the driver pick from the shape and the thread count. */

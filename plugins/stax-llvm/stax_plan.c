@@ -27,10 +27,6 @@ typedef struct planner {
     int32_t *out_position;
     stax_attention_match *attention; /* the fused attention patterns */
     int32_t *attention_of;           /* per value: its pattern, or -1 */
-    /* the attention rows kernel without and with a mask, plus one (0: none
-       yet): its code takes every size as an argument, so the graph's
-       attentions share it and it is compiled once */
-    int32_t attention_rows_kernel[2];
     stax_program *program;
     int32_t slot_capacity, step_capacity, kernel_capacity;
     tpcommon_buf module;
@@ -858,16 +854,7 @@ static int32_t plan_attention(planner *p, int32_t r, const stax_attention_match 
         at->scale_offset[i] = scalar->offset;
         at->scale_divides[i] = match->scale_divides[i];
     }
-    int32_t masked = match->mask >= 0, kernel = p->attention_rows_kernel[masked] - 1;
-    if (kernel < 0) {
-        kernel = add_kernel(p, r, "attention");
-        if (kernel < 0) return oom(p);
-        stax_emit_attention_rows(&p->module, p->program->kernel_names[kernel], masked);
-        p->attention_rows_kernel[masked] = kernel + 1;
-    }
-    step = &p->program->steps[p->program->num_steps - 1];
-    step->kind = STAX_STEP_ATTENTION;
-    step->attention.rows_kernel = kernel;
+    step->kind = STAX_STEP_ATTENTION; /* its softmax update is the library's */
     p->program->packed_gemm = p->gemm_family;
     return TP_PLUGIN_OK;
 }

@@ -388,6 +388,51 @@ START_TEST(f64_attention_keeps_the_unfused_path) {
 }
 END_TEST
 
+/* Whether the IR file at `path` defines a function named NAME (after the
+ * JIT's key prefix). */
+static bool ir_defines(const char *path, const char *name) {
+    FILE *file = fopen(path, "r");
+    ck_assert_msg(file != NULL, "%s was not written", path);
+    char line[4096], wanted[128];
+    snprintf(wanted, sizeof wanted, "_%s(", name);
+    bool found = false;
+    while (!found && fgets(line, sizeof line, file))
+        found = strncmp(line, "define", 6) == 0 && strstr(line, wanted) != NULL;
+    fclose(file);
+    return found;
+}
+
+START_TEST(the_softmax_update_is_the_librarys_not_each_graphs) {
+    stax_test_cache_dir();
+    /* every size is an argument of the update kernel: it is compiled once
+     * into the micro-kernel library (prebuilt), never into a graph's module */
+    attention_shape s = {1, 2, 20, 40, 16, 16, MASK_CAUSAL_INF, SCALE_SCORES_MUL};
+    int64_t qd[4] = {1, 2, 20, 16}, kd[4] = {1, 2, 40, 16};
+    tp_tensor *inputs[4] = {stax_test_random(TP_F32, 4, qd, 21),
+                            stax_test_random(TP_F32, 4, kd, 22),
+                            stax_test_random(TP_F32, 4, kd, 23), make_mask(&s)};
+    tp_graph *g = attention_graph(&s, "f32", false);
+    char ir[4300], library_ir[4400], option[4400];
+    snprintf(ir, sizeof ir, "%s/attention.ll", tp_test_temp_dir());
+    snprintf(library_ir, sizeof library_ir, "%s/attention.gemm.ll", tp_test_temp_dir());
+    snprintf(option, sizeof option, "dump_ir=%s", ir);
+    const char *options[] = {option};
+    attention_run run = {.num_inputs = 4};
+    for (int i = 0; i < 4; i++) run.inputs[i] = inputs[i];
+    tp_profile_set_handler(count_kernel, &run.kernels);
+    tp_status status = stax_test_run("stax", g, run.inputs, 4, options, 1, run.outputs);
+    tp_profile_set_handler(NULL, NULL);
+    ck_assert_msg(status == TP_OK, "stax: %s", tp_last_error());
+    ck_assert_msg(run.kernels.attention == 1, "kernels%s: not fused", run.kernels.names);
+    expect_reference(&s, &run, "causal mask, the library's update kernel");
+    ck_assert(!ir_defines(ir, "attention_rows") && !ir_defines(ir, "attention_rows_masked"));
+    ck_assert(ir_defines(library_ir, "attention_rows"));
+    ck_assert(ir_defines(library_ir, "attention_rows_masked"));
+    release_run(&run);
+    tp_graph_destroy(g);
+}
+END_TEST
+
 TP_TEST_SUITE(stax_attention) {
     Suite *s = suite_create("stax_attention");
     TCase *c = tcase_create("attention");
@@ -403,6 +448,7 @@ TP_TEST_SUITE(stax_attention) {
     tcase_add_test(c, stax_attention_off_keeps_the_unfused_path);
     tcase_add_test(c, a_misspelt_stax_attention_is_an_error_naming_the_values);
     tcase_add_test(c, f64_attention_keeps_the_unfused_path);
+    tcase_add_test(c, the_softmax_update_is_the_librarys_not_each_graphs);
     suite_add_tcase(s, c);
     return s;
 }
