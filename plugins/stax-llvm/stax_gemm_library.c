@@ -6,13 +6,13 @@
  * every graph, and the drivers call them through pointers, never inlined.
  * Compiling them into each graph's module made every compile of a graph
  * with a matmul (or an attention) pay for optimising and emitting them
- * again. They are
- * compiled here once per process and family instead (the JIT's memory cache
- * then hands every executable the same module, and its disk cache keeps the
- * object across processes), always at O3: a graph compiled with opt_level=0
- * for debugging still multiplies at full speed. A prebuilt object made at
- * build time for the family's baseline CPU (stax_gemm_prebuilt.c) is taken
- * before any of that, where the host can run it. */
+ * again. They are compiled here once per process and family instead (the
+ * JIT's memory cache then hands every executable the same module, and its
+ * disk cache keeps the object across processes), always at O3: a graph
+ * compiled with opt_level=0 for debugging still multiplies at full speed.
+ * A prebuilt object made at build time for the family's baseline CPU
+ * (stax_gemm_prebuilt.c) is taken before any of that, where the host can
+ * run it. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,14 +1,14 @@
 /* stax-llvm — identical kernels compiled once. Kernels of different regions
  * often have the same code: every clip epilogue of a MobileNetV2 conv,
  * every residual add of a ResNet (a flat loop's text holds no size: 45
- * kernels, 2 distinct bodies in MobileNetV2). Each kernel is a wrapper that loads
- * its slot pointers and calls its body with them (stax_emit_core.c's
+ * kernels, 2 distinct bodies in MobileNetV2). Each kernel is a wrapper that
+ * loads its slot pointers and calls its body with them (stax_emit_core.c's
  * fn_finish), so two kernels whose bodies are equal once their slot
- * pointers are numbered by position can call one body: LLVM then optimises
- * and compiles it once, where inlining it into every wrapper made it
- * compile it per kernel. A body that only one kernel calls is still inlined
- * into its wrapper. Owns the table of bodies and their renaming; what a
- * body computes is the emitters'. */
+ * pointers are numbered in the order the body first uses them can call one
+ * body: LLVM then optimises and compiles it once, where inlining it into
+ * every wrapper made it compile it per kernel. A body that only one kernel
+ * calls is still inlined into its wrapper. Owns the table of bodies and
+ * their renaming; what a body computes is the emitters'. */
 #include "stax_kernel_bodies.h"
 
 #include <ctype.h>
