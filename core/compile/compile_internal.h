@@ -150,10 +150,6 @@ tp_status tp_pipeline_build_entry(tp_compiled *compiled, const tp_arg *args, int
 tp_status tp_entry_variant(tp_compiled *compiled, tp_cache_entry *entry, const tp_arg *args,
                            int num_args, tp_variant **out);
 
-/* The pass options tp_compile uses for `backend`: decompose keeps the
- * composites it claims (when it has claims). */
-void tp_pipeline_pass_options(tp_backend *backend, tp_pass_options *options);
-
 /* ---- symbolize.c ---- */
 
 /* A copy of `graph` whose input dims are symbols wherever the dynamic

@@ -60,7 +60,7 @@ tp_status tp_partition_plan_make(const tp_graph *graph, const char *backend_name
     memset(plan, 0, sizeof *plan);
     TP_TRY(resolve_backends(backend_name, fallback_name, plan));
     tp_pass_options options;
-    tp_pipeline_pass_options(plan->backends[0], &options);
+    tp_pass_options_for_backend(plan->backends[0], &options);
     TP_TRY(tp_pass_pipeline_run(graph, &options, &plan->optimized));
     return color_nodes(plan);
 }

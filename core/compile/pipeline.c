@@ -110,7 +110,7 @@ static tp_status keep_claimed_composites(const tp_graph *graph, bool *keep, void
     return TP_OK;
 }
 
-void tp_pipeline_pass_options(tp_backend *backend, tp_pass_options *options) {
+void tp_pass_options_for_backend(tp_backend *backend, tp_pass_options *options) {
     *options = (tp_pass_options)TP_PASS_OPTIONS_INIT;
     if (tp_backend_has_claims(backend)) {
         options->keep_composites = keep_claimed_composites;
@@ -121,7 +121,7 @@ void tp_pipeline_pass_options(tp_backend *backend, tp_pass_options *options) {
 static tp_status run_passes(tp_compiled *compiled, tp_cache_entry *entry) {
     tp_graph *optimized = NULL;
     tp_pass_options options;
-    tp_pipeline_pass_options(compiled->backend, &options);
+    tp_pass_options_for_backend(compiled->backend, &options);
     tp_status status = tp_pass_pipeline_run(entry->graph, &options, &optimized);
     if (status != TP_OK) return status;
     tp_graph_destroy(entry->graph);

@@ -81,6 +81,15 @@ typedef struct tp_pass_options {
 #define TP_PASS_OPTIONS_INIT                                                                       \
     { .struct_size = sizeof(tp_pass_options) }
 
+typedef struct tp_backend tp_backend;
+/* The options tp_compile and tp_compile_graph run the pipeline with for
+ * `backend`: the defaults, with decompose keeping the composites the
+ * backend claims; a backend without claims (contract revision 1) gets every
+ * composite decomposed. keep_user holds `backend`, which must outlive any
+ * pipeline run with these options. For a tool that compiles a graph with
+ * tp_backend_compile and wants the graph those calls would hand over. */
+TP_API void tp_pass_options_for_backend(tp_backend *backend, tp_pass_options *options);
+
 /* ---- running ------------------------------------------------------------ */
 
 /* Runs the pipeline on `in` (options may be NULL: every pass, defaults).

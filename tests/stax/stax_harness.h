@@ -104,6 +104,19 @@ static inline char *stax_test_read_text(const char *path) {
 /* Graph building for tests: a node (failing the test with the library's
  * message when it is refused) and an input of the given type. */
 /* A node named `name` (NULL: the graph names it); fails the test on error. */
+/* The function definitions in the IR file at `path` (a dump_ir output)
+ * whose "define" line contains `needle`. */
+static inline int stax_test_ir_definitions(const char *path, const char *needle) {
+    FILE *file = fopen(path, "r");
+    ck_assert_msg(file != NULL, "%s was not written", path);
+    char line[4096];
+    int count = 0;
+    while (fgets(line, sizeof line, file))
+        count += strncmp(line, "define", 6) == 0 && strstr(line, needle) != NULL;
+    fclose(file);
+    return count;
+}
+
 static inline tp_value_id stax_test_named_node(tp_graph *g, const char *op, const tp_value_id *in,
                                                int n, const tp_attrs *attrs, const char *name) {
     tp_value_id id;

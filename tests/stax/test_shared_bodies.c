@@ -73,19 +73,6 @@ static tp_graph *square_plus_graphs(int count, int64_t n) {
     return g;
 }
 
-/* The lines of the optimised IR at `path` that define a function whose
- * name contains `needle`. */
-static int count_definitions(const char *path, const char *needle) {
-    FILE *file = fopen(path, "r");
-    ck_assert_msg(file != NULL, "%s was not written", path);
-    char line[4096];
-    int count = 0;
-    while (fgets(line, sizeof line, file))
-        count += strncmp(line, "define", 6) == 0 && strstr(line, needle) != NULL;
-    fclose(file);
-    return count;
-}
-
 START_TEST(equal_kernels_share_one_body_and_compute_their_own_slots) {
     stax_test_cache_dir();
     const int count = 3;
@@ -101,8 +88,8 @@ START_TEST(equal_kernels_share_one_body_and_compute_their_own_slots) {
     tp_status status = stax_test_run("stax", g, inputs, count, options, 1, outputs);
     ck_assert_msg(status == TP_OK, "%s", tp_last_error());
     /* the three x*x + x kernels call one body; the sub's body is inlined */
-    ck_assert_int_eq(count_definitions(ir, "_body0("), 1);
-    ck_assert_int_eq(count_definitions(ir, "_body"), 1);
+    ck_assert_int_eq(stax_test_ir_definitions(ir, "_body0("), 1);
+    ck_assert_int_eq(stax_test_ir_definitions(ir, "_body"), 1);
     for (int i = 0; i < count; i++) {
         const float *x = tp_tensor_data(inputs[i]);
         const float *got = tp_tensor_data(outputs[i]);
@@ -147,7 +134,7 @@ START_TEST(one_expression_over_different_sizes_shares_one_body) {
     tp_tensor *results[3] = {0};
     tp_status status = stax_test_run("stax", g, inputs, 3, options, 1, results);
     ck_assert_msg(status == TP_OK, "%s", tp_last_error());
-    ck_assert_int_eq(count_definitions(ir, "_body"), 1);
+    ck_assert_int_eq(stax_test_ir_definitions(ir, "_body"), 1);
     for (int i = 0; i < 3; i++) {
         const float *x = tp_tensor_data(inputs[i]), *got = tp_tensor_data(results[i]);
         for (int64_t j = 0; j < sizes[i]; j++) {
@@ -177,7 +164,7 @@ START_TEST(a_body_called_once_is_inlined) {
     const char *options[] = {option};
     tp_tensor *output = NULL;
     ck_assert_int_eq(stax_test_run("stax", g, &input, 1, options, 1, &output), TP_OK);
-    ck_assert_int_eq(count_definitions(ir, "_body"), 0);
+    ck_assert_int_eq(stax_test_ir_definitions(ir, "_body"), 0);
     const float *in = tp_tensor_data(input), *got = tp_tensor_data(output);
     for (int64_t j = 0; j < n; j++) ck_assert_float_eq(got[j], in[j] * in[j]);
     tp_tensor_release(input);

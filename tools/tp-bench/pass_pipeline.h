@@ -5,8 +5,8 @@
 #include "tensorplay/tensorplay.h"
 
 /* `graph` after the core's pass pipeline as tp_compile_graph runs it for
- * `backend` (decompose keeps the composites the backend claims): a new
- * graph in *out, and the seconds the passes took in *seconds. */
+ * `backend` (tp_pass_options_for_backend): a new graph in *out, and the
+ * seconds the passes took in *seconds. */
 tp_status bench_pass_pipeline(tp_backend *backend, const tp_graph *graph, tp_graph **out,
                               double *seconds);
 
